@@ -1,0 +1,52 @@
+"""The rating service's wire contract (v1): msgspec Structs for every message and record.
+
+Importable on its own by downstream services; JSON Schemas generated from these types are
+committed under `schemas/json/`.
+"""
+
+from schemas.cfc import CfcDetails, CfcOpponentValue, CfcState
+from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, POOLS, SYSTEMS
+from schemas.events import Bye, EventFinished, Game, InputMessage, PeriodClosed, PlayerRef
+from schemas.fide import FideDetails, FideState, InitialGame, NormCheck, PeriodSums, PublishedRating
+from schemas.naspa import NaspaDetails, NaspaSegment
+from schemas.ratings import Details, PlayerResult, RatingsUpdated
+from schemas.records import PlayerRecord, PoolState, unrated_record
+from schemas.rejected import REASONS, EventRejected
+from schemas.validation import InvalidMessage, Limits, Problem, decode_input, normalize
+
+__all__ = [
+    "DEFAULT_POOL",
+    "DEFAULT_RULESET",
+    "POOLS",
+    "REASONS",
+    "SYSTEMS",
+    "Bye",
+    "CfcDetails",
+    "CfcOpponentValue",
+    "CfcState",
+    "Details",
+    "EventFinished",
+    "EventRejected",
+    "FideDetails",
+    "FideState",
+    "Game",
+    "InitialGame",
+    "InputMessage",
+    "InvalidMessage",
+    "Limits",
+    "NaspaDetails",
+    "NaspaSegment",
+    "NormCheck",
+    "PeriodClosed",
+    "PeriodSums",
+    "PlayerRecord",
+    "PlayerRef",
+    "PlayerResult",
+    "PoolState",
+    "Problem",
+    "PublishedRating",
+    "RatingsUpdated",
+    "decode_input",
+    "normalize",
+    "unrated_record",
+]

@@ -1,0 +1,50 @@
+"""Field types shared by every message of the contract (design: "The wire contract (v1)")."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+EVENT_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
+PLAYER_ID_PATTERN = r"^[A-Za-z0-9._:@/-]{1,64}$"
+PERIOD_PATTERN = r"^[0-9]{4}-(0[1-9]|1[0-2])$"
+# An exact rational number as text: an integer ("1234", "-7") or a fraction ("12345/7").
+EXACT_PATTERN = r"^-?[0-9]+(/[1-9][0-9]*)?$"
+
+EventId = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=EVENT_ID_PATTERN,
+        description="Idempotency key: 1-128 characters of [A-Za-z0-9._:-].",
+    ),
+]
+PlayerId = Annotated[
+    str,
+    msgspec.Meta(pattern=PLAYER_ID_PATTERN, description="Player id: 1-64 characters of [A-Za-z0-9._:@/-]."),
+]
+Period = Annotated[str, msgspec.Meta(pattern=PERIOD_PATTERN, description="Rating period YYYY-MM.")]
+Exact = Annotated[
+    str,
+    msgspec.Meta(pattern=EXACT_PATTERN, description="Exact rational number: an integer or 'numerator/denominator'."),
+]
+Round = Annotated[int, msgspec.Meta(ge=1, description="Round number, from 1.")]
+BirthYear = Annotated[int, msgspec.Meta(ge=1850, le=2200)]
+Rating = Annotated[int, msgspec.Meta(ge=0, le=4000)]
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Score = Annotated[
+    float,
+    msgspec.Meta(ge=0, le=1, description="Score of a game: 1, 0.5 or 0.", extra_json_schema={"enum": [0, 0.5, 1]}),
+]
+
+System = Literal["cfc", "fide", "naspa"]
+Status = Literal["unrated", "provisional", "established"]
+
+SYSTEMS: tuple[str, ...] = ("cfc", "fide", "naspa")
+POOLS: dict[str, tuple[str, ...]] = {
+    "cfc": ("regular", "active"),
+    "fide": ("standard", "rapid", "blitz"),
+    "naspa": ("nwl", "csw"),
+}
+DEFAULT_POOL: dict[str, str] = {"cfc": "regular", "fide": "standard", "naspa": "nwl"}
+DEFAULT_RULESET: dict[str, str] = {"cfc": "cfc-2009", "fide": "fide-2024", "naspa": "nsa2008"}

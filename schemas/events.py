@@ -1,0 +1,74 @@
+"""Input messages: `event.finished/v1` and `period.closed/v1` (design: "The wire contract (v1)").
+
+Both travel on the input stream, so a period's closing is ordered with its events. They
+form one tagged union, `InputMessage`, keyed by the `schema` field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Union
+
+import msgspec
+
+from schemas.common import BirthYear, EventId, Period, PlayerId, Round, Score, System
+
+
+class PlayerRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A player of the event: identity only; ratings come from the service's store."""
+
+    id: PlayerId
+    name: Annotated[str, msgspec.Meta(max_length=200)] | None = None
+    birth_year: BirthYear | None = None
+
+
+class Game(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One game; `score` is player a's score. A forfeit is reported and never rated."""
+
+    round: Round
+    a: PlayerId
+    b: PlayerId
+    score: Score
+    forfeit: bool = False
+
+
+class Bye(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A bye: reported and never rated."""
+
+    round: Round
+    player: PlayerId
+    score: Score
+
+
+class EventFinished(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="event.finished/v1"
+):
+    """A finished event, to be rated once by the rules of `system` / `pool` / `ruleset`."""
+
+    event_id: EventId
+    system: System
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+    start_date: dt.date
+    end_date: dt.date
+    rounds: Annotated[int, msgspec.Meta(ge=1, le=1000, description="Rounds actually played.")]
+    players: list[PlayerRef]
+    games: list[Game]
+    byes: list[Bye] = []
+    pool: str | None = None
+    ruleset: str | None = None
+    period: Period | None = None
+    one_third_rated: bool = False
+
+
+class PeriodClosed(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="period.closed/v1"
+):
+    """Closes a rating period of one pool (FIDE): the new list is computed and published."""
+
+    system: System
+    period: Period
+    pool: str | None = None
+    ruleset: str | None = None
+
+
+InputMessage = Union[EventFinished, PeriodClosed]

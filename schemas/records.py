@@ -1,0 +1,55 @@
+"""`player.record/v1`: one player's state in one pool, and the pool's own state.
+
+An import needs only `system`, `pool`, `id`, `rating`, `status` and `games`, plus the
+fields a system uses (CFC `highest`; FIDE `birth_year`, `ever_2300`, `ever_2400`, `k`).
+The engines keep their accumulators in `cfc` / `fide` (design: "player.record/v1").
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from schemas.cfc import CfcState
+from schemas.common import BirthYear, Count, Period, PlayerId, Rating, Status, System
+from schemas.fide import FideState
+
+
+class PlayerRecord(
+    msgspec.Struct,
+    frozen=True,
+    forbid_unknown_fields=True,
+    omit_defaults=True,
+    tag_field="schema",
+    tag="player.record/v1",
+):
+    """A player's rating in one pool; `rating` null means unrated."""
+
+    system: System
+    pool: str
+    id: PlayerId
+    rating: Rating | None = None
+    status: Status = "unrated"
+    games: Count = 0
+    # CFC: highest rating ever held (714c result bonus).
+    highest: Rating | None = None
+    # FIDE: K factor inputs (8.3.3).
+    birth_year: BirthYear | None = None
+    ever_2300: bool = False
+    ever_2400: bool = False
+    k: int | None = None
+    # Engine accumulators.
+    cfc: CfcState | None = None
+    fide: FideState | None = None
+
+
+class PoolState(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """State of a whole pool (one rating list): the periods already closed (FIDE)."""
+
+    system: System
+    pool: str
+    closed_through: Period | None = None
+
+
+def unrated_record(system: str, pool: str, player_id: str) -> PlayerRecord:
+    """The record of a player the store has never seen: unrated, no games."""
+    return PlayerRecord(system=system, pool=pool, id=player_id)  # type: ignore[arg-type]

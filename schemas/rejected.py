@@ -1,0 +1,35 @@
+"""Dead-letter message `event.rejected/v1`: an input entry that was not applied, and why."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Reason = Literal[
+    "malformed",  # not JSON, not an object, no __data__ field
+    "invalid",  # fails the schema or a cross-field rule
+    "conflict",  # an event_id already applied with other content
+    "unknown_system",  # no engine for this system / ruleset
+    "too_large",  # over the size, player or game limits
+    "period_closed",  # FIDE: the event's rating period is already closed
+    "unratable",  # the rules cannot rate it (e.g. no rated player)
+    "poison",  # delivered too many times without being applied
+]
+REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
+
+
+class EventRejected(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="event.rejected/v1"
+):
+    """The original entry's fields verbatim (UTF-8 text; other bytes as base64 in
+    `fields_base64`), where it came from, and a reason a machine and a person can read."""
+
+    reason: Reason
+    message: str
+    source_stream: str
+    source_id: str
+    path: str | None = None
+    event_id: str | None = None
+    fields: dict[str, str] = {}
+    fields_base64: dict[str, str] = {}

@@ -1,0 +1,172 @@
+"""Strict decoding of input messages, and the cross-field rules a type cannot express.
+
+Every problem is reported with the JSON path of the offending value (`$.games[3].score`)
+and the dead-letter reason it maps to.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, POOLS
+from schemas.events import EventFinished, InputMessage, PeriodClosed
+
+VALID_SCORES = (0.0, 0.5, 1.0)
+_PATH = re.compile(r" - at `(\$[^`]*)`$")
+
+
+class Limits(msgspec.Struct, frozen=True):
+    """Size limits of one input message (the service's settings, the CLI's defaults)."""
+
+    max_bytes: int = 16 * 1024 * 1024
+    max_players: int = 5_000
+    max_games: int = 100_000
+
+
+class Problem(msgspec.Struct, frozen=True):
+    """One thing wrong with a message: where, what, and the dead-letter reason."""
+
+    path: str
+    message: str
+    reason: str = "invalid"
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class InvalidMessage(Exception):
+    """A message that cannot be accepted; `problems` lists every reason found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
+
+    @property
+    def reason(self) -> str:
+        return self.problems[0].reason
+
+    @property
+    def path(self) -> str:
+        return self.problems[0].path
+
+
+_decoder = msgspec.json.Decoder(InputMessage)
+
+
+def decode_input(data: bytes | str, limits: Limits = Limits()) -> InputMessage:
+    """Decode one input message strictly, check its cross-field rules, fill its defaults.
+
+    Raises InvalidMessage with every problem found (type errors stop at the first one,
+    as msgspec reports them; the cross-field rules all report).
+    """
+    size = len(data.encode() if isinstance(data, str) else data)
+    if size > limits.max_bytes:
+        raise InvalidMessage([Problem("$", f"message is {size} bytes, over the limit of {limits.max_bytes}", "too_large")])
+    try:
+        message = _decoder.decode(data)
+    except msgspec.ValidationError as exc:
+        raise InvalidMessage([_problem_from_msgspec(str(exc))]) from None
+    except msgspec.DecodeError as exc:
+        raise InvalidMessage([Problem("$", f"not valid JSON: {exc}", "malformed")]) from None
+    problems = check_message(message, limits)
+    if problems:
+        raise InvalidMessage(problems)
+    return normalize(message)
+
+
+def _problem_from_msgspec(text: str) -> Problem:
+    match = _PATH.search(text)
+    path = match.group(1) if match else "$"
+    message = text[: match.start()] if match else text
+    if path == "$" and "tag" in message.lower():
+        message = f"{message}: field `schema` must be one of 'event.finished/v1', 'period.closed/v1'"
+    if path == "$.schema":
+        message = f"{message}: expected 'event.finished/v1' or 'period.closed/v1'"
+    reason = "unknown_system" if path == "$.system" and "enum" in message else "invalid"
+    if path == "$" and message.startswith("Expected `object`"):
+        reason = "malformed"
+    return Problem(path, message, reason)
+
+
+def check_message(message: InputMessage, limits: Limits = Limits()) -> list[Problem]:
+    """Every cross-field problem of a decoded input message (empty when it is valid)."""
+    problems: list[Problem] = []
+    if message.pool is not None and message.pool not in POOLS[message.system]:
+        allowed = ", ".join(POOLS[message.system])
+        problems.append(Problem("$.pool", f"unknown pool {message.pool!r} for {message.system} (one of {allowed})"))
+    if isinstance(message, EventFinished):
+        problems.extend(_check_event(message, limits))
+    return problems
+
+
+def _check_event(event: EventFinished, limits: Limits) -> list[Problem]:
+    problems: list[Problem] = []
+    if event.end_date < event.start_date:
+        problems.append(Problem("$.end_date", f"end_date {event.end_date} is before start_date {event.start_date}"))
+    if len(event.players) > limits.max_players:
+        problems.append(
+            Problem("$.players", f"{len(event.players)} players, over the limit of {limits.max_players}", "too_large")
+        )
+    if len(event.games) > limits.max_games:
+        problems.append(Problem("$.games", f"{len(event.games)} games, over the limit of {limits.max_games}", "too_large"))
+    if not event.players:
+        problems.append(Problem("$.players", "an event needs at least one player"))
+    declared: set[str] = set()
+    for i, player in enumerate(event.players):
+        if player.id in declared:
+            problems.append(Problem(f"$.players[{i}].id", f"player {player.id!r} is declared twice"))
+        declared.add(player.id)
+    for i, game in enumerate(event.games):
+        where = f"$.games[{i}]"
+        if game.score not in VALID_SCORES:
+            problems.append(Problem(f"{where}.score", f"score {game.score} is not one of 1, 0.5, 0"))
+        if game.round > event.rounds:
+            problems.append(Problem(f"{where}.round", f"round {game.round} is after the last round {event.rounds}"))
+        for side in ("a", "b"):
+            pid = getattr(game, side)
+            if pid not in declared:
+                problems.append(Problem(f"{where}.{side}", f"player {pid!r} is not declared in players"))
+        if game.a == game.b:
+            problems.append(Problem(f"{where}.b", f"player {game.a!r} cannot play itself"))
+    for i, bye in enumerate(event.byes):
+        where = f"$.byes[{i}]"
+        if bye.score not in VALID_SCORES:
+            problems.append(Problem(f"{where}.score", f"score {bye.score} is not one of 1, 0.5, 0"))
+        if bye.round > event.rounds:
+            problems.append(Problem(f"{where}.round", f"round {bye.round} is after the last round {event.rounds}"))
+        if bye.player not in declared:
+            problems.append(Problem(f"{where}.player", f"player {bye.player!r} is not declared in players"))
+    # A too-large message is reported as such first: it is the reason a producer must fix.
+    problems.sort(key=lambda p: p.reason != "too_large")
+    return problems
+
+
+def default_ruleset(system: str, pool: str) -> str:
+    """The ruleset a message without one is rated by."""
+    if system == "naspa" and pool == "csw":
+        return "naspa-csw"
+    return DEFAULT_RULESET[system]
+
+
+def normalize(message: InputMessage) -> InputMessage:
+    """Fill the defaults: pool, ruleset, and (FIDE) the period from `end_date`."""
+    pool = message.pool or DEFAULT_POOL[message.system]
+    ruleset = message.ruleset or default_ruleset(message.system, pool)
+    changes: dict = {"pool": pool, "ruleset": ruleset}
+    if isinstance(message, EventFinished) and message.system == "fide" and message.period is None:
+        changes["period"] = f"{message.end_date.year:04d}-{message.end_date.month:02d}"
+    return msgspec.structs.replace(message, **changes)
+
+
+__all__ = [
+    "InvalidMessage",
+    "Limits",
+    "PeriodClosed",
+    "Problem",
+    "check_message",
+    "decode_input",
+    "default_ruleset",
+    "normalize",
+]

@@ -1,0 +1,53 @@
+"""Exact arithmetic and the explicit rounding rules of the rating systems.
+
+Never Python's `round` (half to even) and never a float for a value that is published:
+CFC C11 and NASPA round half up, FIDE 8.3.4 rounds half away from zero.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Union
+
+Number = Union[int, Fraction]
+
+
+def half_up(x: Number) -> int:
+    """Round half up (toward +infinity): 2.5 -> 3, -2.5 -> -2 (CFC C11, NASPA, FIDE 8.2 Ru)."""
+    return math.floor(Fraction(x) + Fraction(1, 2))
+
+
+def half_away_from_zero(x: Number) -> int:
+    """Round half away from zero: 2.5 -> 3, -2.5 -> -3 (FIDE 8.3.4, F4)."""
+    q = Fraction(x)
+    n = math.floor(abs(q) + Fraction(1, 2))
+    return n if q >= 0 else -n
+
+
+def to_exact(x: Number) -> str:
+    """Encode an exact number for the wire: "1234" or "12345/7" (schemas.common.Exact)."""
+    q = Fraction(x)
+    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+
+
+def from_exact(text: str) -> Fraction:
+    """Decode an exact number written by `to_exact`."""
+    return Fraction(text)
+
+
+def hundredths(x: float | str) -> int:
+    """A table value printed with two decimals (0.76) as an exact integer (76)."""
+    q = Fraction(str(x))
+    scaled = q * 100
+    if scaled.denominator != 1:
+        raise ValueError(f"{x!r} is not a whole number of hundredths")
+    return int(scaled)
+
+
+def score_halves(score: float) -> int:
+    """A game score (1, 0.5, 0) as an exact count of half points (2, 1, 0)."""
+    halves = score * 2
+    if halves not in (0, 1, 2):
+        raise ValueError(f"score {score!r} is not 1, 0.5 or 0")
+    return int(halves)

@@ -1,0 +1,75 @@
+"""The engines' contract: pure functions from an event (or a period's closing) and the
+players' records to the per-player results and the new records.
+
+No I/O, no clock, no globals: the adapters (the service, the offline `rate` command)
+fetch the records, call an engine, and store what it returns.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Protocol
+
+import msgspec
+
+from schemas.events import EventFinished, PeriodClosed
+from schemas.ratings import PlayerResult
+from schemas.records import PlayerRecord, PoolState
+
+
+class EngineRejection(Exception):
+    """The rules cannot rate this input. `reason` is a dead-letter reason
+    (`unratable`, `period_closed`, `invalid`) and `path` the JSON path at fault."""
+
+    def __init__(self, reason: str, message: str, path: str = "$"):
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.path = path
+
+
+class EventInput(msgspec.Struct, frozen=True):
+    """What an engine needs to rate one event.
+
+    `records` holds a record for every player of the event in the event's pool (a new
+    player comes as an unrated record). `seed_records` holds, where the ruleset names a
+    seed pool (NASPA CSW starts from NWL), the players' records in that pool.
+    """
+
+    event: EventFinished
+    records: Mapping[str, PlayerRecord]
+    pool: PoolState
+    seed_records: Mapping[str, PlayerRecord] = {}
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """An engine's answer: the published results, the records to store, the pool state.
+
+    `results` are in the order of the event's players (for a list: by player id) and
+    `chunks` groups them into `ratings.updated` messages (one for an event).
+    `records` holds every record that changed; `pool` the pool state to store.
+    """
+
+    results: list[PlayerResult]
+    records: list[PlayerRecord]
+    pool: PoolState
+
+
+class Engine(Protocol):
+    """One rating system under one ruleset (registered in `service.engine.registry`)."""
+
+    system: str
+    ruleset: str
+    pools: tuple[str, ...]
+    # The pool whose records seed a player's first event in a pool (e.g. csw -> nwl).
+    seed_pools: Mapping[str, str]
+
+    def rate_event(self, data: EventInput) -> Outcome:
+        """Rate one event. Raises EngineRejection when the rules cannot rate it."""
+        ...
+
+    def close_period(
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState
+    ) -> Outcome:
+        """Close a rating period: `records` is every record of the pool. Raises
+        EngineRejection for a system without periods or a period already closed."""
+        ...

@@ -1,0 +1,37 @@
+"""The engines by (system, ruleset): the one place that says which rules are available."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from service.engine.contract import Engine
+
+
+class Registry:
+    """Engines keyed by (system, ruleset). Immutable once built; no module-level state."""
+
+    def __init__(self, engines: Iterable[Engine] = ()):
+        self._engines: dict[tuple[str, str], Engine] = {}
+        for engine in engines:
+            key = (engine.system, engine.ruleset)
+            if key in self._engines:
+                raise ValueError(f"two engines for {key}")
+            self._engines[key] = engine
+
+    def get(self, system: str, ruleset: str) -> Engine | None:
+        return self._engines.get((system, ruleset))
+
+    def rulesets(self, system: str) -> list[str]:
+        return sorted(r for s, r in self._engines if s == system)
+
+    def __iter__(self):
+        return iter(self._engines.values())
+
+    def __len__(self) -> int:
+        return len(self._engines)
+
+
+def default_registry() -> Registry:
+    """Every engine this version of the service implements."""
+    engines: list[Engine] = []
+    return Registry(engines)
