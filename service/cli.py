@@ -120,11 +120,6 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
         except InvalidMessage as exc:
             problem = exc.problems[0]
             raise UserError(f"{location}: {problem} ({problem.reason})") from None
-        if not registry.rulesets(message.system):
-            raise UserError(
-                f"{location}: $.system: no {message.system} engine is available in this version "
-                f"(systems: {', '.join(sorted({e.system for e in registry})) or 'none'})"
-            )
         try:
             result = ledger.process(message, registry, source_id=location)
         except Rejected as exc:

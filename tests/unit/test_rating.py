@@ -1,0 +1,112 @@
+"""The use case shared by the service and `rate`: idempotency, conflicts, list chunks.
+
+A tiny test engine stands in for the rules here; the real engines have their own tests.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from schemas import PlayerRecord, PlayerResult, PoolState, decode_input
+from service.engine.contract import EngineRejection, EventInput, Outcome
+from service.engine.registry import Registry
+from service.rating import Applied, Duplicate, MemoryLedger, Rejected
+from tests.messages import encode, event
+
+
+class CountingEngine:
+    """Test double: each player's rating goes up by their score (in whole points)."""
+
+    system, ruleset, pools, seed_pools = "cfc", "cfc-2009", ("regular", "active"), {}
+
+    def rate_event(self, data: EventInput) -> Outcome:
+        if data.event.name == "refuse":
+            raise EngineRejection("unratable", "no rated player", "$.players")
+        scores = {p.id: 0.0 for p in data.event.players}
+        for g in data.event.games:
+            scores[g.a] += g.score
+            scores[g.b] += 1 - g.score
+        results, records = [], []
+        for p in data.event.players:
+            old = data.records[p.id]
+            new = (old.rating or 1000) + int(scores[p.id])
+            records.append(msgspec.structs.replace(old, rating=new, status="established"))
+            results.append(PlayerResult(p.id, old.rating, new, None, old.status, "established", 0, 0, scores[p.id]))
+        return Outcome(results, records, data.pool)
+
+    def close_period(self, message, records, pool):
+        results = [
+            PlayerResult(r.id, r.rating, r.rating, 0, r.status, r.status, r.games, 0, 0.0)
+            for r in sorted(records.values(), key=lambda r: r.id)
+        ]
+        return Outcome(results, [], msgspec.structs.replace(pool, closed_through=message.period))
+
+
+REGISTRY = Registry([CountingEngine()])
+
+
+def process(ledger, message: dict, source="s-1"):
+    return ledger.process(decode_input(encode(message)), REGISTRY, source)
+
+
+def test_applied_then_duplicate():
+    ledger = MemoryLedger()
+    first = process(ledger, event())
+    assert isinstance(first, Applied)
+    assert [p.new_rating for p in first.outputs[0].players] == [1002, 1000, 1000]
+    assert first.outputs[0].source_id == "s-1" and first.outputs[0].kind == "event"
+    again = process(ledger, event(), "s-2")
+    assert isinstance(again, Duplicate)
+    assert ledger.records[("cfc", "regular")]["p1"].rating == 1002  # one effect only
+
+
+def test_defaults_do_not_make_a_conflict():
+    ledger = MemoryLedger()
+    process(ledger, event())
+    assert isinstance(process(ledger, event(pool="regular", ruleset="cfc-2009")), Duplicate)
+
+
+def test_same_id_other_content_is_a_conflict():
+    ledger = MemoryLedger()
+    process(ledger, event())
+    with pytest.raises(Rejected) as info:
+        process(ledger, event(name="Another name"))
+    assert info.value.reason == "conflict" and info.value.event_id == "club-2025-11-a"
+    assert ledger.records[("cfc", "regular")]["p1"].rating == 1002
+
+
+def test_engine_rejection_becomes_a_rejection_and_changes_nothing():
+    ledger = MemoryLedger()
+    with pytest.raises(Rejected) as info:
+        process(ledger, event(name="refuse"))
+    assert (info.value.reason, info.value.path) == ("unratable", "$.players")
+    assert ledger.records == {} and ledger.markers == {}
+
+
+def test_unknown_ruleset_and_system():
+    ledger = MemoryLedger()
+    with pytest.raises(Rejected) as info:
+        process(ledger, event(ruleset="cfc-2012"))
+    assert (info.value.reason, info.value.path) == ("unknown_system", "$.ruleset")
+    with pytest.raises(Rejected) as info:
+        process(ledger, event(system="fide"))
+    assert (info.value.reason, info.value.path) == ("unknown_system", "$.system")
+
+
+def test_records_stay_in_their_pool():
+    ledger = MemoryLedger([PlayerRecord(system="cfc", pool="active", id="p1", rating=1500)])
+    process(ledger, event())
+    assert ledger.records[("cfc", "active")]["p1"].rating == 1500
+    assert ledger.records[("cfc", "regular")]["p1"].rating == 1002
+
+
+def test_a_list_is_published_in_chunks_of_1000():
+    records = [PlayerRecord(system="cfc", pool="regular", id=f"p{i:05d}", rating=1500) for i in range(2500)]
+    ledger = MemoryLedger(records)
+    message = decode_input(b'{"schema":"period.closed/v1","system":"cfc","period":"2025-11"}')
+    applied = ledger.process(message, REGISTRY, "s-9")
+    assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [(1, 3, 1000), (2, 3, 1000), (3, 3, 500)]
+    assert applied.outputs[0].players[0].id == "p00000" and applied.outputs[2].players[-1].id == "p02499"
+    assert ledger.pools[("cfc", "regular")] == PoolState(system="cfc", pool="regular", closed_through="2025-11")
+    assert isinstance(ledger.process(message, REGISTRY, "s-10"), Duplicate)
