@@ -1,49 +1,19 @@
 """The use case shared by the service and `rate`: idempotency, conflicts, list chunks.
 
-A tiny test engine stands in for the rules here; the real engines have their own tests.
+A test double of an engine stands in for the rules here; the real engines have their own tests.
 """
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 
-from schemas import PlayerRecord, PlayerResult, PoolState, decode_input
-from service.engine.contract import EngineRejection, EventInput, Outcome
-from service.engine.registry import Registry
+from schemas import PlayerRecord, PoolState, decode_input
 from service.rating import Applied, Duplicate, MemoryLedger, Rejected
+from tests.engines import counting_registry
 from tests.messages import encode, event
 
 
-class CountingEngine:
-    """Test double: each player's rating goes up by their score (in whole points)."""
-
-    system, ruleset, pools, seed_pools = "cfc", "cfc-2009", ("regular", "active"), {}
-
-    def rate_event(self, data: EventInput) -> Outcome:
-        if data.event.name == "refuse":
-            raise EngineRejection("unratable", "no rated player", "$.players")
-        scores = {p.id: 0.0 for p in data.event.players}
-        for g in data.event.games:
-            scores[g.a] += g.score
-            scores[g.b] += 1 - g.score
-        results, records = [], []
-        for p in data.event.players:
-            old = data.records[p.id]
-            new = (old.rating or 1000) + int(scores[p.id])
-            records.append(msgspec.structs.replace(old, rating=new, status="established"))
-            results.append(PlayerResult(p.id, old.rating, new, None, old.status, "established", 0, 0, scores[p.id]))
-        return Outcome(results, records, data.pool)
-
-    def close_period(self, message, records, pool):
-        results = [
-            PlayerResult(r.id, r.rating, r.rating, 0, r.status, r.status, r.games, 0, 0.0)
-            for r in sorted(records.values(), key=lambda r: r.id)
-        ]
-        return Outcome(results, [], msgspec.structs.replace(pool, closed_through=message.period))
-
-
-REGISTRY = Registry([CountingEngine()])
+REGISTRY = counting_registry()
 
 
 def process(ledger, message: dict, source="s-1"):
