@@ -10,8 +10,9 @@ from service.engine.registry import Registry
 
 
 class CountingEngine:
-    """Each player's rating (1000 when unrated) goes up by their score, in whole points.
-    An event named "refuse" is unratable; one named "explode" raises a bug."""
+    """A rating that depends on the order of events: new = (old * 31 + 2 x score + len(event
+    name)) mod 3000, old being 1000 when unrated. An event named "refuse" is unratable, one
+    named "explode" raises a bug, and an event whose `period` is closed is refused."""
 
     system, ruleset, pools, seed_pools = "cfc", "cfc-2009", ("regular", "active"), {}
 
@@ -20,6 +21,9 @@ class CountingEngine:
             raise EngineRejection("unratable", "no rated player", "$.players")
         if data.event.name == "explode":
             raise RuntimeError("a bug in an engine")
+        closed = data.pool.closed_through
+        if data.event.period and closed and data.event.period <= closed:
+            raise EngineRejection("period_closed", f"period {data.event.period} is closed", "$.period")
         scores = {p.id: 0.0 for p in data.event.players}
         for g in data.event.games:
             scores[g.a] += g.score
@@ -27,7 +31,7 @@ class CountingEngine:
         results, records = [], []
         for p in data.event.players:
             old = data.records[p.id]
-            new = (old.rating or 1000) + int(scores[p.id])
+            new = ((old.rating or 1000) * 31 + int(2 * scores[p.id]) + len(data.event.name)) % 3000
             records.append(msgspec.structs.replace(old, rating=new, status="established", games=old.games + 1))
             results.append(
                 PlayerResult(p.id, old.rating, new, None, old.status, "established", old.games + 1, 0, scores[p.id])

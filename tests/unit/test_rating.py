@@ -24,11 +24,11 @@ def test_applied_then_duplicate():
     ledger = MemoryLedger()
     first = process(ledger, event())
     assert isinstance(first, Applied)
-    assert [p.new_rating for p in first.outputs[0].players] == [1002, 1000, 1000]
+    assert [p.new_rating for p in first.outputs[0].players] == [(1000 * 31 + 4 + 17) % 3000, (31000 + 1 + 17) % 3000, (31000 + 1 + 17) % 3000]
     assert first.outputs[0].source_id == "s-1" and first.outputs[0].kind == "event"
     again = process(ledger, event(), "s-2")
     assert isinstance(again, Duplicate)
-    assert ledger.records[("cfc", "regular")]["p1"].rating == 1002  # one effect only
+    assert ledger.records[("cfc", "regular")]["p1"].rating == 1021  # (31000 + 2 x 2 + 17) mod 3000  # one effect only
 
 
 def test_defaults_do_not_make_a_conflict():
@@ -43,7 +43,7 @@ def test_same_id_other_content_is_a_conflict():
     with pytest.raises(Rejected) as info:
         process(ledger, event(name="Another name"))
     assert info.value.reason == "conflict" and info.value.event_id == "club-2025-11-a"
-    assert ledger.records[("cfc", "regular")]["p1"].rating == 1002
+    assert ledger.records[("cfc", "regular")]["p1"].rating == 1021  # (31000 + 2 x 2 + 17) mod 3000
 
 
 def test_engine_rejection_becomes_a_rejection_and_changes_nothing():
@@ -68,7 +68,7 @@ def test_records_stay_in_their_pool():
     ledger = MemoryLedger([PlayerRecord(system="cfc", pool="active", id="p1", rating=1500)])
     process(ledger, event())
     assert ledger.records[("cfc", "active")]["p1"].rating == 1500
-    assert ledger.records[("cfc", "regular")]["p1"].rating == 1002
+    assert ledger.records[("cfc", "regular")]["p1"].rating == 1021  # (31000 + 2 x 2 + 17) mod 3000
 
 
 def test_a_list_is_published_in_chunks_of_1000():
