@@ -22,6 +22,7 @@ from service.logconfig import configure_logging
 from service.settings import Settings, load_settings
 
 log = structlog.get_logger("rating.app")
+READ_COUNT = 16
 
 
 def build_app(settings: Settings | None = None, registry: Registry | None = None) -> FastStream:
@@ -66,26 +67,18 @@ def _subscribe(broker: RedisBroker, settings: Settings, processor: StreamProcess
         consumer=settings.consumer,
         polling_interval=settings.poll_ms,
         min_idle_time=settings.claim_idle_ms if reclaim else None,
+        # Few entries at a time, so that few wait in memory while pending.
+        max_records=None if reclaim else READ_COUNT,
     )
 
     async def on_entry(message: RedisStreamMessage) -> None:
         raw = message.raw_message
         for raw_id in raw["message_ids"]:
-            entry_id = raw_id.decode() if isinstance(raw_id, bytes) else raw_id
-            deliveries = await _deliveries(processor, entry_id) if reclaim else 1
-            await processor.handle(entry_id, deliveries)
+            await processor.handle(raw_id.decode() if isinstance(raw_id, bytes) else raw_id)
 
     broker.subscriber(stream=sub, ack_policy=AckPolicy.MANUAL, title=f"{processor.stream}{':reclaim' if reclaim else ''}")(
         on_entry
     )
-
-
-async def _deliveries(processor: StreamProcessor, entry_id: str) -> int:
-    """How many times the group has delivered this entry (XPENDING), for poison detection."""
-    pending = await processor.client.xpending_range(
-        processor.stream, processor.settings.group, min=entry_id, max=entry_id, count=1
-    )
-    return int(pending[0]["times_delivered"]) if pending else 1
 
 
 def __getattr__(name: str):

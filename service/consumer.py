@@ -55,7 +55,7 @@ class StreamProcessor:
             if "BUSYGROUP" not in str(exc):
                 raise
 
-    async def handle(self, entry_id: str, deliveries: int = 1) -> None:
+    async def handle(self, entry_id: str) -> None:
         """Make entry `entry_id` take effect (after every entry before it), then ack it."""
         target = entry_order(entry_id)
         while True:
@@ -69,27 +69,30 @@ class StreamProcessor:
                 return
             for raw_id, fields in batch:
                 eid = raw_id.decode()
-                moved = await self._commit(eid, fields, cursor, deliveries if eid == entry_id else 0)
-                if not moved:
+                if not await self._commit(eid, fields, cursor):
                     break  # another replica moved the cursor first: re-read it
                 cursor = eid
 
-    async def _commit(self, entry_id: str, fields: dict, expected_cursor: str, deliveries: int) -> bool:
-        """One atomic step for one entry. False when the cursor was not where expected."""
+    async def _commit(self, entry_id: str, fields: dict, expected_cursor: str) -> bool:
+        """One atomic step for the entry right after the cursor. False when the cursor was
+        not where expected (another replica committed this entry first).
+
+        Poison: each attempt is counted before it starts and the count is removed by the
+        commit, so an entry whose processing fails, or kills its process, `max_deliveries`
+        times is dead-lettered with reason `poison` instead of blocking the stream.
+        """
+        attempts = await self.client.hincrby(self.keys.attempts, entry_id, 1)
         structlog.contextvars.bind_contextvars(stream=self.stream, stream_id=entry_id)
         try:
             async with self.client.pipeline(transaction=True) as pipe:
                 await pipe.watch(self.keys.cursor)
                 current = text(await pipe.get(self.keys.cursor)) or "0-0"
                 if current != expected_cursor:
+                    await self._forget_attempts(entry_id)
                     return False
-                attempts = int(await pipe.hget(self.keys.attempts, entry_id) or 0)
-                if deliveries > self.settings.max_deliveries or attempts >= self.settings.max_deliveries:
-                    times = max(deliveries, attempts)
-                    decision = Decision(
-                        Rejected("poison", f"entry failed {times} times (limit {self.settings.max_deliveries})"),
-                        _event_id_of(fields),
-                    )
+                if attempts > self.settings.max_deliveries:
+                    reason = f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
+                    decision = Decision(Rejected("poison", reason), _event_id_of(fields))
                 else:
                     decision = await self._decide(pipe, entry_id, fields)
                 pipe.multi()
@@ -99,19 +102,21 @@ class StreamProcessor:
                 pipe.hdel(self.keys.attempts, entry_id)
                 await pipe.execute()
         except WatchError:
+            await self._forget_attempts(entry_id)
             return False
         except RedisError:
             raise
         except Exception:
-            # A failure of ours (not Redis's): count it, so that an entry that always fails
-            # is dead-lettered as poison after `max_deliveries` attempts instead of blocking.
-            await self.client.hincrby(self.keys.attempts, entry_id, 1)
-            log.exception("entry failed", event_id=_event_id_of(fields))
+            log.exception("entry failed", event_id=_event_id_of(fields), attempt=attempts)
             raise
         finally:
             structlog.contextvars.unbind_contextvars("stream", "stream_id")
         self._log(entry_id, decision)
         return True
+
+    async def _forget_attempts(self, entry_id: str) -> None:
+        """The cursor moved past this entry: another replica committed it."""
+        await self.client.hdel(self.keys.attempts, entry_id)
 
     async def _decide(self, pipe: Any, entry_id: str, fields: dict) -> Decision:
         data = fields.get(DATA_FIELD.encode())

@@ -70,7 +70,7 @@ async def test_same_entry_delivered_twice_has_one_effect(client, settings, proce
     await deliver(client, settings)
     await processor.handle(entry)
     await processor.handle(entry)
-    await processor.handle(entry, deliveries=3)
+    await processor.handle(entry)
     assert len(await outputs(client, settings)) == 1
 
 
@@ -156,15 +156,16 @@ async def test_poison_entry_is_dead_lettered_after_max_deliveries(client, redis_
     assert await client.hlen(StreamKeys(settings.input_streams[0]).attempts) == 0
 
 
-async def test_entry_delivered_too_often_is_poison(client, redis_url, key_prefix):
-    # A message that kills its consumer each time never counts its own failures: the
-    # group's delivery count (XPENDING) tells instead.
+async def test_entry_that_killed_its_consumers_is_poison(client, redis_url, key_prefix):
+    # A message that kills its process each time: every attempt was counted before it
+    # started, and no commit removed the count (as three SIGKILLed attempts leave it).
     settings = settings_for(redis_url, key_prefix, max_deliveries=3)
     processor = StreamProcessor(client, settings, settings.input_streams[0], counting_registry())
     await processor.ensure_group()
     [entry] = await publish(client, settings, event())
     await deliver(client, settings)
-    await processor.handle(entry, deliveries=4)
+    await client.hset(StreamKeys(settings.input_streams[0]).attempts, entry, 3)
+    await processor.handle(entry)
     [rejected] = await rejections(client, settings)
     assert rejected.reason == "poison" and await outputs(client, settings) == []
 
@@ -178,6 +179,7 @@ async def test_out_of_order_delivery_applies_in_stream_order(client, settings, p
         await processor.handle(entry)
     assert [o.source_id for o in await outputs(client, settings)] == ids
     assert await pending(client, settings) == 0
+    assert await client.hlen(StreamKeys(settings.input_streams[0]).attempts) == 0
 
 
 async def test_racing_replicas_apply_each_entry_once_in_order(redis_url, client, settings, processor):
@@ -198,3 +200,4 @@ async def test_racing_replicas_apply_each_entry_once_in_order(redis_url, client,
         await own.aclose()
     assert [o.source_id for o in await outputs(client, settings)] == ids
     assert await pending(client, settings) == 0
+    assert await client.hlen(StreamKeys(settings.input_streams[0]).attempts) == 0
