@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 import structlog
 from faststream import AckPolicy, FastStream
 from faststream.redis import RedisBroker, StreamSub
-from faststream.redis.annotations import RedisStreamMessage
+from faststream.redis.annotations import RedisMessage
 
 from service.consumer import StreamProcessor
 from service.engine.registry import Registry, default_registry
@@ -22,7 +22,6 @@ from service.logconfig import configure_logging
 from service.settings import Settings, load_settings
 
 log = structlog.get_logger("rating.app")
-READ_COUNT = 16
 
 
 def build_app(settings: Settings | None = None, registry: Registry | None = None) -> FastStream:
@@ -67,17 +66,18 @@ def _subscribe(broker: RedisBroker, settings: Settings, processor: StreamProcess
         consumer=settings.consumer,
         polling_interval=settings.poll_ms,
         min_idle_time=settings.claim_idle_ms if reclaim else None,
-        # Few entries at a time, so that few wait in memory while pending.
-        max_records=None if reclaim else READ_COUNT,
+        # New entries come in batches, handled (and committed) together.
+        batch=not reclaim,
+        max_records=None if reclaim else settings.batch_size,
     )
 
-    async def on_entry(message: RedisStreamMessage) -> None:
-        raw = message.raw_message
-        for raw_id in raw["message_ids"]:
-            await processor.handle(raw_id.decode() if isinstance(raw_id, bytes) else raw_id)
+    async def on_entries(message: RedisMessage) -> None:
+        ids = [i.decode() if isinstance(i, bytes) else i for i in message.raw_message["message_ids"]]
+        if ids:
+            await processor.handle(*ids)
 
     broker.subscriber(stream=sub, ack_policy=AckPolicy.MANUAL, title=f"{processor.stream}{':reclaim' if reclaim else ''}")(
-        on_entry
+        on_entries
     )
 
 

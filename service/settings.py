@@ -37,6 +37,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_players", ("RATING_MAX_PLAYERS",), "5000", "most players in one event"),
     Setting("max_games", ("RATING_MAX_GAMES",), "100000", "most games in one event"),
     Setting("output_maxlen", ("RATING_OUTPUT_MAXLEN",), "1000000", "approximate MAXLEN of the output and dead-letter streams (0: no trimming)"),
+    Setting("batch_size", ("RATING_BATCH_SIZE",), "64", "most input entries applied in one commit"),
     Setting("poll_ms", ("RATING_POLL_MS",), "1000", "how long one read blocks waiting for new entries (ms)"),
     Setting("log_level", ("RATING_LOG_LEVEL",), "INFO", "log level"),
     Setting("log_json", ("RATING_LOG_JSON",), "auto", "JSON logs: true, false, or auto (JSON unless on a terminal)"),
@@ -56,6 +57,7 @@ class Settings(msgspec.Struct, frozen=True):
     max_players: int = 5_000
     max_games: int = 100_000
     output_maxlen: int = 1_000_000
+    batch_size: int = 64
     poll_ms: int = 1_000
     log_level: str = "INFO"
     log_json: bool | None = None
@@ -86,7 +88,7 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
     return Settings(**values)  # type: ignore[arg-type]
 
 
-_INTS = {"claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms"}
+_INTS = {"batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms"}
 
 
 def _convert(field: str, raw: str) -> object:

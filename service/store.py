@@ -20,7 +20,7 @@ from typing import Any, Iterable
 import msgspec
 
 from schemas.records import PlayerRecord, PoolState
-from service.rating import Applied, Needs, Snapshot
+from service.rating import MemoryLedger, Needs
 
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -62,42 +62,63 @@ def encode(message: Any) -> bytes:
     return _encoder.encode(message)
 
 
-async def read_snapshot(client: Any, keys: StreamKeys, want: Needs) -> Snapshot:
-    """Read what `want` names through `client` (a pipeline in WATCH mode, or a client)."""
-    players_key = keys.players(want.system, want.pool)
-    if want.player_ids is None:
-        raw = await client.hgetall(players_key)
-        records = {k.decode(): decode_record(v) for k, v in raw.items()}
-    else:
-        records = await _records_of(client, players_key, want.player_ids)
-    seed = {}
-    if want.seed_pool is not None and want.player_ids is not None:
-        seed = await _records_of(client, keys.players(want.system, want.seed_pool), want.player_ids)
-    raw_pool = await client.hget(keys.pools, f"{want.system}:{want.pool}")
-    pool = _pool_decoder.decode(raw_pool) if raw_pool else PoolState(system=want.system, pool=want.pool)  # type: ignore[arg-type]
-    marker = text(await client.hget(keys.markers, want.marker))
-    return Snapshot(records, pool, seed, marker)
+def watched_keys(keys: StreamKeys, wants: Iterable[Needs]) -> list[str]:
+    """The pool hashes a batch reads: watched with the cursor, so that a write outside the
+    cursor protocol (an import) between the read and the commit makes the commit retry."""
+    pools = set()
+    for want in wants:
+        pools.add(keys.players(want.system, want.pool))
+        if want.seed_pool is not None:
+            pools.add(keys.players(want.system, want.seed_pool))
+    return sorted(pools)
 
 
-async def _records_of(client: Any, key: str, ids: Iterable[str]) -> dict[str, PlayerRecord]:
-    ids = list(ids)
-    if not ids:
-        return {}
-    values = await client.hmget(key, ids)
-    return {pid: decode_record(raw) for pid, raw in zip(ids, values) if raw is not None}
+async def load_ledger(client: Any, keys: StreamKeys, wants: list[Needs]) -> MemoryLedger:
+    """Read, in one round trip, everything a batch of messages needs, into a MemoryLedger
+    that the batch is then applied to (the same code path as the offline `rate`)."""
+    if not wants:
+        return MemoryLedger()
+    whole = {(w.system, w.pool) for w in wants if w.player_ids is None}
+    some: dict[tuple[str, str], set[str]] = {}
+    for want in wants:
+        if want.player_ids is None:
+            continue
+        for pool in (want.pool, want.seed_pool):
+            if pool is not None and (want.system, pool) not in whole:
+                some.setdefault((want.system, pool), set()).update(want.player_ids)
+    whole_keys = sorted(whole)
+    some_keys = [(key, sorted(ids)) for key, ids in sorted(some.items())]
+    pool_fields = sorted({f"{w.system}:{w.pool}" for w in wants})
+    markers = sorted({w.marker for w in wants})
+    async with client.pipeline(transaction=False) as pipe:
+        for system, pool in whole_keys:
+            pipe.hgetall(keys.players(system, pool))
+        for (system, pool), ids in some_keys:
+            pipe.hmget(keys.players(system, pool), ids)
+        pipe.hmget(keys.pools, pool_fields)
+        pipe.hmget(keys.markers, markers)
+        replies = await pipe.execute()
+    records: list[PlayerRecord] = []
+    for reply in replies[: len(whole_keys)]:
+        records.extend(decode_record(raw) for raw in reply.values())
+    for (_, ids), reply in zip(some_keys, replies[len(whole_keys) : -2]):
+        records.extend(decode_record(raw) for raw in reply if raw is not None)
+    pools = [_pool_decoder.decode(raw) for raw in replies[-2] if raw is not None]
+    found = {m: text(d) for m, d in zip(markers, replies[-1]) if d is not None}
+    return MemoryLedger(records, pools, found)
 
 
-def queue_applied(pipe: Any, keys: StreamKeys, applied: Applied, output_stream: str, maxlen: int) -> None:
-    """Queue, inside MULTI, the writes of an applied message: records, pool, marker, outputs."""
+def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger) -> None:
+    """Queue, inside MULTI, what the batch changed: records, pool states, markers."""
     by_key: dict[str, dict[str, bytes]] = {}
-    for record in applied.records:
-        by_key.setdefault(keys.players(record.system, record.pool), {})[record.id] = encode(record)
+    for (system, pool, pid), record in ledger.changed_records.items():
+        by_key.setdefault(keys.players(system, pool), {})[pid] = encode(record)
     for key, mapping in by_key.items():
         pipe.hset(key, mapping=mapping)
-    pipe.hset(keys.pools, f"{applied.pool.system}:{applied.pool.pool}", encode(applied.pool))
-    pipe.hset(keys.markers, applied.marker, applied.digest)
-    for output in applied.outputs:
-        xadd(pipe, output_stream, encode(output), maxlen)
+    if ledger.changed_pools:
+        pipe.hset(keys.pools, mapping={f"{s}:{p}": encode(state) for (s, p), state in ledger.changed_pools.items()})
+    if ledger.changed_markers:
+        pipe.hset(keys.markers, mapping=ledger.changed_markers)
 
 
 def xadd(client: Any, stream: str, data: bytes, maxlen: int) -> Any:

@@ -170,11 +170,15 @@ async def test_entry_that_killed_its_consumers_is_poison(client, redis_url, key_
     assert rejected.reason == "poison" and await outputs(client, settings) == []
 
 
-async def test_out_of_order_delivery_applies_in_stream_order(client, settings, processor):
+async def test_out_of_order_delivery_applies_in_stream_order(client, redis_url, key_prefix):
+    settings = settings_for(redis_url, key_prefix, batch_size=2)
+    processor = StreamProcessor(client, settings, settings.input_streams[0], counting_registry())
+    await processor.ensure_group()
     ids = await publish(client, settings, *[event(event_id=f"e{i}") for i in range(5)])
     await deliver(client, settings)
-    await processor.handle(ids[3])
+    await processor.handle(ids[2])  # two commits of two entries: up to ids[3]
     assert [o.source_id for o in await outputs(client, settings)] == ids[:4]
+    assert await pending(client, settings) == 1
     for entry in reversed(ids):
         await processor.handle(entry)
     assert [o.source_id for o in await outputs(client, settings)] == ids
@@ -201,3 +205,21 @@ async def test_racing_replicas_apply_each_entry_once_in_order(redis_url, client,
     assert [o.source_id for o in await outputs(client, settings)] == ids
     assert await pending(client, settings) == 0
     assert await client.hlen(StreamKeys(settings.input_streams[0]).attempts) == 0
+
+
+async def test_a_failing_entry_inside_a_batch_does_not_hold_back_the_others(client, redis_url, key_prefix):
+    settings = settings_for(redis_url, key_prefix, max_deliveries=2)
+    processor = StreamProcessor(client, settings, settings.input_streams[0], counting_registry())
+    await processor.ensure_group()
+    ids = await publish(client, settings, event(event_id="one"), event(event_id="bad", name="explode"),
+                        event(event_id="two"))
+    await deliver(client, settings)
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            await processor.handle(ids[-1])
+    assert [o.event_id for o in await outputs(client, settings)] == ["one"]  # committed before the failure
+    await processor.handle(ids[-1])
+    [rejected] = await rejections(client, settings)
+    assert (rejected.reason, rejected.event_id) == ("poison", "bad")
+    assert [o.event_id for o in await outputs(client, settings)] == ["one", "two"]
+    assert await pending(client, settings) == 0
