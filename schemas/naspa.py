@@ -43,7 +43,9 @@ class NaspaSegment(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit
 class NaspaDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="system", tag="naspa"):
     """How a NASPA figure was obtained, summed over the event's segments.
 
-    `seeded_from` names the pool whose rating a player's first CSW event started from.
+    `expected_wins`: for a rated player against the pre-event ratings of rated opponents
+    and the unrounded new ratings of newcomers (N5); for a newcomer, the same at their
+    own unrounded new rating. `seeded_from` names the pool whose rating a player's first CSW event started from.
     `segments` lists per-segment figures of an event of 17 or more rounds (else empty).
     """
 

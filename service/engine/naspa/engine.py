@@ -100,6 +100,8 @@ def counted_games(event: EventFinished, records: Mapping[str, PlayerRecord]) -> 
         for side in ("a", "b"):
             if getattr(game, side) not in records:
                 raise EngineRejection("unratable", f"player {getattr(game, side)!r} has no record", f"$.games[{i}].{side}")
+        if game.round > event.rounds:
+            raise EngineRejection("unratable", f"round {game.round} is after the last round {event.rounds}", f"$.games[{i}].round")
         if not game.forfeit:
             counted.append((game.round, RatedGame(game.a, game.b, float(game.score))))
     if not counted:
