@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from service.engine.contract import Engine
+from service.engine.naspa import naspa_engines
 
 
 class Registry:
@@ -34,4 +35,5 @@ class Registry:
 def default_registry() -> Registry:
     """Every engine this version of the service implements."""
     engines: list[Engine] = []
+    engines.extend(naspa_engines())  # NASPA: nsa2008, naspa-csw, naspa2024
     return Registry(engines)
