@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import msgspec
 
-from schemas import jsonschema
+from schemas import asyncapi, jsonschema
 from schemas.common import POOLS, SYSTEMS
 from schemas.events import EventFinished
 from schemas.ratings import RatingsUpdated
@@ -150,15 +150,18 @@ def write_records(path: str, records: list[PlayerRecord]) -> None:
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
-    """schemas: write the JSON Schemas, or check that the committed ones are current."""
+    """schemas: write the JSON Schemas and the AsyncAPI document, or check they are current."""
     out = Path(args.out) if args.out else jsonschema.JSON_DIR
+    api = (Path(args.out) if args.out else asyncapi.ASYNCAPI_FILE.parent) / asyncapi.ASYNCAPI_FILE.name
     if args.check:
-        stale = jsonschema.stale(out)
-        for name in stale:
-            print(f"{out / name}: stale, run `rating-service schemas`")
+        stale = [str(out / name) for name in jsonschema.stale(out)] + ([str(api)] if asyncapi.stale(api) else [])
+        for path in stale:
+            print(f"{path}: stale, run `rating-service schemas`")
         return EXIT_FAILED if stale else EXIT_OK
     for path in jsonschema.write(out):
         print(path)
+    api.write_text(asyncapi.render(), encoding="utf-8")
+    print(api)
     return EXIT_OK
 
 
@@ -313,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--redis-url", help="default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0")
     p.set_defaults(func=cmd_export)
 
-    p = commands.add_parser("schemas", help="write the JSON Schemas of every message")
+    p = commands.add_parser("schemas", help="write the JSON Schemas of every message and the AsyncAPI document")
     p.add_argument("--out", metavar="DIR", help="folder to write to (default: the package's schemas/json)")
     p.add_argument("--check", action="store_true", help="exit 1 if the files there are stale")
     p.set_defaults(func=cmd_schemas)

@@ -37,3 +37,28 @@ def test_schema_carries_the_constraints():
     game = document["$defs"]["Game"]["properties"]
     assert game["score"]["enum"] == [0, 0.5, 1]
     assert document["$defs"]["EventFinished"]["properties"]["event_id"]["pattern"] == "^[A-Za-z0-9._:-]{1,128}$"
+
+
+def test_asyncapi_document_is_current_and_complete():
+    from schemas import asyncapi
+
+    assert not asyncapi.stale(), "stale schemas/asyncapi.json: run `rating-service schemas` and commit"
+    document = json.loads(asyncapi.ASYNCAPI_FILE.read_text())
+    assert document["asyncapi"].startswith("3.")
+    assert set(document["channels"]) == {"events.finished", "ratings.updated", "events.rejected"}
+    for message in document["components"]["messages"].values():
+        name = message["payload"]["$ref"].rsplit("/", 1)[1]
+        assert name in document["components"]["schemas"]
+    # Every $ref in the document resolves.
+    text = json.dumps(document)
+    for ref in set(__import__("re").findall(r'"\$ref": "#/([^"]+)"', text)):
+        node = document
+        for part in ref.split("/"):
+            node = node[part]
+
+
+def test_schemas_check_reports_a_stale_asyncapi(tmp_path, capsys):
+    assert main(["schemas", "--out", str(tmp_path)]) == 0
+    (tmp_path / "asyncapi.json").write_text("{}")
+    assert main(["schemas", "--check", "--out", str(tmp_path)]) == 1
+    assert "asyncapi.json: stale" in capsys.readouterr().out
