@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from service.engine.cfc import CfcEngine
 from service.engine.contract import Engine
 
 
@@ -34,4 +35,5 @@ class Registry:
 def default_registry() -> Registry:
     """Every engine this version of the service implements."""
     engines: list[Engine] = []
+    engines.append(CfcEngine())
     return Registry(engines)
