@@ -141,6 +141,18 @@ def test_letter_of_717_lets_a_win_lower_a_rating_through_ar():
     assert event(0).new("a") == 1483
 
 
+def test_letter_of_717_c9_win_against_a_new_player_met_twice_can_rate_lower():
+    # Established a 1500 meets new player x twice (2 rounds): the game of round 1 decides.
+    # a wins r1, draws r2: x = (1500 + 1500 + 400(0-1))/2 = 1300 (post-event value, C9);
+    #   a: diff 200 -> band 198-206: .76 per game, Sx 1.52, S 1.5: 1500 + 32(-.02) = 1499.36 -> 1499.
+    # a loses r1, draws r2: x = (3000 + 400)/2 = 1700; a: .24 per game, Sx .48, S .5:
+    #   1500 + 32(.02) = 1500.64 -> 1501.
+    def event(a_score):
+        return rate({"a": est(1500), "x": new()}, [("a", "x", a_score, 1), ("a", "x", 0.5, 2)])
+
+    assert (event(1).new("a"), event(0).new("a")) == (1499, 1501)
+
+
 def _write_lines(path, documents):
     path.write_text("".join(json.dumps(d) + "\n" for d in documents), encoding="utf-8")
 
