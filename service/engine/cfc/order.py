@@ -205,6 +205,8 @@ def calculate(priors: dict[str, Prior], tallies: dict[str, Tally], rounds: int) 
 def _established(pid: str, step: str, prior: Prior, t: Tally, entries: tuple, becomes: bool) -> Rated:
     """714b for one player: Sx from the table per game (C3), K, the 2199 rule."""
     old: int = prior.rating  # type: ignore[assignment]
+    # Every value a 714b player sees is a whole rating (pre-event, or post-event rounded, C9).
+    assert all(e.value.denominator == 1 for e in entries)
     with_expected = tuple(
         OpponentEntry(e.round, e.opponent, e.value, e.basis, e.halves, cfc_expected(old, int(e.value))) for e in entries
     )
