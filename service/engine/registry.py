@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from service.engine.cfc import CfcEngine
 from service.engine.contract import Engine
 from service.engine.naspa import naspa_engines
 
@@ -35,5 +36,6 @@ class Registry:
 def default_registry() -> Registry:
     """Every engine this version of the service implements."""
     engines: list[Engine] = []
+    engines.append(CfcEngine())  # CFC: cfc-2009
     engines.extend(naspa_engines())  # NASPA: nsa2008, naspa-csw, naspa2024
     return Registry(engines)
