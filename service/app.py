@@ -10,15 +10,21 @@ dead-lettered by us rather than failing inside the framework.
 
 from __future__ import annotations
 
+import asyncio
+
 import redis.asyncio as aioredis
 import structlog
 from faststream import AckPolicy, FastStream
 from faststream.redis import RedisBroker, StreamSub
 from faststream.redis.annotations import RedisMessage
 
+from redis.exceptions import RedisError
+
 from service.consumer import StreamProcessor
 from service.engine.registry import Registry, default_registry
+from service.health import HealthServer
 from service.logconfig import configure_logging
+from service.metrics import Metrics
 from service.settings import Settings, load_settings
 
 log = structlog.get_logger("rating.app")
@@ -30,7 +36,10 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     registry = registry if registry is not None else default_registry()
     broker = RedisBroker(settings.redis_url, graceful_timeout=30.0, logger=None)
     client = aioredis.Redis.from_url(settings.redis_url)
-    processors = {s: StreamProcessor(client, settings, s, registry) for s in settings.input_streams}
+    metrics = Metrics()
+    processors = {s: StreamProcessor(client, settings, s, registry, metrics) for s in settings.input_streams}
+    health = HealthServer(client, metrics, settings.http_host, settings.http_port)
+    tasks: list[asyncio.Task] = []
 
     for stream, processor in processors.items():
         _subscribe(broker, settings, processor, reclaim=False)
@@ -43,13 +52,23 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         configure_logging(settings.log_level, settings.log_json)
         for processor in processors.values():
             await processor.ensure_group()
+        if settings.http_port:
+            await health.start()
+        tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health)))
         log.info(
             "starting",
             streams=list(settings.input_streams),
             group=settings.group,
             consumer=settings.consumer,
             engines=[f"{e.system}/{e.ruleset}" for e in registry],
+            http=f"{settings.http_host}:{health.port}" if settings.http_port else None,
         )
+
+    @app.on_shutdown
+    async def stop_side_tasks() -> None:
+        for task in tasks:
+            task.cancel()
+        await health.stop()
 
     @app.after_shutdown
     async def close_client() -> None:
@@ -79,6 +98,18 @@ def _subscribe(broker: RedisBroker, settings: Settings, processor: StreamProcess
     broker.subscriber(stream=sub, ack_policy=AckPolicy.MANUAL, title=f"{processor.stream}{':reclaim' if reclaim else ''}")(
         on_entries
     )
+
+
+async def _watch_groups(processors: list[StreamProcessor], health: HealthServer, every: float = 5.0) -> None:
+    """Keep the consumer-group gauges and `rating_redis_up` current."""
+    while True:
+        if await health.redis_answers() is None:
+            for processor in processors:
+                try:
+                    await processor.observe_group()
+                except RedisError as exc:
+                    log.warning("cannot read the consumer group", stream=processor.stream, error=str(exc))
+        await asyncio.sleep(every)
 
 
 def __getattr__(name: str):

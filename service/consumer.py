@@ -12,6 +12,7 @@ XACK; EXEC. A WatchError means another replica moved first: re-read and go on.
 from __future__ import annotations
 
 import base64
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from schemas.events import InputMessage
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
+from service.metrics import Metrics
 from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, apply, needs
 from service.settings import Settings
 from service.store import (
@@ -63,12 +65,13 @@ class Decision:
 class StreamProcessor:
     """Applies the entries of one input stream, in stream order, exactly once."""
 
-    def __init__(self, client: Any, settings: Settings, stream: str, registry: Registry):
+    def __init__(self, client: Any, settings: Settings, stream: str, registry: Registry, metrics: Metrics | None = None):
         self.client = client
         self.settings = settings
         self.keys = StreamKeys(stream)
         self.stream = stream
         self.registry = registry
+        self.metrics = metrics or Metrics()
 
     async def ensure_group(self) -> None:
         """Create the consumer group at 0 (the whole stream), ignoring BUSYGROUP."""
@@ -125,6 +128,7 @@ class StreamProcessor:
         if attempts > 1:
             entries = entries[:1]
         wants = [e.want for e in entries if e.want is not None]
+        started = time.perf_counter()
         try:
             async with self.client.pipeline(transaction=True) as pipe:
                 await pipe.watch(self.keys.cursor, *watched_keys(self.keys, wants))
@@ -147,8 +151,11 @@ class StreamProcessor:
                 pipe.hdel(self.keys.attempts, head)
                 await pipe.execute()
         except WatchError:
+            self.metrics.retries.labels(self.stream).inc()
             await self.client.hdel(self.keys.attempts, head)
             return 0
+        self.metrics.commit_seconds.labels(self.stream).observe(time.perf_counter() - started)
+        self.metrics.entries_per_commit.labels(self.stream).observe(len(decisions))
         for decision in decisions:
             self._log(decision)
         return len(decisions)
@@ -190,11 +197,23 @@ class StreamProcessor:
         outcome, entry = decision.outcome, decision.entry
         bound = log.bind(stream=self.stream, stream_id=entry.id, event_id=entry.event_id)
         if isinstance(outcome, Applied):
+            self.metrics.rated.labels(self.stream, entry.message.system if entry.message else "").inc()
             bound.info("applied", marker=outcome.marker, outputs=len(outcome.outputs))
         elif isinstance(outcome, Duplicate):
+            self.metrics.duplicates.labels(self.stream).inc()
             bound.info("duplicate, already applied", marker=outcome.marker)
         else:
+            self.metrics.rejected.labels(self.stream, outcome.reason).inc()
             bound.warning("rejected", reason=outcome.reason, path=outcome.path, detail=outcome.message)
+
+    async def observe_group(self) -> None:
+        """Update the consumer-group gauges (lag: entries not yet delivered; pending)."""
+        for group in await self.client.xinfo_groups(self.stream):
+            name = group["name"].decode() if isinstance(group["name"], bytes) else group["name"]
+            if name == self.settings.group:
+                self.metrics.pending.labels(self.stream).set(int(group["pending"]))
+                if group.get("lag") is not None:
+                    self.metrics.lag.labels(self.stream).set(int(group["lag"]))
 
 
 def rejection_message(rejected: Rejected, stream: str, entry: Entry) -> EventRejected:

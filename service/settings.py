@@ -39,6 +39,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("output_maxlen", ("RATING_OUTPUT_MAXLEN",), "1000000", "approximate MAXLEN of the output and dead-letter streams (0: no trimming)"),
     Setting("batch_size", ("RATING_BATCH_SIZE",), "64", "most input entries applied in one commit"),
     Setting("poll_ms", ("RATING_POLL_MS",), "1000", "how long one read blocks waiting for new entries (ms)"),
+    Setting("http_host", ("RATING_HTTP_HOST",), "0.0.0.0", "address of the health / metrics / AsyncAPI endpoint"),
+    Setting("http_port", ("RATING_HTTP_PORT",), "8080", "its port (0: no HTTP endpoint)"),
     Setting("log_level", ("RATING_LOG_LEVEL",), "INFO", "log level"),
     Setting("log_json", ("RATING_LOG_JSON",), "auto", "JSON logs: true, false, or auto (JSON unless on a terminal)"),
 )
@@ -59,6 +61,8 @@ class Settings(msgspec.Struct, frozen=True):
     output_maxlen: int = 1_000_000
     batch_size: int = 64
     poll_ms: int = 1_000
+    http_host: str = "0.0.0.0"
+    http_port: int = 8080
     log_level: str = "INFO"
     log_json: bool | None = None
 
@@ -88,13 +92,13 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
     return Settings(**values)  # type: ignore[arg-type]
 
 
-_INTS = {"batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms"}
+_INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms"}
 
 
 def _convert(field: str, raw: str) -> object:
     if field in _INTS:
         value = int(raw)
-        if value < 0 or (value == 0 and field not in {"output_maxlen"}):
+        if value < 0 or (value == 0 and field not in {"output_maxlen", "http_port"}):
             raise ValueError("must be a positive whole number")
         return value
     if field == "input_streams":

@@ -70,6 +70,7 @@ class Services:
             "RATING_POLL_MS": str(settings.poll_ms),
             "RATING_LOG_JSON": "true",
             "RATING_LOG_LEVEL": "WARNING",
+            "RATING_HTTP_PORT": "0",
         }
         self.env.pop("RATING_CONSUMER", None)
         self.engines = engines

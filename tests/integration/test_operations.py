@@ -1,0 +1,156 @@
+"""What operators watch: the health endpoint, the metrics, the AsyncAPI document served."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import socket
+import subprocess
+import tempfile
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from service.app import build_app
+from service.consumer import StreamProcessor
+from service.metrics import Metrics
+from tests.engines import counting_registry
+from tests.integration.helpers import outputs, publish, settings_for
+from tests.messages import event
+
+pytestmark = pytest.mark.integration
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def http_get(port: int, path: str) -> tuple[int, bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    await writer.drain()
+    data = await reader.read()
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+class PrivateRedis:
+    """A redis-server of the test's own, which the test can stop and start again."""
+
+    def __init__(self):
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="redis-private-")
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+             "--dir", self.dir],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    async def wait_ready(self) -> None:
+        client = aioredis.Redis.from_url(self.url)
+        for _ in range(100):
+            try:
+                if await client.ping():
+                    break
+            except Exception:
+                await asyncio.sleep(0.05)
+        await client.aclose()
+
+
+@pytest.fixture
+async def private_redis():
+    if not shutil.which("redis-server"):
+        pytest.skip("no redis-server binary")
+    server = PrivateRedis()
+    server.start()
+    await server.wait_ready()
+    yield server
+    server.stop()
+    shutil.rmtree(server.dir, ignore_errors=True)
+
+
+async def test_readiness_flips_when_redis_stops_and_comes_back(private_redis):
+    port = free_port()
+    settings = settings_for(private_redis.url, "ops", http_port=port, http_host="127.0.0.1")
+    app = build_app(settings, counting_registry())
+    async with app:
+        assert await http_get(port, "/health/live") == (200, b'{"status":"live"}')
+        assert (await http_get(port, "/health/ready"))[0] == 200
+        private_redis.stop()
+        status, body = await http_get(port, "/health/ready")
+        assert status == 503 and json.loads(body)["status"] == "unready"
+        assert (await http_get(port, "/health/live"))[0] == 200  # alive, just not ready
+        private_redis.start()
+        await private_redis.wait_ready()
+        assert (await http_get(port, "/health/ready"))[0] == 200
+        status, body = await http_get(port, "/asyncapi.json")
+        assert status == 200 and json.loads(body)["asyncapi"].startswith("3.")
+        assert (await http_get(port, "/nope"))[0] == 404
+
+
+def sample(metrics: Metrics, name: str, **labels) -> float:
+    value = metrics.registry.get_sample_value(name, labels)
+    return value or 0.0
+
+
+async def test_each_metric_moves_when_its_event_happens(redis_url, key_prefix):
+    client = aioredis.Redis.from_url(redis_url)
+    settings = settings_for(redis_url, key_prefix)
+    stream = settings.input_streams[0]
+    metrics = Metrics()
+    processor = StreamProcessor(client, settings, stream, counting_registry(), metrics)
+    await processor.ensure_group()
+    ids = await publish(client, settings, event(), event(), b"nonsense", event(event_id="x", system="go"))
+    await processor.observe_group()
+    assert sample(metrics, "rating_consumer_group_lag", stream=stream) == 4
+    assert sample(metrics, "rating_consumer_group_pending", stream=stream) == 0
+    await client.xreadgroup(settings.group, "c", {stream: ">"})
+    await processor.observe_group()
+    assert sample(metrics, "rating_consumer_group_lag", stream=stream) == 0
+    assert sample(metrics, "rating_consumer_group_pending", stream=stream) == 4
+    await processor.handle(*ids)
+    await processor.observe_group()
+    assert sample(metrics, "rating_consumer_group_pending", stream=stream) == 0
+    assert sample(metrics, "rating_events_rated_total", stream=stream, system="cfc") == 1
+    assert sample(metrics, "rating_events_duplicate_total", stream=stream) == 1
+    assert sample(metrics, "rating_events_rejected_total", stream=stream, reason="malformed") == 1
+    assert sample(metrics, "rating_events_rejected_total", stream=stream, reason="unknown_system") == 1
+    assert sample(metrics, "rating_commit_seconds_count", stream=stream) == 1  # one batch of four
+    assert sample(metrics, "rating_entries_per_commit_sum", stream=stream) == 4
+    assert sample(metrics, "rating_transaction_retries_total", stream=stream) == 0
+
+    # Another replica commits between this one's read and its EXEC: a WatchError, retried.
+    [late] = await publish(client, settings, event(event_id="late"))
+    racing = StreamProcessor(client, settings, stream, counting_registry(), metrics)
+    original = racing._apply
+    winner = redis.Redis.from_url(redis_url)
+
+    def apply_then_lose_the_race(entries, ledger):
+        decisions = original(entries, ledger)
+        winner.set(processor.keys.cursor, late)  # as the winning replica's commit does
+        return decisions
+
+    racing._apply = apply_then_lose_the_race
+    await racing.handle(late)
+    winner.close()
+    assert sample(metrics, "rating_transaction_retries_total", stream=stream) == 1
+    assert [o.event_id for o in await outputs(client, settings)] == ["club-2025-11-a"]  # the loser wrote nothing
+    await client.aclose()
