@@ -261,6 +261,32 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    """watch: follow the output stream and print each message as a table."""
+    from service.store import DATA_FIELD
+    from service.watch import decode, render
+
+    async def follow(client) -> None:
+        last = "0-0" if args.from_start else "$"
+        shown = 0
+        while args.count is None or shown < args.count:
+            reply = await client.xread({args.stream: last}, block=args.block_ms, count=100)
+            if not reply:
+                if args.count is not None:
+                    return  # nothing more within the wait: stop
+                continue
+            for raw_id, fields in reply[0][1]:
+                last = raw_id.decode()
+                try:
+                    print(render(decode(fields[DATA_FIELD.encode()])) + "\n", flush=True)
+                except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
+                    print(f"{last}: not a ratings.updated/v1 message ({exc})", file=sys.stderr)
+                shown += 1
+
+    _run_redis(args, follow)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rating-service",
@@ -315,6 +341,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
     p.add_argument("--redis-url", help="default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0")
     p.set_defaults(func=cmd_export)
+
+    p = commands.add_parser("watch", help="follow ratings.updated and print each event's changes as a table")
+    p.add_argument("--stream", default="ratings.updated", help="output stream (default: ratings.updated)")
+    p.add_argument("--from-start", action="store_true", help="show the messages already there too")
+    p.add_argument("--count", type=int, help="stop after this many messages (or when none comes within --block-ms)")
+    p.add_argument("--block-ms", type=int, default=5000, help="how long one read waits (default: 5000)")
+    p.add_argument("--redis-url", help="default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0")
+    p.set_defaults(func=cmd_watch)
 
     p = commands.add_parser("schemas", help="write the JSON Schemas of every message and the AsyncAPI document")
     p.add_argument("--out", metavar="DIR", help="folder to write to (default: the package's schemas/json)")
