@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from service.engine.contract import Engine
+from service.engine.fide import FideEngine
 
 
 class Registry:
@@ -33,5 +34,5 @@ class Registry:
 
 def default_registry() -> Registry:
     """Every engine this version of the service implements."""
-    engines: list[Engine] = []
+    engines: list[Engine] = [FideEngine()]
     return Registry(engines)
