@@ -420,3 +420,17 @@ def test_cli_rates_events_and_closes_the_period(tmp_path, capsys):
         "u": (None, 1922, None, "established"),
     }
     assert lines[2]["ruleset"] == "fide-2024" and (lines[2]["chunk"], lines[2]["chunks"]) == (1, 1)
+
+
+def test_event_started_before_the_initial_list_but_rated_after_it():
+    # As the conversion case, but event Y (started 2025-10-29, period November) arrives
+    # after October closed: u is rated in it with the new 1922 (D -78 -> .39; +.61);
+    # r counts u as unrated on the list in force at the start (F1, F2).
+    # Close November: 40 x .61 = 24.4 -> +24 -> 1946
+    office = Office(*[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("r", 2000)]])
+    office.rate(ev("X", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-10-05"))
+    assert office.close("2025-10")["u"].new_rating == 1922
+    out = office.rate(ev("Y", [("u", "r", 1)], start="2025-10-29", end="2025-11-02"))
+    assert (out["u"].details.rating_used, out["u"].details.event_sum, out["u"].event_games) == (1922, "61/100", 1)
+    assert out["r"].event_games == 0
+    assert office.close("2025-11")["u"].new_rating == 1946

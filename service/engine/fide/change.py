@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from fractions import Fraction
 
-from service.engine.arithmetic import half_away_from_zero
+from service.engine.fide.exact import ratio_half_away_from_zero
 from service.engine.tables import fide_pd
 
 # FIDE 8.3.1 as amended: from this date, a player rated 2650 or more uses the true D (F3).
@@ -81,4 +81,4 @@ def exact_change(k: int, sum_hundredths: int) -> Fraction:
 
 def period_change(k: int, sum_hundredths: int) -> int:
     """FIDE 8.3.4 (F4): the period's change, rounded once, 0.5 away from zero."""
-    return half_away_from_zero(exact_change(k, sum_hundredths))
+    return ratio_half_away_from_zero(k * sum_hundredths, 100)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Mapping
 
 import msgspec
@@ -24,9 +23,9 @@ from schemas.events import EventFinished, PeriodClosed
 from schemas.fide import FideDetails, FideState, FirstEvent, InitialGame, InitialRating, PeriodSums, PublishedRating
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
-from service.engine.arithmetic import to_exact
 from service.engine.contract import EngineRejection, EventInput, Outcome
-from service.engine.fide.change import base_k, capped_k, exact_change, game_term, period_change
+from service.engine.fide.change import base_k, capped_k, game_term, period_change
+from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
 from service.engine.fide.performance import norms_met, performance
 from service.engine.fide.periods import add_months, month_of, rating_in_force, with_new_list
@@ -219,14 +218,14 @@ class FideEngine:
             details = FideDetails(
                 period=period,
                 k=k,
-                event_change=to_exact(exact_change(k, tally.sum_hundredths)),
+                event_change=ratio_text(k * tally.sum_hundredths, 100),
                 projected_rating=projected if projected is not None and projected >= MIN_PUBLISHED else None,
                 projection=True,
                 games_counted=tally.rated_games,
                 rating_used=own,
-                event_sum=to_exact(Fraction(tally.sum_hundredths, 100)),
+                event_sum=ratio_text(tally.sum_hundredths, 100),
                 period_games=sums.games if sums else 0,
-                period_sum=to_exact(Fraction(period_sum, 100)),
+                period_sum=ratio_text(period_sum, 100),
                 performance=rp,
                 norms=norms,
             )
@@ -321,7 +320,6 @@ class FideEngine:
             return record, result
         k_used = k_for_period(record, period)
         k = capped_k(k_used, sums.games)
-        exact = exact_change(k, sums.sum_hundredths)
         new: int | None = old + period_change(k, sums.sum_hundredths)
         if new is not None and new < MIN_PUBLISHED:
             new = None  # 7.2.1: a rating under 1400 is not published; the player is unrated
@@ -349,9 +347,9 @@ class FideEngine:
             games_counted=sums.games,
             rating_used=old,
             period_games=sums.games,
-            period_sum=to_exact(Fraction(sums.sum_hundredths, 100)),
+            period_sum=ratio_text(sums.sum_hundredths, 100),
             k_applied=k,
-            period_change=to_exact(exact),
+            period_change=ratio_text(k * sums.sum_hundredths, 100),
         )
         result = PlayerResult(
             id=record.id,

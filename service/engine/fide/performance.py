@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Sequence
 
 from schemas.fide import NormCheck
-from service.engine.arithmetic import half_up
+from service.engine.fide.exact import ratio_half_up
 from service.engine.tables import fide_dp
 
 # Title Regulations 1.4: (title, performance, opponents' average, rating floor).
@@ -19,13 +19,13 @@ NORMS: tuple[tuple[str, int, int, int], ...] = (
     ("WIM", 2250, 2030, 1850),
 )
 NORM_MIN_GAMES = 9
-NORM_MIN_SCORE = Fraction(35, 100)
+NORM_MIN_PERCENT = 35  # of the points possible, exactly (not the rounded p)
 UNRATED_AS = 1400  # 1.4.6: unrated opponents (other than the one raised) count as 1400
 
 
 def percent(points_halves: int, games: int) -> int:
     """The score as a whole percentage, half up (p for Table 8.1.1)."""
-    return half_up(Fraction(100 * points_halves, 2 * games))
+    return ratio_half_up(100 * points_halves, 2 * games)
 
 
 def performance(opponents: Sequence[int], points_halves: int) -> int | None:
@@ -33,7 +33,7 @@ def performance(opponents: Sequence[int], points_halves: int) -> int | None:
     rounded half up; 100% gives +800 and 0% -800 (Table 8.1.1). None without games."""
     if not opponents:
         return None
-    ra = half_up(Fraction(sum(opponents), len(opponents)))
+    ra = ratio_half_up(sum(opponents), len(opponents))
     return ra + fide_dp(percent(points_halves, len(opponents)))
 
 
@@ -42,7 +42,7 @@ def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormC
     lowest opponent below the floor raised to it, other unrated ones as 1400) at least
     the title's average, and Ra + dp at least the title's performance."""
     n = len(opponents)
-    if n < NORM_MIN_GAMES or Fraction(points_halves, 2 * n) < NORM_MIN_SCORE:
+    if n < NORM_MIN_GAMES or 100 * points_halves < NORM_MIN_PERCENT * 2 * n:
         return []
     p = percent(points_halves, n)
     dp = fide_dp(p)
@@ -56,7 +56,7 @@ def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormC
         if adjusted[lowest] < floor:
             raised_from = adjusted[lowest]
             adjusted[lowest] = floor
-        average = half_up(Fraction(sum(adjusted), n))
+        average = ratio_half_up(sum(adjusted), n)
         rp = average + dp
         if average >= required_average and rp >= required_performance:
             met.append(
