@@ -35,8 +35,13 @@ def built_records(rng: random.Random) -> dict[str, PlayerRecord]:
         pid = f"p{i:05d}"
         if i < UNRATED:
             pooled = [
-                InitialGame(period=PERIOD, event_id=f"e{i}", start_date=dt.date(2025, 11, 3),
-                            opponent_rating=rng.randint(1400, 2400), score_halves=rng.randint(0, 2))
+                InitialGame(
+                    period=PERIOD,
+                    event_id=f"e{i}",
+                    start_date=dt.date(2025, 11, 3),
+                    opponent_rating=rng.randint(1400, 2400),
+                    score_halves=rng.randint(0, 2),
+                )
                 for _ in range(min(games[i], 8))
             ]
             records[pid] = PlayerRecord(system="fide", pool="standard", id=pid, fide=FideState(initial_games=pooled))
@@ -44,8 +49,14 @@ def built_records(rng: random.Random) -> dict[str, PlayerRecord]:
             n = games[i]
             sums = PeriodSums(period=PERIOD, sum_hundredths=rng.randint(-50 * n, 50 * n), games=n, points_halves=n)
             records[pid] = PlayerRecord(
-                system="fide", pool="standard", id=pid, rating=rng.randint(1400, 2800), status="established",
-                games=rng.randint(0, 500), birth_year=rng.randint(1950, 2015), fide=FideState(periods=[sums]),
+                system="fide",
+                pool="standard",
+                id=pid,
+                rating=rng.randint(1400, 2800),
+                status="established",
+                games=rng.randint(0, 500),
+                birth_year=rng.randint(1950, 2015),
+                fide=FideState(periods=[sums]),
             )
     return records
 
@@ -55,21 +66,43 @@ def events(rng: random.Random) -> list[EventFinished]:
     out = []
     for e in range(2_000):
         ids = [f"p{i:05d}" for i in rng.sample(range(PLAYERS), 100)]
-        games = [Game(round=r // 50 + 1, a=ids[(2 * r) % 100], b=ids[(2 * r + 1 + r // 50 * 2) % 100],
-                      score=rng.choice([0.0, 0.5, 1.0])) for r in range(100)]
-        out.append(EventFinished(
-            event_id=f"ev{e}", system="fide", name="bench", start_date=dt.date(2025, 11, 1),
-            end_date=dt.date(2025, 11, 3), rounds=2, players=[PlayerRef(id=p) for p in ids], games=games,
-            pool="standard", ruleset="fide-2024", period=PERIOD,
-        ))
+        games = [
+            Game(
+                round=r // 50 + 1,
+                a=ids[(2 * r) % 100],
+                b=ids[(2 * r + 1 + r // 50 * 2) % 100],
+                score=rng.choice([0.0, 0.5, 1.0]),
+            )
+            for r in range(100)
+        ]
+        out.append(
+            EventFinished(
+                event_id=f"ev{e}",
+                system="fide",
+                name="bench",
+                start_date=dt.date(2025, 11, 1),
+                end_date=dt.date(2025, 11, 3),
+                rounds=2,
+                players=[PlayerRef(id=p) for p in ids],
+                games=games,
+                pool="standard",
+                ruleset="fide-2024",
+                period=PERIOD,
+            )
+        )
     return out
 
 
 def time_rating(engine: FideEngine, rng: random.Random) -> float:
     store = {
-        f"p{i:05d}": PlayerRecord(system="fide", pool="standard", id=f"p{i:05d}",
-                                  rating=None if i < UNRATED else rng.randint(1400, 2800),
-                                  status="unrated" if i < UNRATED else "established", games=100)
+        f"p{i:05d}": PlayerRecord(
+            system="fide",
+            pool="standard",
+            id=f"p{i:05d}",
+            rating=None if i < UNRATED else rng.randint(1400, 2800),
+            status="unrated" if i < UNRATED else "established",
+            games=100,
+        )
         for i in range(PLAYERS)
     }
     pool = PoolState(system="fide", pool="standard")
@@ -94,8 +127,10 @@ def main() -> None:
         outcome = engine.close_period(message, records, pool)
         closes.append(time.perf_counter() - start)
     rates = [time_rating(engine, random.Random(run)) for run in range(3)]
-    print(f"close_period: {PLAYERS:,} players, {GAMES:,} games, {len(outcome.results):,} listed: "
-          f"median {statistics.median(closes):.3f} s over {RUNS} runs")
+    print(
+        f"close_period: {PLAYERS:,} players, {GAMES:,} games, {len(outcome.results):,} listed: "
+        f"median {statistics.median(closes):.3f} s over {RUNS} runs"
+    )
     print(f"rate_event: 2,000 events, {GAMES:,} games: median {statistics.median(rates):.3f} s over 3 runs")
 
 

@@ -7,7 +7,6 @@ arithmetic is in the comment beside it.
 import datetime as dt
 import json
 
-import msgspec
 import pytest
 
 from schemas.events import EventFinished, Game, PeriodClosed, PlayerRef
@@ -274,8 +273,12 @@ def test_initial_rating_pooled_across_two_periods():
 def test_zero_first_event_disregarded_whatever_the_arrival_order():
     # first event (starts 2025-11-01): 0/2 vs 2000 -> disregarded; second (2025-11-10):
     # 3/5 vs 9507 -> 1922. The second arrives first: the first is still the earliest start.
-    office = Office(*[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("z", 2000)]])
-    office.rate(ev("second", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-11-10"))
+    office = Office(
+        *[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("z", 2000)]]
+    )
+    office.rate(
+        ev("second", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-11-10")
+    )
     office.rate(ev("first", [("u", "z", 0), ("u", "a", 0)], start="2025-11-01"))
     u = office.close("2025-11")["u"]
     assert (u.new_rating, u.details.initial.disregarded_event, u.games) == (1922, "first", 5)
@@ -296,8 +299,12 @@ def test_games_of_a_later_period_rated_with_the_new_initial_rating():
     # Y is rated for u with the new rating: D = 1922 - 2000 = -78 -> 1 - .61 = .39;
     # 1 - .39 = +.61; K 40 (5 games), 40 x 1 = 40 <= 700; 40 x .61 = 24.4 -> +24 -> 1946.
     # r counted u as unrated (F2): unchanged.
-    office = Office(*[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("r", 2000)]])
-    office.rate(ev("X", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-10-05"))
+    office = Office(
+        *[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("r", 2000)]]
+    )
+    office.rate(
+        ev("X", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-10-05")
+    )
     office.rate(ev("Y", [("u", "r", 1)], start="2025-10-29", end="2025-11-02"))
     assert office.close("2025-10")["u"].new_rating == 1922
     listed = office.close("2025-11")
@@ -321,7 +328,9 @@ def test_player_across_two_periods_uses_the_list_at_each_events_start():
     listed = office.close("2025-11")
     assert (listed["A"].old_rating, listed["A"].new_rating, listed["B"].new_rating) == (2010, 2009, 1991)
     assert [(p.period, p.rating) for p in office.records["A"].fide.published] == [
-        ("2025-10", 2000), ("2025-11", 2010), ("2025-12", 2009),
+        ("2025-10", 2000),
+        ("2025-11", 2010),
+        ("2025-12", 2009),
     ]
 
 
@@ -375,7 +384,9 @@ def test_a_list_of_2500_players_comes_in_three_chunks():
     registry = default_registry()
     games = [(f"p{i:04d}", f"p{i + 1:04d}", 0.5) for i in range(0, 2500, 2)]
     ledger.process(ev("big", games), registry, "s1")
-    applied = ledger.process(PeriodClosed(system="fide", pool="standard", period="2025-11", ruleset="fide-2024"), registry, "s2")
+    applied = ledger.process(
+        PeriodClosed(system="fide", pool="standard", period="2025-11", ruleset="fide-2024"), registry, "s2"
+    )
     assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [(1, 3, 1000), (2, 3, 1000), (3, 3, 500)]
     assert applied.outputs[0].players[0].id == "p0000" and applied.outputs[2].players[-1].id == "p2499"
 
@@ -388,31 +399,61 @@ def test_cli_rates_events_and_closes_the_period(tmp_path, capsys):
     players = [("A", 2000), ("B", 2000), ("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907)]
     ratings.write_text(
         "".join(
-            json.dumps({"system": "fide", "pool": "standard", "id": p, "rating": r, "status": "established", "games": 100, "birth_year": 1980}) + "\n"
+            json.dumps(
+                {
+                    "system": "fide",
+                    "pool": "standard",
+                    "id": p,
+                    "rating": r,
+                    "status": "established",
+                    "games": 100,
+                    "birth_year": 1980,
+                }
+            )
+            + "\n"
             for p, r in players
         )
     )
     first = {
-        "schema": "event.finished/v1", "event_id": "nov-1", "system": "fide", "name": "Club",
-        "start_date": "2025-11-01", "end_date": "2025-11-02", "rounds": 1,
-        "players": [{"id": "A"}, {"id": "B"}], "games": [{"round": 1, "a": "A", "b": "B", "score": 1}],
+        "schema": "event.finished/v1",
+        "event_id": "nov-1",
+        "system": "fide",
+        "name": "Club",
+        "start_date": "2025-11-01",
+        "end_date": "2025-11-02",
+        "rounds": 1,
+        "players": [{"id": "A"}, {"id": "B"}],
+        "games": [{"round": 1, "a": "A", "b": "B", "score": 1}],
     }
     second = {
-        "schema": "event.finished/v1", "event_id": "nov-2", "system": "fide", "name": "Open",
-        "start_date": "2025-11-08", "end_date": "2025-11-09", "rounds": 5,
+        "schema": "event.finished/v1",
+        "event_id": "nov-2",
+        "system": "fide",
+        "name": "Open",
+        "start_date": "2025-11-08",
+        "end_date": "2025-11-09",
+        "rounds": 5,
         "players": [{"id": p} for p in "uabcde"],
-        "games": [{"round": i + 1, "a": "u", "b": p, "score": s} for i, (p, s) in enumerate(zip("abcde", [1, 1, 1, 0, 0]))],
+        "games": [
+            {"round": i + 1, "a": "u", "b": p, "score": s} for i, (p, s) in enumerate(zip("abcde", [1, 1, 1, 0, 0]))
+        ],
     }
     closed = {"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-11"}
     events.write_text("".join(json.dumps(m) + "\n" for m in (first, second, closed)))
     assert cli.main(["rate", str(events), "--ratings", str(ratings)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(m["kind"], m.get("event_id"), m["period"]) for m in lines] == [
-        ("event", "nov-1", "2025-11"), ("event", "nov-2", "2025-11"), ("list", None, "2025-11"),
+        ("event", "nov-1", "2025-11"),
+        ("event", "nov-2", "2025-11"),
+        ("list", None, "2025-11"),
     ]
     a = lines[0]["players"][0]
     assert (a["old_rating"], a["new_rating"], a["change"]) == (2000, 2000, None)
-    assert (a["details"]["system"], a["details"]["event_change"], a["details"]["projected_rating"]) == ("fide", "10", 2010)
+    assert (a["details"]["system"], a["details"]["event_change"], a["details"]["projected_rating"]) == (
+        "fide",
+        "10",
+        2010,
+    )
     listed = {p["id"]: (p["old_rating"], p["new_rating"], p["change"], p["status"]) for p in lines[2]["players"]}
     assert listed == {
         "A": (2000, 2010, 10, "established"),
@@ -427,8 +468,12 @@ def test_event_started_before_the_initial_list_but_rated_after_it():
     # after October closed: u is rated in it with the new 1922 (D -78 -> .39; +.61);
     # r counts u as unrated on the list in force at the start (F1, F2).
     # Close November: 40 x .61 = 24.4 -> +24 -> 1946
-    office = Office(*[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("r", 2000)]])
-    office.rate(ev("X", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-10-05"))
+    office = Office(
+        *[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("r", 2000)]]
+    )
+    office.rate(
+        ev("X", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-10-05")
+    )
     assert office.close("2025-10")["u"].new_rating == 1922
     out = office.rate(ev("Y", [("u", "r", 1)], start="2025-10-29", end="2025-11-02"))
     assert (out["u"].details.rating_used, out["u"].details.event_sum, out["u"].event_games) == (1922, "61/100", 1)

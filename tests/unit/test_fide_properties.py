@@ -90,7 +90,7 @@ def test_splitting_an_event_in_two_changes_nothing(case, data):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(-10**6, 10**6), st.integers(1, 10**4))
+@given(st.integers(-(10**6), 10**6), st.integers(1, 10**4))
 def test_integer_rounding_equals_the_shared_exact_rounding(num, den):
     # service.engine.fide.exact is the integer form of arithmetic.py's Fraction rounding
     from fractions import Fraction

@@ -125,7 +125,11 @@ def test_initial_rating_real_case_1922():
     # p = (3 + 1) / 7 = .5714 -> .57; dp(.57) = 50; Ru = 1922.43 -> 1922
     result = initial_rating(_games([1900, 1900, 1900, 1900, 1907], [2, 2, 2, 0, 0]), None)
     assert (result.ra, result.p_hundredths, result.dp, result.rating, result.published) == (
-        "13107/7", 57, 50, 1922, True,
+        "13107/7",
+        57,
+        50,
+        1922,
+        True,
     )
 
 
@@ -200,7 +204,10 @@ def test_all_four_norm_benchmarks():
     # GM (2600, Ra >= 2380), IM (2450, 2230), WGM (2400, 2180), WIM (2250, 2030) all met
     norms = norms_met([2450] * 9, 13)
     assert [(n.title, n.performance, n.average_opponent) for n in norms] == [
-        ("GM", 2616, 2450), ("IM", 2616, 2450), ("WGM", 2616, 2450), ("WIM", 2616, 2450),
+        ("GM", 2616, 2450),
+        ("IM", 2616, 2450),
+        ("WGM", 2616, 2450),
+        ("WIM", 2616, 2450),
     ]
 
 

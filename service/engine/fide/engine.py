@@ -6,32 +6,28 @@ player's (score - PD) goes into the open period's exact sum (8.3.4), an unrated
 player's games against rated opponents into the initial-rating pool (8.2). Outputs
 keep the published rating and carry the projection (F9).
 
-close_period: per active rated player K x sum rounded once (F4) with K from the list
-opening the period (F5-F7) and the 700/n cap; below 1400 unrated (7.2.1); the initial
-ratings reached (8.2, F8).
+close_period: the new list (service.engine.fide.lists).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Mapping
 
 import msgspec
 
 from schemas.events import EventFinished, PeriodClosed
-from schemas.fide import FideDetails, FideState, FirstEvent, InitialGame, InitialRating, PeriodSums, PublishedRating
+from schemas.fide import FideDetails, FirstEvent, InitialGame, PeriodSums
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.contract import EngineRejection, EventInput, Outcome
-from service.engine.fide.change import base_k, capped_k, game_term, period_change
+from service.engine.fide.change import capped_k, game_term, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
+from service.engine.fide.lists import close_period
 from service.engine.fide.performance import norms_met, performance
-from service.engine.fide.periods import add_months, month_of, rating_in_force, with_new_list
-
-RATED = "established"
-UNRATED = "unrated"
+from service.engine.fide.periods import add_months, month_of, rating_in_force
+from service.engine.fide.records import check_open, fide_state, k_for_period, never_rated
 
 
 @dataclass
@@ -49,40 +45,6 @@ class _Tally:
     norm_halves: int = 0
 
 
-def _state(record: PlayerRecord) -> FideState:
-    return record.fide if record.fide is not None else FideState()
-
-
-def _never_rated(record: PlayerRecord) -> bool:
-    """7.1.4's first event applies to a player who has never had a rating or rated game."""
-    state = _state(record)
-    return record.rating is None and record.games == 0 and all(p.rating is None for p in state.published)
-
-
-def k_for_period(record: PlayerRecord, period: str) -> int:
-    """F5: K fixed for the period from the list that opens it; the record's `k` (an
-    import's K on the current list) overrides the derivation (F6, F7)."""
-    if record.k is not None:
-        return record.k
-    return base_k(
-        rating_in_force(record, period),
-        record.games,
-        record.birth_year,
-        record.ever_2300,
-        record.ever_2400,
-        int(period[:4]),
-    )
-
-
-def _check_open(period: str, pool: PoolState) -> None:
-    if pool.closed_through is not None and period <= pool.closed_through:
-        raise EngineRejection(
-            "period_closed",
-            f"period {period} of fide/{pool.pool} is closed (closed through {pool.closed_through})",
-            "$.period",
-        )
-
-
 class FideEngine:
     """FIDE standard, rapid and blitz lists under the 2024 regulations (F1-F9)."""
 
@@ -96,7 +58,7 @@ class FideEngine:
         event = data.event
         period = event.period or month_of(event.end_date)
         pool_name = event.pool or "standard"
-        _check_open(period, data.pool)
+        check_open(period, data.pool)
         start_month = month_of(event.start_date)
         if period < start_month:
             raise EngineRejection(
@@ -171,7 +133,7 @@ class FideEngine:
 
     @staticmethod
     def _record_event(record: PlayerRecord, tally: _Tally, period: str, event: EventFinished) -> PlayerRecord:
-        state = _state(record)
+        state = fide_state(record)
         changes: dict = {}
         if tally.rated_games:
             sums = {s.period: s for s in state.periods}
@@ -185,7 +147,7 @@ class FideEngine:
             changes["periods"] = [sums[p] for p in sorted(sums)]
         if tally.pooled:
             changes["initial_games"] = [*state.initial_games, *tally.pooled]
-            if _never_rated(record):
+            if never_rated(record):
                 candidate = FirstEvent(start_date=event.start_date, event_id=event.event_id)
                 first = state.first_event
                 if first is None or (candidate.start_date, candidate.event_id) < (first.start_date, first.event_id):
@@ -196,7 +158,7 @@ class FideEngine:
 
     @staticmethod
     def _event_result(record: PlayerRecord, tally: _Tally, period: str, own: int | None) -> PlayerResult:
-        state = _state(record)
+        state = fide_state(record)
         open_games = sum(s.games for s in state.periods)
         sums = next((s for s in state.periods if s.period == period), None)
         rp = performance(tally.performance_opponents, tally.performance_halves)
@@ -257,172 +219,6 @@ class FideEngine:
             **common,
         )
 
-    # ------------------------------------------------------------------ lists
     def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
-        period = message.period
-        _check_open(period, pool)
-        closed = pool.closed_through
-        for record in records.values():
-            state = record.fide
-            if state is None:
-                continue
-            for p in [s.period for s in state.periods] + [g.period for g in state.initial_games]:
-                if p < period and (closed is None or p > closed):
-                    raise EngineRejection(
-                        "unratable",
-                        f"period {p} of fide/{pool.pool} has rated games and is not closed: close it before {period}",
-                        "$.period",
-                    )
-        pool_name = message.pool or pool.pool
-        results = []
-        changed = []
-        for record in records.values():
-            state = record.fide
-            if state is None:
-                continue
-            sums = next((s for s in state.periods if s.period == period), None)
-            if sums is not None:
-                record, result = self._publish_rated(record, state, sums, period)
-            elif any(g.period == period for g in state.initial_games):
-                record, result = self._publish_initial(record, state, period, pool_name)
-            else:
-                continue
-            results.append(result)
-            changed.append(record)
-        results.sort(key=lambda r: r.id)
-        changed.sort(key=lambda r: r.id)
-        return Outcome(results=results, records=changed, pool=msgspec.structs.replace(pool, closed_through=period))
-
-    @staticmethod
-    def _next_k(record: PlayerRecord, period: str) -> int | None:
-        """F5: the K of the next period, from the list just published."""
-        if record.rating is None:
-            return None
-        return k_for_period(record, add_months(period, 1))
-
-    def _publish_rated(
-        self, record: PlayerRecord, state: FideState, sums: PeriodSums, period: str
-    ) -> tuple[PlayerRecord, PlayerResult]:
-        """8.3: old list rating + K x sum, rounded once (F4); under 1400 unrated (7.2.1)."""
-        old = record.rating
-        remaining = [s for s in state.periods if s.period != period]
-        expected = (sums.points_halves * 50 - sums.sum_hundredths) / 100
-        if old is None:
-            # The player left the list after these games were counted: nothing to change.
-            record = msgspec.structs.replace(record, fide=msgspec.structs.replace(state, periods=remaining))
-            details = FideDetails(
-                period=period, k=None, event_change=None, projected_rating=None, games_counted=0, period_games=0
-            )
-            result = PlayerResult(
-                id=record.id, old_rating=None, new_rating=None, change=None, old_status=record.status,
-                status=record.status, games=record.games, event_games=0, score=0.0, details=details,
-            )
-            return record, result
-        k_used = k_for_period(record, period)
-        k = capped_k(k_used, sums.games)
-        new: int | None = old + period_change(k, sums.sum_hundredths)
-        if new is not None and new < MIN_PUBLISHED:
-            new = None  # 7.2.1: a rating under 1400 is not published; the player is unrated
-        updated = msgspec.structs.replace(
-            record,
-            rating=new,
-            status=RATED if new is not None else UNRATED,
-            games=record.games + sums.games,
-            ever_2300=record.ever_2300 or (new is not None and new >= 2300),
-            ever_2400=record.ever_2400 or (new is not None and new >= 2400),
-            k=None,
-        )
-        next_k = self._next_k(updated, period)
-        lists = with_new_list(
-            state.published, period, old, k_used, PublishedRating(period=add_months(period, 1), rating=new, k=next_k)
-        )
-        updated = msgspec.structs.replace(
-            updated, fide=msgspec.structs.replace(state, periods=remaining if new is not None else [], published=lists)
-        )
-        details = FideDetails(
-            period=period,
-            k=next_k,
-            event_change=None,
-            projected_rating=None,
-            games_counted=sums.games,
-            rating_used=old,
-            period_games=sums.games,
-            period_sum=ratio_text(sums.sum_hundredths, 100),
-            k_applied=k,
-            period_change=ratio_text(k * sums.sum_hundredths, 100),
-        )
-        result = PlayerResult(
-            id=record.id,
-            old_rating=old,
-            new_rating=new,
-            change=new - old if new is not None else None,
-            old_status=record.status,
-            status=updated.status,
-            games=updated.games,
-            event_games=sums.games,
-            score=sums.points_halves / 2,
-            expected=expected,
-            details=details,
-        )
-        return updated, result
-
-    def _publish_initial(
-        self, record: PlayerRecord, state: FideState, period: str, pool_name: str
-    ) -> tuple[PlayerRecord, PlayerResult]:
-        """8.2: the initial rating from the pooled games of the 26 months ending with the
-        period, published when it reaches 1400 with at least 5 games."""
-        pooled = games_in_window(state.initial_games, period)
-        later = [g for g in state.initial_games if g.period > period]
-        in_period = [g for g in pooled if g.period == period]
-        initial = initial_rating(pooled, state.first_event)
-        if initial.published:
-            assert initial.rating is not None
-            rating = initial.rating
-            updated = msgspec.structs.replace(
-                record, rating=rating, status=RATED, games=record.games + initial.games, k=None
-            )
-            next_k = self._next_k(updated, period)
-            lists = with_new_list(
-                state.published, period, None, None, PublishedRating(period=add_months(period, 1), rating=rating, k=next_k)
-            )
-            # Games of later open periods, played before this list: the player is rated in
-            # them with the new rating; their opponents counted them as unrated (F2).
-            periods = {s.period: s for s in state.periods}
-            for game in later:
-                term, _ = game_term(rating, game.opponent_rating, game.score_halves, game.start_date, pool_name)
-                old = periods.get(game.period) or PeriodSums(period=game.period, sum_hundredths=0, games=0)
-                periods[game.period] = PeriodSums(
-                    period=game.period,
-                    sum_hundredths=old.sum_hundredths + term,
-                    games=old.games + 1,
-                    points_halves=old.points_halves + game.score_halves,
-                )
-            new_state = FideState(published=lists, periods=[periods[p] for p in sorted(periods)])
-            updated = msgspec.structs.replace(updated, fide=new_state)
-            new_rating: int | None = rating
-        else:
-            next_k = None
-            new_rating = None
-            updated = msgspec.structs.replace(record, fide=msgspec.structs.replace(state, initial_games=pooled + later))
-        details = FideDetails(
-            period=period,
-            k=next_k,
-            event_change=None,
-            projected_rating=None,
-            games_counted=len(in_period),
-            period_games=len(in_period),
-            initial=initial,
-        )
-        result = PlayerResult(
-            id=record.id,
-            old_rating=None,
-            new_rating=new_rating,
-            change=None,
-            old_status=record.status,
-            status=updated.status,
-            games=updated.games,
-            event_games=len(in_period),
-            score=sum(g.score_halves for g in in_period) / 2,
-            details=details,
-        )
-        return updated, result
+        """Publish the period's new list (service.engine.fide.lists)."""
+        return close_period(message, records, pool)

@@ -4,7 +4,6 @@ rules-fide.md). Reported, never awarded; no 400-point rule here.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Sequence
 
 from schemas.fide import NormCheck
