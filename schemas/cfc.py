@@ -11,34 +11,75 @@ import msgspec
 
 from schemas.common import Exact, PlayerId
 
+# Where an opponent's value in a player's calculation comes from (717).
+OpponentBasis = Literal[
+    "pre_event",  # the opponent's rating before the event
+    "ar_minus_200",  # 717 pass 1: an unrated opponent of an unrated player, AR - 200 (C8)
+    "pass_1",  # 717 pass 2: an unrated opponent at its unrounded pass-1 performance
+    "post_event",  # a previously unrated / provisional opponent's new rating, rounded, before bonus and floors (C9)
+    "higher_of_pre_post",  # C10: an established opponent below 800, higher of pre- and post-event
+]
+
+# The step of 717 in which the player was rated.
+Step = Literal["none", "unrated", "provisional", "established_below_800", "established"]
+
 
 class CfcState(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """C1: a provisional player's exact running sum of `sum(opponent values) + 400(W-L)`
-    over all their rated games so far (the rating is this sum / games)."""
+    over all their rated games so far (the rating is this sum / games). Absent for an
+    established player; an imported provisional record without it uses rating x games."""
 
     provisional_sum: Exact | None = None
 
 
 class CfcOpponentValue(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One rated game as it entered the player's calculation (717: the opponent's value)."""
+    """One rated game as it entered the player's calculation (717: the opponent's value).
 
+    `expected` is the player's expected score of the game from the 714b table (C3), for
+    players rated by 714b; for 714a (performance) players it is null.
+    """
+
+    round: int
     opponent: PlayerId
     value: Exact
+    basis: OpponentBasis
     score: float
     expected: float | None = None
 
 
 class CfcDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="system", tag="cfc"):
-    """How a CFC figure was obtained, for a rating officer to check by hand."""
+    """How a CFC figure was obtained, for a rating officer to check by hand.
+
+    - `method`: 714a performance rating, 714b established formula, or none (no rated game).
+    - `performance`: the event's performance, 714a form, (sum(values) + 400(W-L)) / N,
+      with the opponent values listed in `opponents`.
+    - `ar`, `pass_1`: 717 AR and, for a previously unrated player, the pass-1 performance.
+    - `provisional_sum`, `total_games`: C1, the cumulative 714a sum and games after the event.
+    - `rating_before_bonus`: unrounded; 714a sum / games, or 714b Rn after the 2199 rule.
+    - `expected_hundredths`: Sx in hundredths (C3 table, summed).
+    - `result_percent`: score / rounds as a truncated whole percent (C5).
+    - `rating_before_floor`: rating_before_bonus + bonuses, rounded once half up (C11).
+    - `floor`: the 716 article that changed the published rating, if any.
+    """
 
     method: Literal["none", "performance", "established"]
+    step: Step
+    became_established: bool
     wins: int
     losses: int
     draws: int
+    performance: Exact | None
+    ar: Exact | None
+    pass_1: Exact | None
+    provisional_sum: Exact | None
     k: int | None
+    expected_hundredths: int | None
     rating_before_bonus: Exact | None
-    participation_bonus: Exact
-    result_bonus: int
-    floor: Literal["716a", "716b", "716c"] | None
     rule_2199: bool
+    participation_bonus: Exact
+    result_percent: int | None
+    highest_before: int | None
+    result_bonus: int
+    rating_before_floor: int | None
+    floor: Literal["716a", "716b", "716c"] | None
     opponents: list[CfcOpponentValue]

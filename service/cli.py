@@ -13,7 +13,8 @@ from typing import Callable, Sequence
 
 import msgspec
 
-from schemas import jsonschema
+from schemas import asyncapi, jsonschema
+from schemas.common import POOLS, SYSTEMS
 from schemas.events import EventFinished
 from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
@@ -120,11 +121,6 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
         except InvalidMessage as exc:
             problem = exc.problems[0]
             raise UserError(f"{location}: {problem} ({problem.reason})") from None
-        if not registry.rulesets(message.system):
-            raise UserError(
-                f"{location}: $.system: no {message.system} engine is available in this version "
-                f"(systems: {', '.join(sorted({e.system for e in registry})) or 'none'})"
-            )
         try:
             result = ledger.process(message, registry, source_id=location)
         except Rejected as exc:
@@ -154,15 +150,114 @@ def write_records(path: str, records: list[PlayerRecord]) -> None:
 
 
 def cmd_schemas(args: argparse.Namespace) -> int:
-    """schemas: write the JSON Schemas, or check that the committed ones are current."""
+    """schemas: write the JSON Schemas and the AsyncAPI document, or check they are current."""
     out = Path(args.out) if args.out else jsonschema.JSON_DIR
+    api = (Path(args.out) if args.out else asyncapi.ASYNCAPI_FILE.parent) / asyncapi.ASYNCAPI_FILE.name
     if args.check:
-        stale = jsonschema.stale(out)
-        for name in stale:
-            print(f"{out / name}: stale, run `rating-service schemas`")
+        stale = [str(out / name) for name in jsonschema.stale(out)] + ([str(api)] if asyncapi.stale(api) else [])
+        for path in stale:
+            print(f"{path}: stale, run `rating-service schemas`")
         return EXIT_FAILED if stale else EXIT_OK
     for path in jsonschema.write(out):
         print(path)
+    api.write_text(asyncapi.render(), encoding="utf-8")
+    print(api)
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """serve: run the service until SIGTERM / SIGINT."""
+    import asyncio
+
+    from service.app import build_app
+    from service.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings(redis_url=args.redis_url, consumer=args.consumer)
+    except SettingsError as exc:
+        raise UserError(str(exc)) from None
+    app = build_app(settings)
+    asyncio.run(app.run())
+    return EXIT_OK
+
+
+def _redis_url(args: argparse.Namespace) -> str:
+    from service.settings import load_settings
+
+    return args.redis_url or load_settings().redis_url
+
+
+def _run_redis(args: argparse.Namespace, work: Callable) -> object:
+    """Run `work(client)` against the Redis of --redis-url; a connection failure is one line."""
+    import asyncio
+
+    import redis.asyncio as aioredis
+    from redis.exceptions import RedisError
+
+    async def main() -> object:
+        client = aioredis.Redis.from_url(_redis_url(args))
+        try:
+            return await work(client)
+        finally:
+            await client.aclose()
+
+    try:
+        return asyncio.run(main())
+    except (RedisError, OSError) as exc:
+        raise UserError(f"Redis at {_redis_url(args)}: {exc}") from None
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """import FILE: load player records into the store (replacing records with the same id)."""
+    from service.store import StreamKeys, import_records
+
+    records = load_records(args.file)
+    new, replaced = _run_redis(args, lambda client: import_records(client, StreamKeys(args.stream), records))  # type: ignore[misc]
+    print(f"imported {len(records)} records into stream {args.stream}'s store: {new} new, {replaced} replaced")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """export: dump one pool's records as JSON Lines of player.record/v1."""
+    from service.store import StreamKeys, export_records
+
+    if args.pool not in POOLS[args.system]:
+        raise UserError(f"--pool {args.pool!r} is not a {args.system} pool (one of {', '.join(POOLS[args.system])})")
+    records = _run_redis(args, lambda client: export_records(client, StreamKeys(args.stream), args.system, args.pool))
+    if args.out:
+        write_records(args.out, records)  # type: ignore[arg-type]
+    else:
+        out = sys.stdout.buffer
+        for record in records:  # type: ignore[attr-defined]
+            out.write(_encoder.encode(record) + b"\n")
+        out.flush()
+    return EXIT_OK
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """publish FILE: append the file's messages to the input stream, each checked first."""
+    from service.store import xadd
+
+    limits = Limits()
+    messages = []
+    for location, raw in read_documents(args.file):
+        try:
+            decode_input(raw, limits)
+        except InvalidMessage as exc:
+            problem = exc.problems[0]
+            raise UserError(f"{location}: {problem} ({problem.reason})") from None
+        messages.append(raw)
+    if not messages:
+        raise UserError(f"{args.file}: no messages")
+
+    async def send(client) -> list[str]:
+        async with client.pipeline(transaction=False) as pipe:
+            for raw in messages:
+                xadd(pipe, args.stream, raw, 0)
+            return [i.decode() for i in await pipe.execute()]
+
+    for entry_id in _run_redis(args, send):  # type: ignore[union-attr]
+        print(entry_id)
     return EXIT_OK
 
 
@@ -188,7 +283,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_rate)
 
-    p = commands.add_parser("schemas", help="write the JSON Schemas of every message")
+    from service.settings import describe
+
+    p = commands.add_parser(
+        "serve",
+        help="run the service: consume events, rate them, publish ratings",
+        description="Run the rating service. Settings come from environment variables.",
+        epilog=describe(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--redis-url", help="overrides RATING_REDIS_URL / REDIS_URL")
+    p.add_argument("--consumer", help="overrides RATING_CONSUMER")
+    p.set_defaults(func=cmd_serve)
+
+    p = commands.add_parser("publish", help="append event.finished / period.closed messages to the input stream")
+    p.add_argument("file", metavar="FILE", help="JSON or JSON Lines messages")
+    p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
+    p.add_argument("--redis-url", help="default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0")
+    p.set_defaults(func=cmd_publish)
+
+    p = commands.add_parser("import", help="load player records (JSON Lines) into the service's store")
+    p.add_argument("file", metavar="FILE", help="player.record/v1 JSON Lines")
+    p.add_argument("--stream", default="events.finished", help="input stream whose store to load (default: events.finished)")
+    p.add_argument("--redis-url", help="default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0")
+    p.set_defaults(func=cmd_import)
+
+    p = commands.add_parser("export", help="dump one pool's player records as JSON Lines")
+    p.add_argument("--system", required=True, choices=SYSTEMS)
+    p.add_argument("--pool", required=True)
+    p.add_argument("--stream", default="events.finished", help="input stream whose store to read (default: events.finished)")
+    p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    p.add_argument("--redis-url", help="default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0")
+    p.set_defaults(func=cmd_export)
+
+    p = commands.add_parser("schemas", help="write the JSON Schemas of every message and the AsyncAPI document")
     p.add_argument("--out", metavar="DIR", help="folder to write to (default: the package's schemas/json)")
     p.add_argument("--check", action="store_true", help="exit 1 if the files there are stale")
     p.set_defaults(func=cmd_schemas)

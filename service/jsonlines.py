@@ -33,7 +33,11 @@ def read_documents(path: str | Path) -> Iterator[tuple[str, bytes]]:
         except msgspec.DecodeError:
             whole = None  # JSON Lines, or broken: read line by line
         if isinstance(whole, dict):
-            yield str(path), stripped
+            if b"\n" in stripped:
+                yield str(path), stripped  # one pretty-printed document
+            else:
+                line = data[: data.index(b"{")].count(b"\n") + 1
+                yield f"{path}:{line}", stripped
             return
         if isinstance(whole, list):
             for i, item in enumerate(whole):

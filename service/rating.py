@@ -8,7 +8,7 @@ The caller reads what `needs` asks for (inside its transaction, for the service)
 from __future__ import annotations
 
 import hashlib
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import msgspec
 
@@ -150,10 +150,14 @@ def _outputs(message: InputMessage, engine: Engine, results: list, source_id: st
 class MemoryLedger:
     """The store kept in memory: the offline `rate` command's twin of the Redis store."""
 
-    def __init__(self, records: list[PlayerRecord] = ()):
+    def __init__(self, records: Iterable[PlayerRecord] = (), pools: Iterable[PoolState] = (), markers=None):
         self.records: dict[tuple[str, str], dict[str, PlayerRecord]] = {}
-        self.pools: dict[tuple[str, str], PoolState] = {}
-        self.markers: dict[str, str] = {}
+        self.pools: dict[tuple[str, str], PoolState] = {(p.system, p.pool): p for p in pools}
+        self.markers: dict[str, str] = dict(markers or {})
+        # What commits changed since the ledger was made (the service writes only these).
+        self.changed_records: dict[tuple[str, str, str], PlayerRecord] = {}
+        self.changed_pools: dict[tuple[str, str], PoolState] = {}
+        self.changed_markers: dict[str, str] = {}
         for record in records:
             self.records.setdefault((record.system, record.pool), {})[record.id] = record
 
@@ -173,8 +177,10 @@ class MemoryLedger:
     def commit(self, applied: Applied) -> None:
         for record in applied.records:
             self.records.setdefault((record.system, record.pool), {})[record.id] = record
-        self.pools[(applied.pool.system, applied.pool.pool)] = applied.pool
-        self.markers[applied.marker] = applied.digest
+            self.changed_records[(record.system, record.pool, record.id)] = record
+        pool_key = (applied.pool.system, applied.pool.pool)
+        self.pools[pool_key] = self.changed_pools[pool_key] = applied.pool
+        self.markers[applied.marker] = self.changed_markers[applied.marker] = applied.digest
 
     def process(self, message: InputMessage, registry: Registry, source_id: str) -> Applied | Duplicate:
         """Apply one message and commit its effect (raises Rejected)."""

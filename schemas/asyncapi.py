@@ -1,0 +1,104 @@
+"""The AsyncAPI 3 document of the service's channels, generated from the msgspec Structs
+(committed as schemas/asyncapi.json, served at /asyncapi.json by the service)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+
+from schemas.events import EventFinished, PeriodClosed
+from schemas.ratings import RatingsUpdated
+from schemas.rejected import EventRejected
+
+ASYNCAPI_FILE = Path(__file__).with_name("asyncapi.json")
+MESSAGES = {
+    "EventFinished": (EventFinished, "event.finished/v1", "A finished event, to be rated once."),
+    "PeriodClosed": (PeriodClosed, "period.closed/v1", "Closes a FIDE rating period of one pool."),
+    "RatingsUpdated": (RatingsUpdated, "ratings.updated/v1", "New ratings of one event, or one chunk of a new list."),
+    "EventRejected": (EventRejected, "event.rejected/v1", "An input entry that was not applied, and why."),
+}
+_ENTRY = (
+    "One Redis stream entry per message: the message as UTF-8 JSON in the field `__data__` "
+    "(XADD <stream> * __data__ '<json>')."
+)
+
+
+def document(version: str = "0.1.0") -> dict:
+    """The AsyncAPI 3.0 document; message payloads are the msgspec JSON Schemas."""
+    (schemas,), components = msgspec.json.schema_components(
+        [RatingsUpdated | EventFinished | PeriodClosed | EventRejected], ref_template="#/components/schemas/{name}"
+    )
+    del schemas
+    messages = {
+        name: {
+            "name": tag,
+            "title": tag,
+            "summary": summary,
+            "description": _ENTRY,
+            "contentType": "application/json",
+            "payload": {"$ref": f"#/components/schemas/{struct.__name__}"},
+        }
+        for name, (struct, tag, summary) in MESSAGES.items()
+    }
+
+    def refs(*names: str) -> dict:
+        return {n: {"$ref": f"#/components/messages/{n}"} for n in names}
+
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "rating-service",
+            "version": version,
+            "description": "Rates chess (CFC, FIDE) and Scrabble (NASPA) events exactly once, in stream order.",
+        },
+        "defaultContentType": "application/json",
+        "servers": {
+            "redis": {"host": "127.0.0.1:6379", "protocol": "redis", "description": "Set by RATING_REDIS_URL."}
+        },
+        "channels": {
+            "events.finished": {
+                "address": "events.finished",
+                "description": "Input stream (RATING_INPUT_STREAMS); consumer group `rating-service`.",
+                "messages": refs("EventFinished", "PeriodClosed"),
+            },
+            "ratings.updated": {
+                "address": "ratings.updated",
+                "description": "Output stream (RATING_OUTPUT_STREAM): one message per rated event or list chunk.",
+                "messages": refs("RatingsUpdated"),
+            },
+            "events.rejected": {
+                "address": "events.rejected",
+                "description": "Dead-letter stream (RATING_DEAD_LETTER_STREAM).",
+                "messages": refs("EventRejected"),
+            },
+        },
+        "operations": {
+            "rateEvents": {
+                "action": "receive",
+                "channel": {"$ref": "#/channels/events.finished"},
+                "messages": [{"$ref": "#/channels/events.finished/messages/EventFinished"},
+                             {"$ref": "#/channels/events.finished/messages/PeriodClosed"}],
+            },
+            "publishRatings": {
+                "action": "send",
+                "channel": {"$ref": "#/channels/ratings.updated"},
+                "messages": [{"$ref": "#/channels/ratings.updated/messages/RatingsUpdated"}],
+            },
+            "deadLetter": {
+                "action": "send",
+                "channel": {"$ref": "#/channels/events.rejected"},
+                "messages": [{"$ref": "#/channels/events.rejected/messages/EventRejected"}],
+            },
+        },
+        "components": {"messages": messages, "schemas": components},
+    }
+
+
+def render() -> str:
+    return json.dumps(document(), indent=2, sort_keys=True) + "\n"
+
+
+def stale(path: Path = ASYNCAPI_FILE) -> bool:
+    return not path.exists() or path.read_text(encoding="utf-8") != render()

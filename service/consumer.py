@@ -1,0 +1,229 @@
+"""Applying one input stream in order, exactly once (design: "Processing guarantees").
+
+Each input stream has an applied cursor. A replica handed entries applies, in stream order,
+the entries after the cursor (read with XRANGE) until the cursor has passed them; entries
+at or below the cursor are only acknowledged. Several consecutive entries share one commit:
+WATCH (cursor, the pools' records), read everything the batch needs in one round trip,
+apply the entries one by one to an in-memory ledger with the pure engines, then MULTI:
+records, pool states, idempotency markers, output and dead-letter entries, the cursor,
+XACK; EXEC. A WatchError means another replica moved first: re-read and go on.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+import structlog
+from redis.exceptions import RedisError, WatchError
+
+from schemas.events import InputMessage
+from schemas.rejected import EventRejected
+from schemas.validation import InvalidMessage, decode_input
+from service.engine.registry import Registry
+from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, apply, needs
+from service.settings import Settings
+from service.store import (
+    DATA_FIELD,
+    StreamKeys,
+    encode,
+    entry_order,
+    load_ledger,
+    queue_ledger_writes,
+    text,
+    watched_keys,
+    xadd,
+)
+
+log = structlog.get_logger("rating.consumer")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One input entry, decoded as far as it can be before reading the store."""
+
+    id: str
+    fields: dict
+    message: InputMessage | None
+    want: Needs | None
+    rejected: Rejected | None
+    event_id: str | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What one entry's commit does: apply, skip a duplicate, or dead-letter."""
+
+    entry: Entry
+    outcome: Applied | Duplicate | Rejected
+
+
+class StreamProcessor:
+    """Applies the entries of one input stream, in stream order, exactly once."""
+
+    def __init__(self, client: Any, settings: Settings, stream: str, registry: Registry):
+        self.client = client
+        self.settings = settings
+        self.keys = StreamKeys(stream)
+        self.stream = stream
+        self.registry = registry
+
+    async def ensure_group(self) -> None:
+        """Create the consumer group at 0 (the whole stream), ignoring BUSYGROUP."""
+        try:
+            await self.client.xgroup_create(self.stream, self.settings.group, id="0", mkstream=True)
+        except RedisError as exc:
+            if "BUSYGROUP" not in str(exc):
+                raise
+
+    async def handle(self, *entry_ids: str) -> None:
+        """Make the entries take effect (after every entry before them), then ack them."""
+        last = max(entry_order(e) for e in entry_ids)
+        while True:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.get(self.keys.cursor)
+                cursor = text((await pipe.execute())[0]) or "0-0"
+            if last <= entry_order(cursor):
+                await self.client.xack(self.stream, self.settings.group, *entry_ids)
+                return
+            batch = await self.client.xrange(self.stream, min=f"({cursor}", count=self.settings.batch_size)
+            if not batch:  # the entries were deleted from the stream: nothing to apply
+                await self.client.xack(self.stream, self.settings.group, *entry_ids)
+                return
+            await self._commit([self._decode(raw_id.decode(), fields) for raw_id, fields in batch], cursor)
+
+    def _decode(self, entry_id: str, fields: dict) -> Entry:
+        """Decode and check an entry; what cannot be rated is a rejection already."""
+        data = fields.get(DATA_FIELD.encode())
+        if data is None:
+            return Entry(entry_id, fields, None, None, Rejected("malformed", f"entry has no {DATA_FIELD} field"), None)
+        try:
+            message = decode_input(data, self.settings.limits)
+            want = needs(message, self.registry)
+        except InvalidMessage as exc:
+            problem = exc.problems[0]
+            more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
+            rejected = Rejected(problem.reason, problem.message + more, problem.path)
+            return Entry(entry_id, fields, None, None, rejected, _event_id_of(fields))
+        except Rejected as exc:
+            return Entry(entry_id, fields, None, None, exc, _event_id_of(fields))
+        return Entry(entry_id, fields, message, want, None, getattr(message, "event_id", None))
+
+    async def _commit(self, entries: list[Entry], expected_cursor: str) -> int:
+        """Commit a prefix of `entries` (the entries right after the cursor) in one atomic
+        step; returns how many (0 when another replica moved the cursor first).
+
+        Poison: each attempt is counted on its first entry before it starts, and the count
+        is removed by the commit. After a failed attempt the entry is tried alone, so an
+        entry whose processing fails, or kills its process, `max_deliveries` times is
+        dead-lettered with reason `poison` instead of blocking the stream.
+        """
+        head = entries[0].id
+        attempts = await self.client.hincrby(self.keys.attempts, head, 1)
+        if attempts > 1:
+            entries = entries[:1]
+        wants = [e.want for e in entries if e.want is not None]
+        try:
+            async with self.client.pipeline(transaction=True) as pipe:
+                await pipe.watch(self.keys.cursor, *watched_keys(self.keys, wants))
+                if (text(await pipe.get(self.keys.cursor)) or "0-0") != expected_cursor:
+                    await self.client.hdel(self.keys.attempts, head)
+                    return 0
+                if attempts > self.settings.max_deliveries:
+                    reason = f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
+                    ledger, decisions = MemoryLedger(), [Decision(entries[0], Rejected("poison", reason))]
+                else:
+                    ledger = await load_ledger(self.client, self.keys, wants)
+                    decisions = self._apply(entries, ledger)
+                pipe.multi()
+                queue_ledger_writes(pipe, self.keys, ledger)
+                for decision in decisions:
+                    self._queue_output(pipe, decision)
+                done = [d.entry.id for d in decisions]
+                pipe.set(self.keys.cursor, done[-1])
+                pipe.xack(self.stream, self.settings.group, *done)
+                pipe.hdel(self.keys.attempts, head)
+                await pipe.execute()
+        except WatchError:
+            await self.client.hdel(self.keys.attempts, head)
+            return 0
+        for decision in decisions:
+            self._log(decision)
+        return len(decisions)
+
+    def _apply(self, entries: list[Entry], ledger: MemoryLedger) -> list[Decision]:
+        """Apply the entries in order to the ledger. An unexpected failure stops the batch
+        before the failing entry; on the batch's first entry it is raised (and counted)."""
+        decisions: list[Decision] = []
+        for entry in entries:
+            if entry.rejected is not None:
+                decisions.append(Decision(entry, entry.rejected))
+                continue
+            assert entry.message is not None and entry.want is not None
+            try:
+                outcome = apply(entry.message, ledger.snapshot(entry.want), self.registry, entry.id)
+            except Rejected as exc:
+                outcome = exc
+            except Exception:
+                log.exception("entry failed", stream=self.stream, stream_id=entry.id, event_id=entry.event_id)
+                if not decisions:
+                    raise
+                break  # commit what came before; this entry comes first next time
+            if isinstance(outcome, Applied):
+                ledger.commit(outcome)
+            decisions.append(Decision(entry, outcome))
+        return decisions
+
+    def _queue_output(self, pipe: Any, decision: Decision) -> None:
+        outcome = decision.outcome
+        maxlen = self.settings.output_maxlen
+        if isinstance(outcome, Applied):
+            for output in outcome.outputs:
+                xadd(pipe, self.settings.output_stream, encode(output), maxlen)
+        elif isinstance(outcome, Rejected):
+            rejected = rejection_message(outcome, self.stream, decision.entry)
+            xadd(pipe, self.settings.dead_letter_stream, encode(rejected), maxlen)
+
+    def _log(self, decision: Decision) -> None:
+        outcome, entry = decision.outcome, decision.entry
+        bound = log.bind(stream=self.stream, stream_id=entry.id, event_id=entry.event_id)
+        if isinstance(outcome, Applied):
+            bound.info("applied", marker=outcome.marker, outputs=len(outcome.outputs))
+        elif isinstance(outcome, Duplicate):
+            bound.info("duplicate, already applied", marker=outcome.marker)
+        else:
+            bound.warning("rejected", reason=outcome.reason, path=outcome.path, detail=outcome.message)
+
+
+def rejection_message(rejected: Rejected, stream: str, entry: Entry) -> EventRejected:
+    """The dead-letter message: the entry's fields verbatim, where from, and why."""
+    as_text: dict[str, str] = {}
+    as_base64: dict[str, str] = {}
+    for key, value in entry.fields.items():
+        name = key.decode("utf-8", "backslashreplace")
+        try:
+            as_text[name] = value.decode("utf-8")
+        except UnicodeDecodeError:
+            as_base64[name] = base64.b64encode(value).decode()
+    return EventRejected(
+        reason=rejected.reason,  # type: ignore[arg-type]
+        message=rejected.message,
+        path=rejected.path,
+        source_stream=stream,
+        source_id=entry.id,
+        event_id=rejected.event_id or entry.event_id,
+        fields=as_text,
+        fields_base64=as_base64,
+    )
+
+
+def _event_id_of(fields: dict) -> str | None:
+    """The event id of an entry, when it can be read at all (for logs and dead letters)."""
+    try:
+        document = msgspec.json.decode(fields.get(DATA_FIELD.encode(), b""))
+    except msgspec.DecodeError:
+        return None
+    value = document.get("event_id") if isinstance(document, dict) else None
+    return value if isinstance(value, str) and len(value) <= 128 else None

@@ -1,0 +1,192 @@
+"""The NASPA engines (rulesets nsa2008, naspa-csw, naspa2024): an event in, results out.
+
+Rules: rules-naspa.md (N1-N5) and the seed naspa-newcomer-ratings.txt. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import msgspec
+
+from schemas.events import EventFinished, PeriodClosed
+from schemas.naspa import NaspaDetails, NaspaSegment
+from schemas.ratings import PlayerResult
+from schemas.records import PlayerRecord, PoolState
+from service.engine.contract import EngineRejection, EventInput, Outcome
+from service.engine.naspa.run import Figures, Policy, RatedGame, rate_run
+from service.engine.naspa.segments import segment_rounds
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One run of the event: its rounds, the ratings it started from, its figures."""
+
+    first: int
+    last: int
+    ratings: Mapping[str, int | None]
+    figures: Mapping[str, Figures]
+
+
+@dataclass(frozen=True)
+class NaspaEngine:
+    """One NASPA ruleset.
+
+    `floor_of_one`: nsa2008's floor of 1. `advance_career_games`: naspa2024 counts the
+    games of a segment in the career games of the next. `seed_pools`: the pool whose
+    rating a player's first event in a pool starts from (CSW from NWL, career games 0).
+    """
+
+    ruleset: str
+    pools: tuple[str, ...]
+    floor_of_one: bool = False
+    advance_career_games: bool = False
+    seed_pools: Mapping[str, str] = field(default_factory=dict)
+    system: str = "naspa"
+
+    def rate_event(self, data: EventInput) -> Outcome:
+        event = data.event
+        games = counted_games(event, data.records)
+        ratings: dict[str, int | None] = {}
+        career: dict[str, int] = {}
+        seeded: dict[str, str] = {}
+        playing = {g.a for _, g in games} | {g.b for _, g in games}
+        for player in event.players:
+            record = data.records[player.id]
+            ratings[player.id] = record.rating
+            career[player.id] = record.games
+            # No rating without a rated game: a seed is taken only by a player who plays.
+            seed = self._seed(event.pool, player.id, record, data.seed_records) if player.id in playing else None
+            if seed is not None:
+                ratings[player.id] = seed
+                seeded[player.id] = self.seed_pools[event.pool or ""]
+        start = dict(ratings)
+        policy = Policy(floor_of_one=self.floor_of_one, one_third=event.one_third_rated)
+        per_segment: list[Segment] = []
+        for first, last in segment_rounds(event.rounds):
+            segment_games = [g for r, g in games if first <= r <= last]
+            figures = rate_run(segment_games, ratings, career, policy)
+            per_segment.append(Segment(first, last, dict(ratings), figures))
+            for p, f in figures.items():
+                ratings[p] = f.new_rating
+                if self.advance_career_games:
+                    career[p] += f.games
+        results, records = [], []
+        for player in event.players:
+            record = data.records[player.id]
+            result = _result(player.id, record, start[player.id], ratings[player.id], per_segment, seeded.get(player.id))
+            results.append(result)
+            records.append(_record(record, result))
+        return Outcome(results=results, records=records, pool=data.pool)
+
+    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
+        raise EngineRejection("unratable", "NASPA rates each event as it ends: it has no rating periods", "$.system")
+
+    def _seed(self, pool: str | None, pid: str, record: PlayerRecord, seeds: Mapping[str, PlayerRecord]) -> int | None:
+        """naspa-csw: a player's first CSW event starts from their NWL rating, if any."""
+        if record.rating is not None or pool not in self.seed_pools:
+            return None
+        seed = seeds.get(pid)
+        return seed.rating if seed is not None else None
+
+
+def counted_games(event: EventFinished, records: Mapping[str, PlayerRecord]) -> list[tuple[int, RatedGame]]:
+    """The games that count, with their round: byes are never games, forfeits never
+    count (rules-naspa.md "Basics"). An event with none cannot be rated."""
+    counted = []
+    for i, game in enumerate(event.games):
+        for side in ("a", "b"):
+            if getattr(game, side) not in records:
+                raise EngineRejection("unratable", f"player {getattr(game, side)!r} has no record", f"$.games[{i}].{side}")
+        if game.round > event.rounds:
+            raise EngineRejection("unratable", f"round {game.round} is after the last round {event.rounds}", f"$.games[{i}].round")
+        if not game.forfeit:
+            counted.append((game.round, RatedGame(game.a, game.b, float(game.score))))
+    if not counted:
+        what = "every game is a forfeit" if event.games else "the event has no games"
+        raise EngineRejection("unratable", f"no game counts for ratings: {what} (byes and forfeits are never rated)", "$.games")
+    return counted
+
+
+def _result(
+    pid: str,
+    record: PlayerRecord,
+    old: int | None,
+    new: int | None,
+    per_segment: list[Segment],
+    seeded_from: str | None,
+) -> PlayerResult:
+    mine = [(s, s.figures[pid]) for s in per_segment if pid in s.figures]
+    games = sum(f.games for _, f in mine)
+    earned = math.fsum(f.earned for _, f in mine)
+    expected = math.fsum(f.expected for _, f in mine if f.expected is not None) if mine else None
+    newcomer = next((f for _, f in mine if f.newcomer), None)
+    segments = []
+    if len(per_segment) > 1:
+        for s in per_segment:
+            f = s.figures.get(pid)
+            segments.append(_segment(s.first, s.last, f) if f else _idle(s.first, s.last, s.ratings.get(pid)))
+    details = NaspaDetails(
+        earned_wins=earned,
+        expected_wins=expected,
+        multipliers=[m for _, f in mine for m in f.multipliers],
+        acceleration=math.fsum(f.acceleration for _, f in mine),
+        feedback=math.fsum(f.feedback for _, f in mine),
+        newcomer_iterations=newcomer.iterations if newcomer else None,
+        averaged=newcomer.averaged if newcomer else False,
+        clipped=any(f.clipped for _, f in mine),
+        seeded_from=seeded_from,
+        unrounded_rating=mine[-1][1].unrounded if mine else None,
+        segments=segments,
+    )
+    return PlayerResult(
+        id=pid,
+        old_rating=old,
+        new_rating=new,
+        change=new - old if new is not None and old is not None else None,
+        old_status=record.status,
+        status="established" if new is not None else record.status,
+        games=record.games + games,
+        event_games=games,
+        score=earned,
+        expected=expected,
+        details=details,
+    )
+
+
+def _segment(first: int, last: int, f: Figures) -> NaspaSegment:
+    return NaspaSegment(
+        first_round=first,
+        last_round=last,
+        old_rating=f.old_rating,
+        new_rating=f.new_rating,
+        games=f.games,
+        earned_wins=f.earned,
+        expected_wins=f.expected,
+        newcomer=f.newcomer,
+        career_games=f.career_games,
+        multipliers=list(f.multipliers),
+        walked_rating=f.walked,
+        acceleration=f.acceleration,
+        feedback=f.feedback,
+        clipped=f.clipped,
+        newcomer_iterations=f.iterations,
+        averaged=f.averaged,
+        unrounded_rating=f.unrounded,
+    )
+
+
+def _idle(first: int, last: int, rating: int | None) -> NaspaSegment:
+    """A segment in which the player had no counted game: the rating carries over."""
+    return NaspaSegment(
+        first_round=first, last_round=last, old_rating=rating, new_rating=rating, games=0, earned_wins=0.0, expected_wins=None
+    )
+
+
+def _record(record: PlayerRecord, result: PlayerResult) -> PlayerRecord:
+    """The record after the event: rating, status and career games (N5's g)."""
+    if result.new_rating is None:
+        return record
+    return msgspec.structs.replace(record, rating=result.new_rating, status=result.status, games=result.games)

@@ -1,0 +1,157 @@
+"""One rating run: a whole short event, or one segment of a long one (rules-naspa.md).
+
+Newcomers first (the seed's algorithm, N2-N4), then rated players against the
+newcomers' unrounded new ratings (N5); everything stays unrounded until the end, then
+ratings are rounded half up (floor(x + 0.5)).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from service.engine.arithmetic import half_up
+from service.engine.naspa.expected import ExpectedWins
+from service.engine.naspa.newcomers import Newcomer, rate_newcomers
+from service.engine.naspa.rated import FEEDBACK_SHARE, acceleration, band_walk
+
+ONE_THIRD_CLIP = 50  # one-third-rated events: the rounded change is clipped to +/-50
+RATING_RANGE = (0, 4000)  # what a record can hold (schemas.common.Rating); not a rule
+
+
+@dataclass(frozen=True)
+class RatedGame:
+    """A game that counts (not a forfeit, not a bye): `score` is a's earned wins."""
+
+    a: str
+    b: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What differs between rulesets and events within one run."""
+
+    floor_of_one: bool  # nsa2008: the rating never goes below 1 (before feedback)
+    one_third: bool  # one-third-rated event: change / 3, no acceleration, clip +/-50
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One player's figures in one run (a player with no counted game has none)."""
+
+    old_rating: int | None
+    new_rating: int | None
+    games: int
+    earned: float
+    expected: float | None
+    newcomer: bool
+    unrounded: float | None = None
+    career_games: int | None = None
+    multipliers: tuple[int, ...] = ()
+    walked: float | None = None
+    acceleration: float = 0.0
+    feedback: float = 0.0
+    clipped: bool = False
+    iterations: int | None = None
+    averaged: bool = False
+
+
+def storable(rating: int) -> int:
+    """Keep a rounded rating inside the record's range (only reachable in absurd fields:
+    the rules themselves have no floor for naspa2024 / naspa-csw)."""
+    low, high = RATING_RANGE
+    return min(max(rating, low), high)
+
+
+def rate_run(
+    games: Sequence[RatedGame],
+    ratings: Mapping[str, int | None],
+    career_games: Mapping[str, int],
+    policy: Policy,
+) -> dict[str, Figures]:
+    """Rate one run. `ratings` holds each player's rating before the run (None for a
+    newcomer); the answer has the figures of every player with a counted game."""
+    expected = ExpectedWins()
+    played: dict[str, list[tuple[str, float]]] = {}
+    for game in games:
+        played.setdefault(game.a, []).append((game.b, game.score))
+        played.setdefault(game.b, []).append((game.a, 1.0 - game.score))
+
+    # Newcomers (seed, N2-N4): a newcomer with no counted game gets no rating.
+    newcomer_ids = [p for p in played if ratings.get(p) is None]
+    index = {p: i for i, p in enumerate(newcomer_ids)}
+    newcomers = []
+    for p in newcomer_ids:
+        results = played[p]
+        rated = tuple(float(ratings[o]) for o, _ in results if ratings.get(o) is not None)  # type: ignore[arg-type]
+        unrated = tuple(index[o] for o, _ in results if ratings.get(o) is None)
+        newcomers.append(Newcomer(math.fsum(s for _, s in results), len(results), rated, unrated))
+    solved = rate_newcomers(newcomers, expected)
+    value: dict[str, float] = {p: float(ratings[p]) for p in played if ratings.get(p) is not None}  # type: ignore[arg-type]
+    value.update(zip(newcomer_ids, solved.ratings))  # N5: newcomers count unrounded
+
+    figures: dict[str, Figures] = {}
+    for p, nc in zip(newcomer_ids, newcomers):
+        mine = value[p]
+        figures[p] = Figures(
+            old_rating=None,
+            new_rating=storable(half_up(mine)),
+            games=nc.games,
+            earned=nc.earned,
+            expected=math.fsum(expected(mine, value[o]) for o, _ in played[p]),
+            newcomer=True,
+            unrounded=mine,
+            iterations=solved.passes,
+            averaged=solved.averaged,
+        )
+
+    # Rated players (N5): band walk, acceleration, feedback summed apart.
+    walked: dict[str, tuple] = {}
+    feedback: dict[str, list[float]] = {}
+    for p, results in played.items():
+        old = ratings.get(p)
+        if old is None:
+            continue
+        g = career_games.get(p, 0)
+        earned = math.fsum(s for _, s in results)
+        expect = math.fsum(expected(old, value[o]) for o, _ in results)
+        walk = band_walk(old, g, earned - expect)
+        if policy.one_third:
+            new, gain = old + (walk.rating - old) / 3, 0.0  # no acceleration
+        else:
+            gain = acceleration(old, walk.rating, len(results))
+            new = walk.rating + gain
+            if gain > 0:
+                for o, _ in results:
+                    if ratings.get(o) is not None:  # rated opponents only
+                        feedback.setdefault(o, []).append(gain / FEEDBACK_SHARE)
+        if policy.floor_of_one:
+            new = max(new, 1.0)  # nsa2008: floor of 1, before feedback
+        walked[p] = (old, g, earned, expect, walk, gain, new)
+
+    for p, (old, g, earned, expect, walk, gain, new) in walked.items():
+        received = math.fsum(feedback.get(p, ()))
+        unrounded = new + received
+        rounded = half_up(unrounded)
+        clipped = False
+        if policy.one_third and abs(rounded - old) > ONE_THIRD_CLIP:
+            rounded = old + (ONE_THIRD_CLIP if rounded > old else -ONE_THIRD_CLIP)
+            clipped = True
+        figures[p] = Figures(
+            old_rating=old,
+            new_rating=storable(rounded),
+            games=len(played[p]),
+            earned=earned,
+            expected=expect,
+            newcomer=False,
+            unrounded=unrounded,
+            career_games=g,
+            multipliers=walk.multipliers,
+            walked=walk.rating,
+            acceleration=gain,
+            feedback=received,
+            clipped=clipped,
+        )
+    return figures

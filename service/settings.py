@@ -1,0 +1,118 @@
+"""The service's settings, read once from environment variables (`serve --help` lists them)."""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Mapping
+
+import msgspec
+
+from schemas.validation import Limits
+
+
+def _default_consumer() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+class Setting(msgspec.Struct, frozen=True):
+    """One environment variable: its name(s), default and meaning."""
+
+    field: str
+    names: tuple[str, ...]
+    default: str
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("redis_url", ("RATING_REDIS_URL", "REDIS_URL"), "redis://127.0.0.1:6379/0", "Redis to consume from and store into"),
+    Setting("input_streams", ("RATING_INPUT_STREAMS",), "events.finished", "input stream(s), comma-separated; each has its own applied cursor"),
+    Setting("group", ("RATING_GROUP",), "rating-service", "consumer group (created at 0 on start-up)"),
+    Setting("consumer", ("RATING_CONSUMER",), "<host name>-<pid>", "this replica's consumer name"),
+    Setting("output_stream", ("RATING_OUTPUT_STREAM",), "ratings.updated", "stream of ratings.updated/v1 messages"),
+    Setting("dead_letter_stream", ("RATING_DEAD_LETTER_STREAM",), "events.rejected", "stream of event.rejected/v1 messages"),
+    Setting("claim_idle_ms", ("RATING_CLAIM_IDLE_MS",), "30000", "idle time (ms) before another replica reclaims a pending entry"),
+    Setting("max_deliveries", ("RATING_MAX_DELIVERIES",), "5", "deliveries after which a failing entry is dead-lettered as poison"),
+    Setting("max_bytes", ("RATING_MAX_BYTES",), str(16 * 1024 * 1024), "largest accepted message (bytes of __data__)"),
+    Setting("max_players", ("RATING_MAX_PLAYERS",), "5000", "most players in one event"),
+    Setting("max_games", ("RATING_MAX_GAMES",), "100000", "most games in one event"),
+    Setting("output_maxlen", ("RATING_OUTPUT_MAXLEN",), "1000000", "approximate MAXLEN of the output and dead-letter streams (0: no trimming)"),
+    Setting("batch_size", ("RATING_BATCH_SIZE",), "64", "most input entries applied in one commit"),
+    Setting("poll_ms", ("RATING_POLL_MS",), "1000", "how long one read blocks waiting for new entries (ms)"),
+    Setting("log_level", ("RATING_LOG_LEVEL",), "INFO", "log level"),
+    Setting("log_json", ("RATING_LOG_JSON",), "auto", "JSON logs: true, false, or auto (JSON unless on a terminal)"),
+)
+
+
+class Settings(msgspec.Struct, frozen=True):
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    input_streams: tuple[str, ...] = ("events.finished",)
+    group: str = "rating-service"
+    consumer: str = msgspec.field(default_factory=_default_consumer)
+    output_stream: str = "ratings.updated"
+    dead_letter_stream: str = "events.rejected"
+    claim_idle_ms: int = 30_000
+    max_deliveries: int = 5
+    max_bytes: int = 16 * 1024 * 1024
+    max_players: int = 5_000
+    max_games: int = 100_000
+    output_maxlen: int = 1_000_000
+    batch_size: int = 64
+    poll_ms: int = 1_000
+    log_level: str = "INFO"
+    log_json: bool | None = None
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(max_bytes=self.max_bytes, max_players=self.max_players, max_games=self.max_games)
+
+
+class SettingsError(ValueError):
+    """An environment variable with a value that cannot be used."""
+
+
+def load_settings(environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
+    """Settings from the environment (first name found wins), then explicit overrides."""
+    env = os.environ if environ is None else environ
+    values: dict[str, object] = {}
+    for setting in SETTINGS:
+        name = next((n for n in setting.names if env.get(n)), None)
+        if name is None:
+            continue
+        raw = env[name].strip()
+        try:
+            values[setting.field] = _convert(setting.field, raw)
+        except ValueError as exc:
+            raise SettingsError(f"{name}={raw!r}: {exc}") from None
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+_INTS = {"batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms"}
+
+
+def _convert(field: str, raw: str) -> object:
+    if field in _INTS:
+        value = int(raw)
+        if value < 0 or (value == 0 and field not in {"output_maxlen"}):
+            raise ValueError("must be a positive whole number")
+        return value
+    if field == "input_streams":
+        streams = tuple(s.strip() for s in raw.split(",") if s.strip())
+        if not streams:
+            raise ValueError("names no stream")
+        return streams
+    if field == "log_json":
+        lowered = raw.lower()
+        if lowered not in {"true", "false", "auto", "1", "0"}:
+            raise ValueError("must be true, false or auto")
+        return None if lowered == "auto" else lowered in {"true", "1"}
+    return raw
+
+
+def describe() -> str:
+    """The environment variables, for `serve --help` and the README."""
+    lines = ["environment variables:"]
+    for s in SETTINGS:
+        lines.append(f"  {' / '.join(s.names):<34} {s.help} (default: {s.default})")
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""The Redis store: key layout, snapshot reads, and the writes of one commit.
+
+Every key of one input stream shares the hash tag `{<stream>}` (the stream's own key
+hashes to the same slot), so one MULTI/EXEC covers them on Redis Cluster too:
+
+    {S}:cursor                       string  id of the last input entry whose effect is committed
+    {S}:players:<system>:<pool>      hash    player id -> player.record/v1 JSON (the read model)
+    {S}:pools                        hash    "<system>:<pool>" -> pool state JSON (closed periods)
+    {S}:markers                      hash    "event:<event_id>" / "period:..." -> content digest
+    {S}:attempts                     hash    entry id -> failed attempts (poison detection)
+
+The output and dead-letter streams are written in the same transaction: on a cluster,
+name them with the input stream's hash tag (e.g. `{events.finished}:ratings.updated`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import msgspec
+
+from schemas.records import PlayerRecord, PoolState
+from service.rating import MemoryLedger, Needs
+
+_record_decoder = msgspec.json.Decoder(PlayerRecord)
+_pool_decoder = msgspec.json.Decoder(PoolState)
+_encoder = msgspec.json.Encoder()
+DATA_FIELD = "__data__"
+
+
+class StreamKeys:
+    """The names of the keys that belong to one input stream."""
+
+    def __init__(self, stream: str):
+        self.stream = stream
+        tag = "{" + stream + "}"
+        self.cursor = f"{tag}:cursor"
+        self.pools = f"{tag}:pools"
+        self.markers = f"{tag}:markers"
+        self.attempts = f"{tag}:attempts"
+        self._players = f"{tag}:players"
+
+    def players(self, system: str, pool: str) -> str:
+        return f"{self._players}:{system}:{pool}"
+
+
+def entry_order(entry_id: str) -> tuple[int, int]:
+    """A stream entry id ("1700000000000-3") as a sortable pair."""
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def text(value: bytes | str | None) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def decode_record(raw: bytes) -> PlayerRecord:
+    return _record_decoder.decode(raw)
+
+
+def encode(message: Any) -> bytes:
+    return _encoder.encode(message)
+
+
+def watched_keys(keys: StreamKeys, wants: Iterable[Needs]) -> list[str]:
+    """The pool hashes a batch reads: watched with the cursor, so that a write outside the
+    cursor protocol (an import) between the read and the commit makes the commit retry."""
+    pools = set()
+    for want in wants:
+        pools.add(keys.players(want.system, want.pool))
+        if want.seed_pool is not None:
+            pools.add(keys.players(want.system, want.seed_pool))
+    return sorted(pools)
+
+
+async def load_ledger(client: Any, keys: StreamKeys, wants: list[Needs]) -> MemoryLedger:
+    """Read, in one round trip, everything a batch of messages needs, into a MemoryLedger
+    that the batch is then applied to (the same code path as the offline `rate`)."""
+    if not wants:
+        return MemoryLedger()
+    whole = {(w.system, w.pool) for w in wants if w.player_ids is None}
+    some: dict[tuple[str, str], set[str]] = {}
+    for want in wants:
+        if want.player_ids is None:
+            continue
+        for pool in (want.pool, want.seed_pool):
+            if pool is not None and (want.system, pool) not in whole:
+                some.setdefault((want.system, pool), set()).update(want.player_ids)
+    whole_keys = sorted(whole)
+    some_keys = [(key, sorted(ids)) for key, ids in sorted(some.items())]
+    pool_fields = sorted({f"{w.system}:{w.pool}" for w in wants})
+    markers = sorted({w.marker for w in wants})
+    async with client.pipeline(transaction=False) as pipe:
+        for system, pool in whole_keys:
+            pipe.hgetall(keys.players(system, pool))
+        for (system, pool), ids in some_keys:
+            pipe.hmget(keys.players(system, pool), ids)
+        pipe.hmget(keys.pools, pool_fields)
+        pipe.hmget(keys.markers, markers)
+        replies = await pipe.execute()
+    records: list[PlayerRecord] = []
+    for reply in replies[: len(whole_keys)]:
+        records.extend(decode_record(raw) for raw in reply.values())
+    for (_, ids), reply in zip(some_keys, replies[len(whole_keys) : -2]):
+        records.extend(decode_record(raw) for raw in reply if raw is not None)
+    pools = [_pool_decoder.decode(raw) for raw in replies[-2] if raw is not None]
+    found = {m: text(d) for m, d in zip(markers, replies[-1]) if d is not None}
+    return MemoryLedger(records, pools, found)
+
+
+def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger) -> None:
+    """Queue, inside MULTI, what the batch changed: records, pool states, markers."""
+    by_key: dict[str, dict[str, bytes]] = {}
+    for (system, pool, pid), record in ledger.changed_records.items():
+        by_key.setdefault(keys.players(system, pool), {})[pid] = encode(record)
+    for key, mapping in by_key.items():
+        pipe.hset(key, mapping=mapping)
+    if ledger.changed_pools:
+        pipe.hset(keys.pools, mapping={f"{s}:{p}": encode(state) for (s, p), state in ledger.changed_pools.items()})
+    if ledger.changed_markers:
+        pipe.hset(keys.markers, mapping=ledger.changed_markers)
+
+
+def xadd(client: Any, stream: str, data: bytes, maxlen: int) -> Any:
+    """Append one message as plain JSON in `__data__` (the wire contract)."""
+    if maxlen:
+        return client.xadd(stream, {DATA_FIELD: data}, maxlen=maxlen, approximate=True)
+    return client.xadd(stream, {DATA_FIELD: data})
+
+
+async def import_records(client: Any, keys: StreamKeys, records: list[PlayerRecord], batch: int = 1_000) -> tuple[int, int]:
+    """Write records into their pools (replacing what is there). Returns (new, replaced)."""
+    new = replaced = 0
+    for start in range(0, len(records), batch):
+        chunk = records[start : start + batch]
+        async with client.pipeline(transaction=False) as pipe:
+            for record in chunk:
+                pipe.hexists(keys.players(record.system, record.pool), record.id)
+            exists = await pipe.execute()
+        replaced += sum(bool(e) for e in exists)
+        new += len(chunk) - sum(bool(e) for e in exists)
+        async with client.pipeline(transaction=True) as pipe:
+            for record in chunk:
+                pipe.hset(keys.players(record.system, record.pool), record.id, encode(record))
+            await pipe.execute()
+    return new, replaced
+
+
+async def export_records(client: Any, keys: StreamKeys, system: str, pool: str) -> list[PlayerRecord]:
+    """Every record of one pool, by player id."""
+    records = []
+    async for _, raw in client.hscan_iter(keys.players(system, pool), count=1_000):
+        records.append(decode_record(raw))
+    return sorted(records, key=lambda r: r.id)

@@ -1,0 +1,50 @@
+"""A test double of the engine contract, for tests of the plumbing (not of any rules)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from schemas import PlayerResult
+from service.engine.contract import EngineRejection, EventInput, Outcome
+from service.engine.registry import Registry
+
+
+class CountingEngine:
+    """A rating that depends on the order of events: new = (old * 31 + 2 x score + len(event
+    name)) mod 3000, old being 1000 when unrated. An event named "refuse" is unratable, one
+    named "explode" raises a bug, and an event whose `period` is closed is refused."""
+
+    system, ruleset, pools, seed_pools = "cfc", "cfc-2009", ("regular", "active"), {}
+
+    def rate_event(self, data: EventInput) -> Outcome:
+        if data.event.name == "refuse":
+            raise EngineRejection("unratable", "no rated player", "$.players")
+        if data.event.name == "explode":
+            raise RuntimeError("a bug in an engine")
+        closed = data.pool.closed_through
+        if data.event.period and closed and data.event.period <= closed:
+            raise EngineRejection("period_closed", f"period {data.event.period} is closed", "$.period")
+        scores = {p.id: 0.0 for p in data.event.players}
+        for g in data.event.games:
+            scores[g.a] += g.score
+            scores[g.b] += 1 - g.score
+        results, records = [], []
+        for p in data.event.players:
+            old = data.records[p.id]
+            new = ((old.rating or 1000) * 31 + int(2 * scores[p.id]) + len(data.event.name)) % 3000
+            records.append(msgspec.structs.replace(old, rating=new, status="established", games=old.games + 1))
+            results.append(
+                PlayerResult(p.id, old.rating, new, None, old.status, "established", old.games + 1, 0, scores[p.id])
+            )
+        return Outcome(results, records, data.pool)
+
+    def close_period(self, message, records, pool):
+        results = [
+            PlayerResult(r.id, r.rating, r.rating, 0, r.status, r.status, r.games, 0, 0.0)
+            for r in sorted(records.values(), key=lambda r: r.id)
+        ]
+        return Outcome(results, [], msgspec.structs.replace(pool, closed_through=message.period))
+
+
+def counting_registry() -> Registry:
+    return Registry([CountingEngine()])
