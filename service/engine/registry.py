@@ -6,6 +6,7 @@ from typing import Iterable
 
 from service.engine.cfc import CfcEngine
 from service.engine.contract import Engine
+from service.engine.fide import FideEngine
 from service.engine.naspa import naspa_engines
 
 
@@ -37,5 +38,6 @@ def default_registry() -> Registry:
     """Every engine this version of the service implements."""
     engines: list[Engine] = []
     engines.append(CfcEngine())  # CFC: cfc-2009
+    engines.append(FideEngine())  # FIDE: fide-2024
     engines.extend(naspa_engines())  # NASPA: nsa2008, naspa-csw, naspa2024
     return Registry(engines)

@@ -1,0 +1,224 @@
+"""The FIDE engine (ruleset `fide-2024`): events are rated into monthly periods, and a
+`period.closed` publishes the new list (FIDE Rating Regulations 2024, F1-F9).
+
+rate_event: each game uses the list in force when the event started (F1); a rated
+player's (score - PD) goes into the open period's exact sum (8.3.4), an unrated
+player's games against rated opponents into the initial-rating pool (8.2). Outputs
+keep the published rating and carry the projection (F9).
+
+close_period: the new list (service.engine.fide.lists).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import msgspec
+
+from schemas.events import EventFinished, PeriodClosed
+from schemas.fide import FideDetails, FirstEvent, InitialGame, PeriodSums
+from schemas.ratings import PlayerResult
+from schemas.records import PlayerRecord, PoolState
+from service.engine.contract import EngineRejection, EventInput, Outcome
+from service.engine.fide.change import capped_k, game_term, period_change
+from service.engine.fide.exact import ratio_text
+from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
+from service.engine.fide.lists import close_period
+from service.engine.fide.performance import norms_met, performance
+from service.engine.fide.periods import add_months, month_of, rating_in_force
+from service.engine.fide.records import check_open, fide_state, k_for_period, never_rated
+
+
+@dataclass
+class _Tally:
+    """One player's games in one event, as they are counted."""
+
+    sum_hundredths: int = 0
+    pd_hundredths: int = 0
+    rated_games: int = 0
+    rated_halves: int = 0
+    pooled: list[InitialGame] = field(default_factory=list)
+    performance_opponents: list[int] = field(default_factory=list)
+    performance_halves: int = 0
+    norm_opponents: list[int | None] = field(default_factory=list)
+    norm_halves: int = 0
+
+
+class FideEngine:
+    """FIDE standard, rapid and blitz lists under the 2024 regulations (F1-F9)."""
+
+    system = "fide"
+    ruleset = "fide-2024"
+    pools = ("standard", "rapid", "blitz")
+    seed_pools: Mapping[str, str] = {}
+
+    # ----------------------------------------------------------------- events
+    def rate_event(self, data: EventInput) -> Outcome:
+        event = data.event
+        period = event.period or month_of(event.end_date)
+        pool_name = event.pool or "standard"
+        check_open(period, data.pool)
+        start_month = month_of(event.start_date)
+        if period < start_month:
+            raise EngineRejection(
+                "unratable", f"period {period} is before the event's start month {start_month}", "$.period"
+            )
+        closed = data.pool.closed_through
+        if closed is not None and start_month > add_months(closed, 1):
+            raise EngineRejection(
+                "unratable",
+                f"start_date {event.start_date}: the list in force then (F1) is published when period "
+                f"{add_months(start_month, -1)} closes, and fide/{data.pool.pool} is closed through {closed}",
+                "$.start_date",
+            )
+
+        records = {}
+        for ref in event.players:
+            record = data.records[ref.id]
+            if ref.birth_year is not None and ref.birth_year != record.birth_year:
+                record = msgspec.structs.replace(record, birth_year=ref.birth_year)
+            records[ref.id] = record
+        # F1: the ratings of the list in force when the event started.
+        at_start = {pid: rating_in_force(r, start_month) for pid, r in records.items()}
+        # The rating a player's own games are rated from: the list at the start; a player
+        # rated since then (an initial rating published before this event is rated) from
+        # the current list, while opponents still count them as unrated (F2). A player
+        # no longer on the list has no rating to change.
+        own = {
+            pid: (None if r.rating is None else at_start[pid] if at_start[pid] is not None else r.rating)
+            for pid, r in records.items()
+        }
+
+        tallies = {pid: _Tally() for pid in records}
+        for game in event.games:
+            if game.forfeit:
+                continue  # forfeits are never rated
+            a_halves = int(game.score * 2)
+            for me, other, halves in ((game.a, game.b, a_halves), (game.b, game.a, 2 - a_halves)):
+                tally = tallies[me]
+                opponent = at_start[other]
+                tally.norm_opponents.append(opponent)
+                tally.norm_halves += halves
+                if opponent is None:
+                    continue  # F2: never rated against an unrated opponent
+                tally.performance_opponents.append(opponent)
+                tally.performance_halves += halves
+                mine = own[me]
+                if mine is not None:
+                    term, pd = game_term(mine, opponent, halves, event.start_date, pool_name)
+                    tally.sum_hundredths += term
+                    tally.pd_hundredths += pd
+                    tally.rated_games += 1
+                    tally.rated_halves += halves
+                else:
+                    tally.pooled.append(
+                        InitialGame(
+                            period=period,
+                            event_id=event.event_id,
+                            start_date=event.start_date,
+                            opponent_rating=opponent,
+                            score_halves=halves,
+                        )
+                    )
+
+        results = []
+        new_records = []
+        for ref in event.players:
+            record, tally = records[ref.id], tallies[ref.id]
+            record = self._record_event(record, tally, period, event)
+            results.append(self._event_result(record, tally, period, own[ref.id]))
+            new_records.append(record)
+        return Outcome(results=results, records=new_records, pool=data.pool)
+
+    @staticmethod
+    def _record_event(record: PlayerRecord, tally: _Tally, period: str, event: EventFinished) -> PlayerRecord:
+        state = fide_state(record)
+        changes: dict = {}
+        if tally.rated_games:
+            sums = {s.period: s for s in state.periods}
+            old = sums.get(period) or PeriodSums(period=period, sum_hundredths=0, games=0)
+            sums[period] = PeriodSums(
+                period=period,
+                sum_hundredths=old.sum_hundredths + tally.sum_hundredths,
+                games=old.games + tally.rated_games,
+                points_halves=old.points_halves + tally.rated_halves,
+            )
+            changes["periods"] = [sums[p] for p in sorted(sums)]
+        if tally.pooled:
+            changes["initial_games"] = [*state.initial_games, *tally.pooled]
+            if never_rated(record):
+                candidate = FirstEvent(start_date=event.start_date, event_id=event.event_id)
+                first = state.first_event
+                if first is None or (candidate.start_date, candidate.event_id) < (first.start_date, first.event_id):
+                    changes["first_event"] = candidate
+        if not changes:
+            return record
+        return msgspec.structs.replace(record, fide=msgspec.structs.replace(state, **changes))
+
+    @staticmethod
+    def _event_result(record: PlayerRecord, tally: _Tally, period: str, own: int | None) -> PlayerResult:
+        state = fide_state(record)
+        open_games = sum(s.games for s in state.periods)
+        sums = next((s for s in state.periods if s.period == period), None)
+        rp = performance(tally.performance_opponents, tally.performance_halves)
+        norms = norms_met(tally.norm_opponents, tally.norm_halves)
+        common = dict(
+            id=record.id,
+            old_rating=record.rating,
+            new_rating=record.rating,
+            change=None,
+            old_status=record.status,
+            status=record.status,
+            games=record.games + open_games,
+            performance=float(rp) if rp is not None else None,
+        )
+        if own is not None:
+            k = capped_k(k_for_period(record, period), sums.games if sums else 0)
+            period_sum = sums.sum_hundredths if sums else 0
+            projected = record.rating + period_change(k, period_sum) if record.rating is not None else None
+            details = FideDetails(
+                period=period,
+                k=k,
+                event_change=ratio_text(k * tally.sum_hundredths, 100),
+                projected_rating=projected if projected is not None and projected >= MIN_PUBLISHED else None,
+                projection=True,
+                games_counted=tally.rated_games,
+                rating_used=own,
+                event_sum=ratio_text(tally.sum_hundredths, 100),
+                period_games=sums.games if sums else 0,
+                period_sum=ratio_text(period_sum, 100),
+                performance=rp,
+                norms=norms,
+            )
+            return PlayerResult(
+                event_games=tally.rated_games,
+                score=tally.rated_halves / 2,
+                expected=tally.pd_hundredths / 100 if tally.rated_games else None,
+                details=details,
+                **common,
+            )
+        pooled = [g for g in games_in_window(state.initial_games, period)]
+        initial = initial_rating(pooled, state.first_event) if tally.pooled or pooled else None
+        details = FideDetails(
+            period=period,
+            k=None,
+            event_change=None,
+            projected_rating=initial.rating if initial is not None and initial.published else None,
+            projection=True,
+            games_counted=len(tally.pooled),
+            period_games=sum(1 for g in state.initial_games if g.period == period),
+            initial=initial,
+            performance=rp,
+            norms=norms,
+        )
+        return PlayerResult(
+            event_games=len(tally.pooled),
+            score=sum(g.score_halves for g in tally.pooled) / 2,
+            details=details,
+            **common,
+        )
+
+    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
+        """Publish the period's new list (service.engine.fide.lists)."""
+        return close_period(message, records, pool)

@@ -1,0 +1,77 @@
+"""Performance rating and title-norm benchmarks (FIDE Title Regulations 1.4, as in
+rules-fide.md). Reported, never awarded; no 400-point rule here.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from schemas.fide import NormCheck
+from service.engine.fide.exact import ratio_half_up
+from service.engine.tables import fide_dp
+
+# Title Regulations 1.4: (title, performance, opponents' average, rating floor).
+NORMS: tuple[tuple[str, int, int, int], ...] = (
+    ("GM", 2600, 2380, 2200),
+    ("IM", 2450, 2230, 2050),
+    ("WGM", 2400, 2180, 2000),
+    ("WIM", 2250, 2030, 1850),
+)
+NORM_MIN_GAMES = 9
+NORM_MIN_PERCENT = 35  # of the points possible, exactly (not the rounded p)
+UNRATED_AS = 1400  # 1.4.6: unrated opponents (other than the one raised) count as 1400
+
+
+def percent(points_halves: int, games: int) -> int:
+    """The score as a whole percentage, half up (p for Table 8.1.1)."""
+    return ratio_half_up(100 * points_halves, 2 * games)
+
+
+def performance(opponents: Sequence[int], points_halves: int) -> int | None:
+    """Rp = Ra + dp: Ra the opponents' mean rounded half up, p the score percentage
+    rounded half up; 100% gives +800 and 0% -800 (Table 8.1.1). None without games."""
+    if not opponents:
+        return None
+    ra = ratio_half_up(sum(opponents), len(opponents))
+    return ra + fide_dp(percent(points_halves, len(opponents)))
+
+
+def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormCheck]:
+    """The title benchmarks the event meets: at least 9 games, at least 35%, Ra (with the
+    lowest opponent below the floor raised to it, other unrated ones as 1400) at least
+    the title's average, and Ra + dp at least the title's performance."""
+    n = len(opponents)
+    if n < NORM_MIN_GAMES or 100 * points_halves < NORM_MIN_PERCENT * 2 * n:
+        return []
+    p = percent(points_halves, n)
+    dp = fide_dp(p)
+    unrated = sum(1 for r in opponents if r is None)
+    values = [UNRATED_AS if r is None else r for r in opponents]
+    lowest = min(range(n), key=lambda i: values[i])
+    met = []
+    for title, required_performance, required_average, floor in NORMS:
+        adjusted = list(values)
+        raised_from = None
+        if adjusted[lowest] < floor:
+            raised_from = adjusted[lowest]
+            adjusted[lowest] = floor
+        average = ratio_half_up(sum(adjusted), n)
+        rp = average + dp
+        if average >= required_average and rp >= required_performance:
+            met.append(
+                NormCheck(
+                    title=title,  # type: ignore[arg-type]
+                    performance=rp,
+                    required_performance=required_performance,
+                    average_opponent=average,
+                    required_average=required_average,
+                    games=n,
+                    points=points_halves / 2,
+                    p_percent=p,
+                    dp=dp,
+                    floor=floor,
+                    raised_from=raised_from,
+                    unrated_opponents=unrated,
+                )
+            )
+    return met
