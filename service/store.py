@@ -29,11 +29,12 @@ DATA_FIELD = "__data__"
 
 
 class StreamKeys:
-    """The names of the keys that belong to one input stream."""
+    """The names of the keys that belong to one input stream. A `namespace` (for a replay
+    into fresh keys) prefixes every name and keeps the stream's hash tag."""
 
-    def __init__(self, stream: str):
+    def __init__(self, stream: str, namespace: str | None = None):
         self.stream = stream
-        tag = "{" + stream + "}"
+        tag = (f"{namespace}:" if namespace else "") + "{" + stream + "}"
         self.cursor = f"{tag}:cursor"
         self.pools = f"{tag}:pools"
         self.markers = f"{tag}:markers"
