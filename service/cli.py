@@ -43,7 +43,7 @@ _output_decoders = {
 def _schema_name(raw: bytes) -> str | None:
     try:
         document = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     return document.get("schema") if isinstance(document, dict) else None
 

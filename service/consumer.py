@@ -250,7 +250,7 @@ def _event_id_of(fields: dict) -> str | None:
     """The event id of an entry, when it can be read at all (for logs and dead letters)."""
     try:
         document = msgspec.json.decode(fields.get(DATA_FIELD.encode(), b""))
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     value = document.get("event_id") if isinstance(document, dict) else None
     return value if isinstance(value, str) and len(value) <= 128 else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -72,14 +73,24 @@ class Services:
         self.env.pop("RATING_CONSUMER", None)
         self.engines = engines
         self.running: list[subprocess.Popen] = []
+        self.log_files: dict[int, Path] = {}
 
     def start(self) -> subprocess.Popen:
+        """Start one more replica; its log goes to a file of its own (see `logs`)."""
+        log = tempfile.NamedTemporaryFile(prefix="rating-service-", suffix=".log", delete=False)
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.integration.service_runner", self.engines],
-            cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=log,
         )
+        log.close()
+        self.log_files[process.pid] = Path(log.name)
         self.running.append(process)
         return process
+
+    def logs(self, process: subprocess.Popen | None = None) -> str:
+        """What one replica (or all of them) wrote to standard error."""
+        files = [self.log_files[process.pid]] if process else list(self.log_files.values())
+        return "".join(f.read_text(errors="replace") for f in files)
 
     def kill(self, process: subprocess.Popen, sig: int = signal.SIGKILL) -> int:
         process.send_signal(sig)
@@ -90,6 +101,8 @@ class Services:
     def stop_all(self) -> None:
         for process in list(self.running):
             self.kill(process, signal.SIGTERM)
+        for path in self.log_files.values():
+            path.unlink(missing_ok=True)
 
 
 def offline_records(entries, tmp_path: Path, start: list[PlayerRecord] | None = None) -> dict[tuple, PlayerRecord]:
@@ -171,21 +184,23 @@ async def http_get(port: int, path: str) -> tuple[int, bytes]:
 
 
 class PrivateRedis:
-    """A redis-server of the test's own, which the test can stop and start again."""
+    """A redis-server of the test's own (AOF on), which the test can stop and start again."""
 
-    def __init__(self):
-        self.port = free_port()
+    def __init__(self, port: int | None = None, *extra: str, url: str | None = None):
+        self.port = port or free_port()
+        self.extra = extra
         self.dir = tempfile.mkdtemp(prefix="redis-private-")
         self.process: subprocess.Popen | None = None
+        self._url = url
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return self._url or f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
         self.process = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-             "--dir", self.dir],
+             "--appendfsync", "always", "--dir", self.dir, *self.extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
 
@@ -195,12 +210,19 @@ class PrivateRedis:
             self.process.wait(timeout=10)
             self.process = None
 
-    async def wait_ready(self) -> None:
-        client = aioredis.Redis.from_url(self.url)
-        for _ in range(100):
-            try:
-                if await client.ping():
-                    break
-            except Exception:
-                await asyncio.sleep(0.05)
-        await client.aclose()
+    async def wait_ready(self, url: str | None = None) -> None:
+        client = aioredis.Redis.from_url(url or self.url)
+        try:
+            for _ in range(200):
+                try:
+                    if await client.ping():
+                        return
+                except Exception:
+                    await asyncio.sleep(0.05)
+            raise AssertionError("the private redis-server did not start")
+        finally:
+            await client.aclose()
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -28,8 +28,7 @@ async def private_redis():
     server.start()
     await server.wait_ready()
     yield server
-    server.stop()
-    shutil.rmtree(server.dir, ignore_errors=True)
+    server.remove()
 
 
 async def test_readiness_flips_when_redis_stops_and_comes_back(private_redis):

@@ -124,7 +124,7 @@ async def test_sigterm_finishes_cleanly(client, redis_url, key_prefix, tmp_path)
         while not await client.exists(cursor_key):  # started and consuming
             await asyncio.sleep(0.02)
         code = services.kill(process, signal.SIGTERM)
-        stderr = process.stderr.read().decode()
+        stderr = services.logs(process)
         assert code == 0, stderr
         assert "Traceback" not in stderr
         services.start()
