@@ -16,6 +16,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import NoPermissionError
 
+from service.store import StreamKeys
 from tests.integration.helpers import publish, settings_for
 from tests.integration.processes import (
     ROOT,
@@ -67,7 +68,10 @@ async def test_redis_restarts_mid_flow(private_redis, tmp_path):
     try:
         process = services.start()
         await publish_retrying(private_redis.url, settings, events[:100])
-        await asyncio.sleep(0.3)
+        client = aioredis.Redis.from_url(private_redis.url)
+        while not await client.exists(StreamKeys(settings.input_streams[0]).cursor):
+            await asyncio.sleep(0.05)  # the service is consuming
+        await client.aclose()
         private_redis.stop()  # SIGTERM: Redis writes its AOF and exits
         producer = asyncio.create_task(publish_retrying(private_redis.url, settings, events[100:]))
         await asyncio.sleep(1.5)
@@ -78,7 +82,8 @@ async def test_redis_restarts_mid_flow(private_redis, tmp_path):
         await check_final_state(client, settings, events, tmp_path)
         await client.aclose()
         assert process.poll() is None, "the service must survive the outage"
-        assert "redis unavailable, retrying" in services.logs(process) or "fetch error" in services.logs(process)
+        log = services.logs(process)
+        assert "redis unreachable" in log or "redis unavailable, retrying" in log or "fetch error" in log
     finally:
         services.stop_all()
 
