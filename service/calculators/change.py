@@ -20,7 +20,14 @@ from typing import Sequence
 from service.calculators.games import Game
 from service.engine.arithmetic import half_up
 from service.engine.cfc.formulas import established_rating, k_factor
-from service.engine.fide.change import base_k, capped_k, exact_change, game_term, period_change, rating_difference
+from service.engine.fide.change import (
+    base_k,
+    capped_k,
+    exact_change,
+    game_term,
+    period_change,
+    rating_difference,
+)
 from service.engine.fide.initial import MIN_PUBLISHED
 from service.engine.naspa.expected import expected_wins
 from service.engine.naspa.rated import acceleration, band_walk, multiplier

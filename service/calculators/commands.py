@@ -16,7 +16,11 @@ from service.calculators import report
 from service.calculators.change import FideK, cfc_change, fide_change, naspa_change
 from service.calculators.expected import expected_score
 from service.calculators.norm import norm_report
-from service.calculators.performance import cfc_performance, fide_performance, naspa_performance
+from service.calculators.performance import (
+    cfc_performance,
+    fide_performance,
+    naspa_performance,
+)
 from service.calculators.plot import render
 
 EXIT_OK, EXIT_USAGE = 0, 2

@@ -10,9 +10,14 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from service.calculators.curves import curve, curve_name
+from service.calculators.curves import curve
 from service.engine.fide.change import rating_difference
-from service.engine.tables import cfc_expected, cfc_expected_higher, fide_pd, fide_pd_higher
+from service.engine.tables import (
+    cfc_expected,
+    cfc_expected_higher,
+    fide_pd,
+    fide_pd_higher,
+)
 
 TABLE_NAMES = {"fide": "FIDE 8.1.2", "cfc": "CFC 714b table", "naspa": None}
 
