@@ -44,7 +44,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     # FastStream's own log lines go through the standard library into structlog's JSON; its
     # per-message lines at DEBUG, its errors (a failed read while Redis is away) as errors.
     broker = RedisBroker(
-        settings.redis_url, graceful_timeout=30.0, logger=logging.getLogger("faststream"), log_level=logging.DEBUG
+        settings.redis_url, graceful_timeout=30.0, logger=logging.getLogger("rating.faststream"), log_level=logging.DEBUG
     )
     client = aioredis.Redis.from_url(settings.redis_url)
     metrics = Metrics()
@@ -56,7 +56,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         _subscribe(broker, settings, processor, reclaim=False)
         _subscribe(broker, settings, processor, reclaim=True)
 
-    app = FastStream(broker, logger=logging.getLogger("faststream"))
+    app = FastStream(broker, logger=logging.getLogger("rating.faststream"))
 
     @app.on_startup
     async def create_groups() -> None:
@@ -141,10 +141,18 @@ def _reason(exc: BaseException, settings: Settings) -> str:
     return text.replace(password, "***") if password else text
 
 
-async def _watch_groups(processors: list[StreamProcessor], health: HealthServer, every: float = 5.0) -> None:
-    """Keep the consumer-group gauges and `rating_redis_up` current."""
+async def _watch_groups(processors: list[StreamProcessor], health: HealthServer, every: float = 2.0) -> None:
+    """Keep the consumer-group gauges and `rating_redis_up` current; say when Redis goes
+    away and when it is back."""
+    was_up = True
     while True:
-        if await health.redis_answers() is None:
+        problem = await health.redis_answers()
+        if problem is not None and was_up:
+            log.error("redis unreachable", error=problem)
+        elif problem is None and not was_up:
+            log.info("redis reachable again")
+        was_up = problem is None
+        if was_up:
             for processor in processors:
                 try:
                     await processor.observe_group()
