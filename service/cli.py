@@ -359,6 +359,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="folder to write to (default: the package's schemas/json)")
     p.add_argument("--check", action="store_true", help="exit 1 if the files there are stale")
     p.set_defaults(func=cmd_schemas)
+
+    from service.calculators import register as register_calculators
+
+    register_calculators(commands)
     return parser
 
 

@@ -27,28 +27,44 @@ def percent(points_halves: int, games: int) -> int:
     return ratio_half_up(100 * points_halves, 2 * games)
 
 
-def performance(opponents: Sequence[int], points_halves: int) -> int | None:
-    """Rp = Ra + dp: Ra the opponents' mean rounded half up, p the score percentage
-    rounded half up; 100% gives +800 and 0% -800 (Table 8.1.1). None without games."""
+def performance_figures(opponents: Sequence[int], points_halves: int) -> tuple[int, int, int] | None:
+    """The figures of Rp = Ra + dp: (Ra, p, dp) with Ra the opponents' mean rounded half
+    up, p the score percentage rounded half up, dp from Table 8.1.1 (100% gives +800,
+    0% -800). None without games."""
     if not opponents:
         return None
-    ra = ratio_half_up(sum(opponents), len(opponents))
-    return ra + fide_dp(percent(points_halves, len(opponents)))
+    p = percent(points_halves, len(opponents))
+    return ratio_half_up(sum(opponents), len(opponents)), p, fide_dp(p)
 
 
-def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormCheck]:
-    """The title benchmarks the event meets: at least 9 games, at least 35%, Ra (with the
-    lowest opponent below the floor raised to it, other unrated ones as 1400) at least
-    the title's average, and Ra + dp at least the title's performance."""
+def performance(opponents: Sequence[int], points_halves: int) -> int | None:
+    """Rp = Ra + dp (`performance_figures`). None without games."""
+    figures = performance_figures(opponents, points_halves)
+    if figures is None:
+        return None
+    ra, _, dp = figures
+    return ra + dp
+
+
+def norm_benchmarks(opponents: Sequence[int | None], points_halves: int) -> list[tuple[NormCheck, list[str]]]:
+    """Every title's benchmark with its figures, met or not, and why it fails (empty: met):
+    at least 9 games, at least 35%, Ra (with the lowest opponent below the floor raised
+    to it, other unrated ones as 1400) at least the title's average, and Ra + dp at least
+    the title's performance. Needs at least one game."""
     n = len(opponents)
-    if n < NORM_MIN_GAMES or 100 * points_halves < NORM_MIN_PERCENT * 2 * n:
-        return []
+    if n == 0:
+        raise ValueError("a norm benchmark needs at least one game")
+    gates = []
+    if n < NORM_MIN_GAMES:
+        gates.append(f"{n} games, fewer than {NORM_MIN_GAMES}")
+    if 100 * points_halves < NORM_MIN_PERCENT * 2 * n:
+        gates.append(f"{points_halves / 2:g} of {n} points is under {NORM_MIN_PERCENT}%")
     p = percent(points_halves, n)
     dp = fide_dp(p)
     unrated = sum(1 for r in opponents if r is None)
     values = [UNRATED_AS if r is None else r for r in opponents]
     lowest = min(range(n), key=lambda i: values[i])
-    met = []
+    checks = []
     for title, required_performance, required_average, floor in NORMS:
         adjusted = list(values)
         raised_from = None
@@ -57,21 +73,32 @@ def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormC
             adjusted[lowest] = floor
         average = ratio_half_up(sum(adjusted), n)
         rp = average + dp
-        if average >= required_average and rp >= required_performance:
-            met.append(
-                NormCheck(
-                    title=title,  # type: ignore[arg-type]
-                    performance=rp,
-                    required_performance=required_performance,
-                    average_opponent=average,
-                    required_average=required_average,
-                    games=n,
-                    points=points_halves / 2,
-                    p_percent=p,
-                    dp=dp,
-                    floor=floor,
-                    raised_from=raised_from,
-                    unrated_opponents=unrated,
-                )
-            )
-    return met
+        reasons = list(gates)
+        if average < required_average:
+            reasons.append(f"opponents' average {average} is under {required_average}")
+        if rp < required_performance:
+            reasons.append(f"performance {rp} is under {required_performance}")
+        check = NormCheck(
+            title=title,  # type: ignore[arg-type]
+            performance=rp,
+            required_performance=required_performance,
+            average_opponent=average,
+            required_average=required_average,
+            games=n,
+            points=points_halves / 2,
+            p_percent=p,
+            dp=dp,
+            floor=floor,
+            raised_from=raised_from,
+            unrated_opponents=unrated,
+        )
+        checks.append((check, reasons))
+    return checks
+
+
+def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormCheck]:
+    """The title benchmarks the event meets (`norm_benchmarks` with no reason to fail)."""
+    n = len(opponents)
+    if n < NORM_MIN_GAMES or 100 * points_halves < NORM_MIN_PERCENT * 2 * n:
+        return []  # the gates fail every title: skip the figures (the engine's hot path)
+    return [check for check, reasons in norm_benchmarks(opponents, points_halves) if not reasons]

@@ -1,0 +1,186 @@
+"""`rating-service calc expected|change|performance|norm`: argparse registration and the
+glue from arguments to the calculators and their reports. Bad input: one line, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Callable, NoReturn
+
+from schemas.common import POOLS, SYSTEMS
+from service.calculators import games as inputs
+from service.calculators import report
+from service.calculators.change import FideK, cfc_change, fide_change, naspa_change
+from service.calculators.expected import expected_score
+from service.calculators.norm import norm_report
+from service.calculators.performance import (
+    cfc_performance,
+    fide_performance,
+    naspa_performance,
+)
+from service.calculators.plot import render
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse errors as one line (`rating-service calc TOOL: ...`) and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _user_error(message: str) -> Exception:
+    from service.cli import UserError  # the command line's one-line error (exit 2)
+
+    return UserError(message)
+
+
+def _checked(parse: Callable, *args: object, **kwargs: object):
+    try:
+        return parse(*args, **kwargs)
+    except ValueError as exc:
+        raise _user_error(str(exc)) from None
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+
+
+def _print(args: argparse.Namespace, text: str, data: dict) -> None:
+    print(json.dumps(data, ensure_ascii=False) if args.json else text)
+
+
+def _fide_options(args: argparse.Namespace) -> tuple[dt.date, str]:
+    if args.pool not in POOLS["fide"]:
+        raise _user_error(f"--pool {args.pool!r} is not a fide pool (one of {', '.join(POOLS['fide'])})")
+    return args.date or dt.date.today(), args.pool
+
+
+def cmd_expected(args: argparse.Namespace) -> int:
+    """expected: the table value beside the continuous curve (and --plot FILE.svg)."""
+    rating = _checked(inputs.rating, args.rating, "--rating")
+    opponent = _checked(inputs.rating, args.opponent, "--opponent")
+    start, pool = _fide_options(args)
+    result = expected_score(args.system, rating, opponent, start, pool)
+    text, data = report.expected_text(result), report.expected_json(result)
+    if args.plot:
+        try:
+            Path(args.plot).write_text(render(args.system, abs(result.difference)), encoding="utf-8")
+        except OSError as exc:
+            raise _user_error(f"{args.plot}: cannot write: {exc.strerror or exc}") from None
+        text += f"\nplot: {args.plot}"
+        data["plot"] = args.plot
+    _print(args, text, data)
+    return EXIT_OK
+
+
+def cmd_change(args: argparse.Namespace) -> int:
+    """change: per-game and total change, official-style and a sequential projection."""
+    rating = _checked(inputs.rating, args.rating, "--rating")
+    played = _checked(inputs.games, args.game)
+    if args.system != "fide":
+        fide_only = [name for name, value in (("--k", args.k), ("--birth-year", args.birth_year),
+                     ("--ever-2300", args.ever_2300), ("--ever-2400", args.ever_2400)) if value]
+        if fide_only:
+            raise _user_error(f"{fide_only[0]} is a FIDE K input (8.3.3); {args.system} fixes its own K")
+    if args.system == "fide":
+        if args.k is not None and args.k <= 0:
+            raise _user_error(f"--k {args.k}: K must be positive")
+        start, pool = _fide_options(args)
+        given = FideK(args.k, args.games_before, args.birth_year, args.ever_2300, args.ever_2400)
+        result = fide_change(rating, played, given, start, pool)
+    elif args.system == "cfc":
+        result = cfc_change(rating, played)
+    else:
+        result = naspa_change(rating, played, args.games_before)
+    _print(args, report.change_text(result), report.change_json(result))
+    return EXIT_OK
+
+
+def cmd_performance(args: argparse.Namespace) -> int:
+    """performance: FIDE Ra + dp, CFC 714a, NASPA's newcomer iteration."""
+    played = _checked(inputs.games, args.game)
+    if args.rating is not None and args.system != "fide":
+        raise _user_error(f"--rating is for FIDE's 'own rating + dp' reference; {args.system} does not use it")
+    own = _checked(inputs.rating, args.rating, "--rating") if args.rating is not None else None
+    if args.system == "fide":
+        result = fide_performance(played, own)
+    elif args.system == "cfc":
+        result = cfc_performance(played)
+    else:
+        result = naspa_performance(played)
+    _print(args, report.performance_text(result), report.performance_json(result))
+    return EXIT_OK
+
+
+def cmd_norm(args: argparse.Namespace) -> int:
+    """norm: the FIDE title benchmarks met, floors applied, and why each failed."""
+    played = _checked(inputs.games, args.game, allow_unrated=True, allow_title=True)
+    result = norm_report(played)
+    _print(args, report.norm_text(result), report.norm_json(result))
+    return EXIT_OK
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    """Add `calc` and its four tools to the command line."""
+    calc = commands.add_parser(
+        "calc",
+        help="calculators: expected score, rating change, performance, norm check",
+        description="The calculators of the FIDE methodology and their CFC / NASPA twins, "
+        "computed by the service's own engines.",
+    )
+    # `calc` itself is made by the top-level parser's class: give it the one-line error too.
+    calc.error = _OneLineParser.error.__get__(calc)  # type: ignore[method-assign]
+    tools = calc.add_subparsers(dest="tool", metavar="TOOL", required=True, parser_class=_OneLineParser)
+
+    def common(p: argparse.ArgumentParser, system: bool = True) -> None:
+        if system:
+            p.add_argument("--system", required=True, choices=SYSTEMS)
+        p.add_argument("--json", action="store_true", help="one JSON object instead of tables")
+
+    def fide_rule_date(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--date", type=_date, help="FIDE: the event's start date, for 8.3.1 (default: today)")
+        p.add_argument("--pool", default="standard", help="FIDE: standard (default), rapid or blitz (8.3.1)")
+
+    game_help = "OPP:SCORE, the opponent's rating and your score (1, 0.5, 0); repeat per game"
+
+    p = tools.add_parser("expected", help="table value beside the continuous curve")
+    common(p)
+    p.add_argument("--rating", required=True, help="your rating")
+    p.add_argument("--opponent", required=True, help="the opponent's rating")
+    p.add_argument("--plot", metavar="FILE.svg", help="draw the table over the curve for D = 0..800")
+    fide_rule_date(p)
+    p.set_defaults(func=cmd_expected)
+
+    p = tools.add_parser("change", help="rating change: official-style total and a sequential projection")
+    common(p)
+    p.add_argument("--rating", required=True, help="your rating")
+    p.add_argument("--game", action="append", default=[], metavar="OPP:SCORE", help=game_help)
+    p.add_argument("--k", type=int, help="FIDE: K outright (else derived, 8.3.3; the 700 cap applies)")
+    p.add_argument("--games-before", type=int, default=30, metavar="N",
+                   help="FIDE: rated games before (default 30); NASPA: career games (default 30)")
+    p.add_argument("--birth-year", type=int, help="FIDE: for the junior K 40")
+    p.add_argument("--ever-2300", action="store_true", help="FIDE: has been published 2300+")
+    p.add_argument("--ever-2400", action="store_true", help="FIDE: has been published 2400+ (K 10)")
+    fide_rule_date(p)
+    p.set_defaults(func=cmd_change)
+
+    p = tools.add_parser("performance", help="performance rating")
+    common(p)
+    p.add_argument("--game", action="append", default=[], metavar="OPP:SCORE", help=game_help)
+    p.add_argument("--rating", help="FIDE: your rating, for the 'own rating + dp' reference")
+    p.set_defaults(func=cmd_performance)
+
+    p = tools.add_parser("norm", help="FIDE title norm benchmarks (GM, IM, WGM, WIM)")
+    common(p, system=False)
+    p.add_argument("--game", action="append", default=[], metavar="OPP:SCORE:TITLE",
+                   help="opponent's rating (or 'unrated'), your score, the opponent's title (optional)")
+    p.set_defaults(func=cmd_norm)
