@@ -210,7 +210,8 @@ def summary(counts: Counts, diffs: list[PoolDiff], markers: MapDiff, states: Map
         shown = 0
         for old, new in d.differ:
             if shown < show:
-                note = "" if old.rating != new.rating or old.status != new.status else " (accumulators differ)"
+                shown_same = (old.rating, old.status, old.games) == (new.rating, new.status, new.games)
+                note = " (other fields differ)" if shown_same else ""
                 lines.append(f"  {old.id}: live {_rating(old)} -> replay {_rating(new)}{note}")
             shown += 1
         for record in d.only_live:

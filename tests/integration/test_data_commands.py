@@ -61,6 +61,11 @@ async def test_a_published_trf_is_rated_and_guards_the_list(tmp_path, redis_url,
     assert (await cli("import", str(listing), *common)) == 0  # the same list again: allowed
     assert "0 new, 4 replaced" in capsys.readouterr().out
 
+    bad = tmp_path / "bad.trf"
+    bad.write_text(OPEN.read_text().replace("     4 b 1     5 b W", "     4 b 1     9 b W"))
+    assert (await cli("publish", str(bad), *common)) == 2
+    assert f"{bad}:14: round 5: opponent 9 has no 001 record" in capsys.readouterr().err
+    assert await client.xlen(stream) == 0  # nothing of a bad file is sent
     assert (await cli("publish", str(OPEN), *common)) == 0
     [entry_id] = capsys.readouterr().out.split()
     [(_, fields)] = await client.xrange(stream)
