@@ -70,6 +70,8 @@ def decode_input(data: bytes | str, limits: Limits = Limits()) -> InputMessage:
         raise InvalidMessage([_problem_from_msgspec(str(exc))]) from None
     except msgspec.DecodeError as exc:
         raise InvalidMessage([Problem("$", f"not valid JSON: {exc}", "malformed")]) from None
+    except RecursionError:
+        raise InvalidMessage([Problem("$", "JSON nested too deeply", "malformed")]) from None
     problems = check_message(message, limits)
     if problems:
         raise InvalidMessage(problems)

@@ -11,6 +11,8 @@ dead-lettered by us rather than failing inside the framework.
 from __future__ import annotations
 
 import asyncio
+import logging
+from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 import structlog
@@ -18,23 +20,32 @@ from faststream import AckPolicy, FastStream
 from faststream.redis import RedisBroker, StreamSub
 from faststream.redis.annotations import RedisMessage
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.consumer import StreamProcessor
 from service.engine.registry import Registry, default_registry
 from service.health import HealthServer
 from service.logconfig import configure_logging
 from service.metrics import Metrics
-from service.settings import Settings, load_settings
+from service.settings import Settings, load_settings, redact
 
 log = structlog.get_logger("rating.app")
+BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0
+# Errors that mean "Redis is not there right now" (BusyLoadingError is a ConnectionError).
+REDIS_AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
 def build_app(settings: Settings | None = None, registry: Registry | None = None) -> FastStream:
     """Wire the broker, the subscribers and the processors from the settings."""
     settings = settings or load_settings()
     registry = registry if registry is not None else default_registry()
-    broker = RedisBroker(settings.redis_url, graceful_timeout=30.0, logger=None)
+    # FastStream's own log lines go through the standard library into structlog's JSON; its
+    # per-message lines at DEBUG, its errors (a failed read while Redis is away) as errors.
+    broker = RedisBroker(
+        settings.redis_url, graceful_timeout=30.0, logger=logging.getLogger("rating.faststream"), log_level=logging.DEBUG
+    )
     client = aioredis.Redis.from_url(settings.redis_url)
     metrics = Metrics()
     processors = {s: StreamProcessor(client, settings, s, registry, metrics) for s in settings.input_streams}
@@ -45,15 +56,14 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         _subscribe(broker, settings, processor, reclaim=False)
         _subscribe(broker, settings, processor, reclaim=True)
 
-    app = FastStream(broker, logger=None)
+    app = FastStream(broker, logger=logging.getLogger("rating.faststream"))
 
     @app.on_startup
     async def create_groups() -> None:
         configure_logging(settings.log_level, settings.log_json)
-        for processor in processors.values():
-            await processor.ensure_group()
         if settings.http_port:
-            await health.start()
+            await health.start()  # live at once; ready once Redis answers
+        await _until_redis_answers(processors.values(), settings)
         tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health)))
         log.info(
             "starting",
@@ -92,18 +102,57 @@ def _subscribe(broker: RedisBroker, settings: Settings, processor: StreamProcess
 
     async def on_entries(message: RedisMessage) -> None:
         ids = [i.decode() if isinstance(i, bytes) else i for i in message.raw_message["message_ids"]]
-        if ids:
-            await processor.handle(*ids)
+        delay = BACKOFF_FIRST
+        while ids:
+            try:
+                await processor.handle(*ids)
+                return
+            except REDIS_AWAY as exc:
+                # Redis went away (or is loading its data after a restart): nothing was half
+                # done (each commit is one MULTI/EXEC); try again when it is back, in order.
+                log.warning("redis unavailable, retrying", stream=processor.stream, error=_reason(exc, settings),
+                            retry_in=delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
 
     broker.subscriber(stream=sub, ack_policy=AckPolicy.MANUAL, title=f"{processor.stream}{':reclaim' if reclaim else ''}")(
         on_entries
     )
 
 
-async def _watch_groups(processors: list[StreamProcessor], health: HealthServer, every: float = 5.0) -> None:
-    """Keep the consumer-group gauges and `rating_redis_up` current."""
+async def _until_redis_answers(processors, settings: Settings) -> None:
+    """Create the consumer groups, waiting (with backoff, saying why) until Redis answers."""
+    delay = BACKOFF_FIRST
     while True:
-        if await health.redis_answers() is None:
+        try:
+            for processor in processors:
+                await processor.ensure_group()
+            return
+        except REDIS_AWAY as exc:
+            log.warning("waiting for redis", redis=redact(settings.redis_url), error=_reason(exc, settings), retry_in=delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
+
+
+def _reason(exc: BaseException, settings: Settings) -> str:
+    """An error's text without the Redis password, whatever the library put in it."""
+    text = f"{type(exc).__name__}: {exc}"
+    password = urlsplit(settings.redis_url).password
+    return text.replace(password, "***") if password else text
+
+
+async def _watch_groups(processors: list[StreamProcessor], health: HealthServer, every: float = 2.0) -> None:
+    """Keep the consumer-group gauges and `rating_redis_up` current; say when Redis goes
+    away and when it is back."""
+    was_up = True
+    while True:
+        problem = await health.redis_answers()
+        if problem is not None and was_up:
+            log.error("redis unreachable", error=problem)
+        elif problem is None and not was_up:
+            log.info("redis reachable again")
+        was_up = problem is None
+        if was_up:
             for processor in processors:
                 try:
                     await processor.observe_group()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from urllib.parse import urlsplit
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -15,7 +16,6 @@ import msgspec
 
 from schemas import asyncapi, jsonschema
 from schemas.common import POOLS, SYSTEMS
-from schemas.events import EventFinished
 from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
 from schemas.rejected import EventRejected
@@ -44,7 +44,7 @@ _output_decoders = {
 def _schema_name(raw: bytes) -> str | None:
     try:
         document = msgspec.json.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     return document.get("schema") if isinstance(document, dict) else None
 
@@ -205,7 +205,12 @@ def _run_redis(args: argparse.Namespace, work: Callable) -> object:
     try:
         return asyncio.run(main())
     except (RedisError, OSError) as exc:
-        raise UserError(f"Redis at {_redis_url(args)}: {exc}") from None
+        from service.settings import redact
+
+        url = _redis_url(args)
+        password = urlsplit(url).password
+        reason = str(exc).replace(password, "***") if password else str(exc)
+        raise UserError(f"Redis at {redact(url)}: {reason}") from None
 
 
 def cmd_import(args: argparse.Namespace) -> int:

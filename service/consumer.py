@@ -72,6 +72,7 @@ class StreamProcessor:
         self.stream = stream
         self.registry = registry
         self.metrics = metrics or Metrics()
+        self._forgiven: str | None = None  # head entry whose attempt failed through Redis
 
     async def ensure_group(self) -> None:
         """Create the consumer group at 0 (the whole stream), ignoring BUSYGROUP."""
@@ -124,7 +125,11 @@ class StreamProcessor:
         dead-lettered with reason `poison` instead of blocking the stream.
         """
         head = entries[0].id
-        attempts = await self.client.hincrby(self.keys.attempts, head, 1)
+        if self._forgiven == head:  # the last attempt was cut short by Redis, not by the entry
+            attempts = int(await self.client.hget(self.keys.attempts, head) or 1)
+        else:
+            attempts = await self.client.hincrby(self.keys.attempts, head, 1)
+        self._forgiven = None
         if attempts > 1:
             entries = entries[:1]
         wants = [e.want for e in entries if e.want is not None]
@@ -154,6 +159,9 @@ class StreamProcessor:
             self.metrics.retries.labels(self.stream).inc()
             await self.client.hdel(self.keys.attempts, head)
             return 0
+        except RedisError:
+            self._forgiven = head
+            raise
         self.metrics.commit_seconds.labels(self.stream).observe(time.perf_counter() - started)
         self.metrics.entries_per_commit.labels(self.stream).observe(len(decisions))
         for decision in decisions:
@@ -242,7 +250,7 @@ def _event_id_of(fields: dict) -> str | None:
     """The event id of an entry, when it can be read at all (for logs and dead letters)."""
     try:
         document = msgspec.json.decode(fields.get(DATA_FIELD.encode(), b""))
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     value = document.get("event_id") if isinstance(document, dict) else None
     return value if isinstance(value, str) and len(value) <= 128 else None

@@ -30,7 +30,7 @@ def read_documents(path: str | Path) -> Iterator[tuple[str, bytes]]:
     if stripped[:1] in (b"{", b"["):
         try:
             whole = msgspec.json.decode(stripped)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             whole = None  # JSON Lines, or broken: read line by line
         if isinstance(whole, dict):
             if b"\n" in stripped:

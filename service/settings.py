@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from urllib.parse import urlsplit, urlunsplit
 from typing import Mapping
 
 import msgspec
@@ -120,3 +121,15 @@ def describe() -> str:
     for s in SETTINGS:
         lines.append(f"  {' / '.join(s.names):<34} {s.help} (default: {s.default})")
     return "\n".join(lines)
+
+
+def redact(url: str) -> str:
+    """A Redis URL fit for logs and error messages: the password replaced by ***."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))

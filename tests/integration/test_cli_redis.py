@@ -82,3 +82,22 @@ def test_unreachable_redis_is_one_line(tmp_path, capsys):
     assert main(["import", str(source), "--redis-url", "redis://127.0.0.1:1/0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rating-service import: Redis at redis://127.0.0.1:1/0:") and err.count("\n") == 1
+
+
+def test_watch_prints_a_table_per_message(tmp_path, redis_url, key_prefix, capsys):
+    stream = f"{key_prefix}.ratings"
+    events = tmp_path / "event.jsonl"
+    events.write_text(json.dumps(event(players=[{"id": "p1"}, {"id": "p2"}, {"id": "p3"}])) + "\n")
+    ratings = tmp_path / "list.jsonl"
+    ratings.write_text("".join(json.dumps(r) + "\n" for r in records(1500, 1720, 2250)))
+    assert main(["rate", str(events), "--ratings", str(ratings)]) == 0
+    message = capsys.readouterr().out.strip()
+    client = redis.Redis.from_url(redis_url)
+    client.xadd(stream, {"__data__": message})
+    client.close()
+    assert main(["watch", "--stream", stream, "--from-start", "--count", "1", "--redis-url", redis_url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("club-2025-11-a  cfc/regular  cfc-2009")
+    assert lines[1].split() == ["player", "old", "new", "change", "status", "games", "event", "score"]
+    # One row per player of the event, in its order (p0 of the list did not play).
+    assert [line.split()[0] for line in lines[2:5]] == ["p1", "p2", "p3"]

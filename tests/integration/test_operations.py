@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
-import socket
-import subprocess
-import tempfile
 
 import pytest
 import redis
@@ -18,61 +14,10 @@ from service.consumer import StreamProcessor
 from service.metrics import Metrics
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
+from tests.integration.processes import PrivateRedis, free_port, http_get
 from tests.messages import event
 
 pytestmark = pytest.mark.integration
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-async def http_get(port: int, path: str) -> tuple[int, bytes]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-    await writer.drain()
-    data = await reader.read()
-    writer.close()
-    head, _, body = data.partition(b"\r\n\r\n")
-    return int(head.split()[1]), body
-
-
-class PrivateRedis:
-    """A redis-server of the test's own, which the test can stop and start again."""
-
-    def __init__(self):
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(prefix="redis-private-")
-        self.process: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-             "--dir", self.dir],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
-            self.process = None
-
-    async def wait_ready(self) -> None:
-        client = aioredis.Redis.from_url(self.url)
-        for _ in range(100):
-            try:
-                if await client.ping():
-                    break
-            except Exception:
-                await asyncio.sleep(0.05)
-        await client.aclose()
 
 
 @pytest.fixture
@@ -83,8 +28,7 @@ async def private_redis():
     server.start()
     await server.wait_ready()
     yield server
-    server.stop()
-    shutil.rmtree(server.dir, ignore_errors=True)
+    server.remove()
 
 
 async def test_readiness_flips_when_redis_stops_and_comes_back(private_redis):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from service.engine.contract import EngineRejection
 
-from .builders import Spec, est, new, prov, rate
+from .builders import est, new, prov, rate
 
 SETTINGS = settings(max_examples=150, deadline=None)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from naspa_support import event_input, engine, rate
+from naspa_support import engine, rate
 from service.engine.contract import EngineRejection
 from service.engine.naspa.expected import expected_wins
 from service.engine.naspa.rated import band_walk, multiplier

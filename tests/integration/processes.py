@@ -1,0 +1,228 @@
+"""Service processes, private Redis servers and the offline twin, for the integration
+tests that run the whole service: crash safety, replicas, Redis outages, soaks."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import msgspec
+import redis.asyncio as aioredis
+
+from schemas import PlayerRecord
+from service.store import StreamKeys, import_records
+from tests.integration.helpers import outputs, pending, rejections
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def club_list(players: int = 24) -> list[PlayerRecord]:
+    """The club's established CFC players, 1200 to 2120."""
+    return [
+        PlayerRecord(system="cfc", pool="regular", id=f"p{i}", rating=1200 + 40 * i, status="established",
+                     games=30, highest=1200 + 40 * i)
+        for i in range(players)
+    ]
+
+
+def random_events(count: int, seed: int, players: int = 24) -> list[dict]:
+    """Events among a small club, so that ratings carry from one event to the next."""
+    rng = random.Random(seed)
+    events = []
+    for n in range(count):
+        ids = rng.sample([f"p{i}" for i in range(players)], 4)
+        games = [
+            {"round": r + 1, "a": a, "b": b, "score": rng.choice([0, 0.5, 1])}
+            for r, (a, b) in enumerate([(ids[0], ids[1]), (ids[2], ids[3]), (ids[0], ids[2]), (ids[1], ids[3])])
+        ]
+        events.append({
+            "schema": "event.finished/v1", "event_id": f"ev-{seed}-{n}", "system": "cfc",
+            "name": f"Club night {n}", "start_date": "2025-11-01", "end_date": "2025-11-01",
+            "rounds": 4, "players": [{"id": i} for i in ids], "games": games,
+        })
+    return events
+
+
+class Services:
+    """Service processes on one set of settings (the environment they read)."""
+
+    def __init__(self, settings, engines: str = "default"):
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "RATING_REDIS_URL": settings.redis_url,
+            "RATING_INPUT_STREAMS": ",".join(settings.input_streams),
+            "RATING_OUTPUT_STREAM": settings.output_stream,
+            "RATING_DEAD_LETTER_STREAM": settings.dead_letter_stream,
+            "RATING_GROUP": settings.group,
+            "RATING_CLAIM_IDLE_MS": str(settings.claim_idle_ms),
+            "RATING_POLL_MS": str(settings.poll_ms),
+            "RATING_LOG_JSON": "true",
+            "RATING_LOG_LEVEL": "WARNING",
+            "RATING_HTTP_PORT": "0",
+        }
+        self.env.pop("RATING_CONSUMER", None)
+        self.engines = engines
+        self.running: list[subprocess.Popen] = []
+        self.log_files: dict[int, Path] = {}
+
+    def start(self) -> subprocess.Popen:
+        """Start one more replica; its log goes to a file of its own (see `logs`)."""
+        log = tempfile.NamedTemporaryFile(prefix="rating-service-", suffix=".log", delete=False)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.integration.service_runner", self.engines],
+            cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=log,
+        )
+        log.close()
+        self.log_files[process.pid] = Path(log.name)
+        self.running.append(process)
+        return process
+
+    def logs(self, process: subprocess.Popen | None = None) -> str:
+        """What one replica (or all of them) wrote to standard error."""
+        files = [self.log_files[process.pid]] if process else list(self.log_files.values())
+        return "".join(f.read_text(errors="replace") for f in files)
+
+    def kill(self, process: subprocess.Popen, sig: int = signal.SIGKILL) -> int:
+        process.send_signal(sig)
+        code = process.wait(timeout=40)
+        self.running.remove(process)
+        return code
+
+    def stop_all(self) -> None:
+        for process in list(self.running):
+            self.kill(process, signal.SIGTERM)
+        for path in self.log_files.values():
+            path.unlink(missing_ok=True)
+
+
+def offline_records(entries, tmp_path: Path, start: list[PlayerRecord] | None = None) -> dict[tuple, PlayerRecord]:
+    """`rating-service rate --keep-going` over the stream's own entries, in order."""
+    events = tmp_path / "stream.jsonl"
+    events.write_bytes(b"".join(fields[b"__data__"] + b"\n" for _, fields in entries))
+    ratings = tmp_path / "list.jsonl"
+    ratings.write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in (club_list() if start is None else start)))
+    final = tmp_path / "final.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "service", "rate", str(events), "--ratings", str(ratings), "--keep-going",
+         "--out-ratings", str(final)],
+        cwd=ROOT, capture_output=True,
+    )
+    assert done.returncode == 0, done.stderr
+    records = [msgspec.json.decode(line, type=PlayerRecord) for line in final.read_bytes().splitlines()]
+    return {(r.system, r.pool, r.id): r for r in records}
+
+
+async def stored_records(client, settings) -> dict[tuple, PlayerRecord]:
+    """Every record of every pool of the input stream's store."""
+    records = {}
+    pattern = StreamKeys(settings.input_streams[0]).players("*", "*")
+    async for key in client.scan_iter(match=pattern.replace("{", "\\{").replace("}", "\\}")):
+        for raw in (await client.hgetall(key)).values():
+            record = msgspec.json.decode(raw, type=PlayerRecord)
+            records[(record.system, record.pool, record.id)] = record
+    return records
+
+
+async def wait_until_applied(client, settings, timeout: float = 60.0) -> None:
+    stream = settings.input_streams[0]
+    [(last_id, _)] = await client.xrevrange(stream, count=1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        cursor = await client.get(StreamKeys(stream).cursor)
+        if cursor == last_id and await pending(client, settings) == 0:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"not applied in {timeout}s: cursor {cursor!r}, last {last_id!r}")
+
+
+async def load_club(client, settings) -> None:
+    await import_records(client, StreamKeys(settings.input_streams[0]), club_list())
+
+
+async def check_final_state(
+    client, settings, events: list[dict], tmp_path: Path, start: list[PlayerRecord] | None = None
+) -> None:
+    """Everything applied; the records equal the offline twin's; one output per event, in
+    order; nothing rejected, pending or half counted."""
+    await wait_until_applied(client, settings)
+    entries = await client.xrange(settings.input_streams[0])
+    assert await stored_records(client, settings) == offline_records(entries, tmp_path, start)
+    produced = [o for o in await outputs(client, settings) if o.kind == "event"]
+    expected = [e["event_id"] for e in events if "event_id" in e]
+    assert [o.event_id for o in produced] == expected  # once each, in order
+    by_event = {e["event_id"]: i for i, e in enumerate(events) if "event_id" in e}
+    assert [o.source_id for o in produced] == [entries[by_event[o.event_id]][0].decode() for o in produced]
+    assert await rejections(client, settings) == []
+    assert await pending(client, settings) == 0
+    assert await client.hlen(StreamKeys(settings.input_streams[0]).attempts) == 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def http_get(port: int, path: str) -> tuple[int, bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    await writer.drain()
+    data = await reader.read()
+    writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+class PrivateRedis:
+    """A redis-server of the test's own (AOF on), which the test can stop and start again."""
+
+    def __init__(self, port: int | None = None, *extra: str, url: str | None = None):
+        self.port = port or free_port()
+        self.extra = extra
+        self.dir = tempfile.mkdtemp(prefix="redis-private-")
+        self.process: subprocess.Popen | None = None
+        self._url = url
+
+    @property
+    def url(self) -> str:
+        return self._url or f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+             "--appendfsync", "always", "--dir", self.dir, *self.extra],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+    async def wait_ready(self, url: str | None = None) -> None:
+        client = aioredis.Redis.from_url(url or self.url)
+        try:
+            for _ in range(200):
+                try:
+                    if await client.ping():
+                        return
+                except Exception:
+                    await asyncio.sleep(0.05)
+            raise AssertionError("the private redis-server did not start")
+        finally:
+            await client.aclose()
+
+    def remove(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,70 @@
+"""A small TCP proxy of the tests' own, between the service and Redis, that can cut every
+connection at once (the service then sees connection resets mid-command)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+
+
+class CuttingProxy:
+    def __init__(self, target_host: str, target_port: int):
+        self.target = (target_host, target_port)
+        self.server: asyncio.AbstractServer | None = None
+        self.port = 0
+        self.connections: set[asyncio.StreamWriter] = set()
+        self.cuts = 0
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        self.cut()
+        if self.server is not None:
+            self.server.close()
+            await self.server.wait_closed()
+
+    def cut(self) -> None:
+        """Reset every open connection (RST, not a clean close)."""
+        for writer in list(self.connections):
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                except OSError:
+                    pass
+            writer.close()
+        self.connections.clear()
+        self.cuts += 1
+
+    async def cut_at_random(self, rng: random.Random, low: float, high: float, until: asyncio.Event) -> None:
+        while not until.is_set():
+            await asyncio.sleep(rng.uniform(low, high))
+            self.cut()
+
+    async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
+        except OSError:
+            client_writer.close()
+            return
+        self.connections.update((client_writer, upstream_writer))
+        await asyncio.gather(
+            self._pipe(client_reader, upstream_writer), self._pipe(upstream_reader, client_writer),
+            return_exceptions=True,
+        )
+        for writer in (client_writer, upstream_writer):
+            self.connections.discard(writer)
+            writer.close()
+
+    @staticmethod
+    async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            data = await reader.read(65536)
+            if not data:
+                break
+            writer.write(data)
+            await writer.drain()
+        writer.close()

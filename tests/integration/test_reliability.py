@@ -1,0 +1,238 @@
+"""Faults: Redis restarting mid-flow and unreachable at start-up, connections cut at random,
+a dedicated ACL user, TLS, and passwords kept out of logs. Each test checks that nothing
+was lost or doubled: the final records equal an offline `rate` of the same entries."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import redis.asyncio as aioredis
+from redis.exceptions import NoPermissionError
+
+from tests.integration.helpers import publish, settings_for
+from tests.integration.processes import (
+    ROOT,
+    PrivateRedis,
+    Services,
+    check_final_state,
+    free_port,
+    load_club,
+    random_events,
+)
+from tests.integration.tcpproxy import CuttingProxy
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+if not shutil.which("redis-server"):
+    pytest.skip("these tests start redis-server themselves", allow_module_level=True)
+
+
+@pytest.fixture
+async def private_redis():
+    server = PrivateRedis()
+    server.start()
+    await server.wait_ready()
+    yield server
+    server.remove()
+
+
+async def publish_retrying(url: str, settings, events: list[dict]) -> None:
+    """A producer that waits out a Redis outage (as tournament software would)."""
+    for event in events:
+        while True:
+            client = aioredis.Redis.from_url(url)
+            try:
+                await publish(client, settings, event)
+                break
+            except (OSError, aioredis.ConnectionError, aioredis.BusyLoadingError):
+                await asyncio.sleep(0.1)
+            finally:
+                await client.aclose()
+
+
+async def test_redis_restarts_mid_flow(private_redis, tmp_path):
+    settings = settings_for(private_redis.url, "restart")
+    client = aioredis.Redis.from_url(private_redis.url)
+    await load_club(client, settings)
+    await client.aclose()
+    events = random_events(300, 21)
+    services = Services(settings)
+    try:
+        process = services.start()
+        await publish_retrying(private_redis.url, settings, events[:100])
+        await asyncio.sleep(0.3)
+        private_redis.stop()  # SIGTERM: Redis writes its AOF and exits
+        producer = asyncio.create_task(publish_retrying(private_redis.url, settings, events[100:]))
+        await asyncio.sleep(1.5)
+        private_redis.start()
+        await private_redis.wait_ready()
+        await producer
+        client = aioredis.Redis.from_url(private_redis.url)
+        await check_final_state(client, settings, events, tmp_path)
+        await client.aclose()
+        assert process.poll() is None, "the service must survive the outage"
+        assert "redis unavailable, retrying" in services.logs(process) or "fetch error" in services.logs(process)
+    finally:
+        services.stop_all()
+
+
+async def test_redis_unreachable_at_start_up(tmp_path):
+    port = free_port()
+    server = PrivateRedis(port)
+    settings = settings_for(server.url, "startup")
+    services = Services(settings)
+    try:
+        process = services.start()
+        await asyncio.sleep(2.0)
+        assert process.poll() is None, "the service waits for Redis instead of exiting"
+        log = services.logs(process)
+        assert "waiting for redis" in log and "Connect" in log  # says why (connection refused)
+        server.start()
+        await server.wait_ready()
+        client = aioredis.Redis.from_url(server.url)
+        await load_club(client, settings)
+        events = random_events(20, 3)
+        await publish(client, settings, *events)
+        await check_final_state(client, settings, events, tmp_path)
+        await client.aclose()
+    finally:
+        services.stop_all()
+        server.remove()
+
+
+async def test_connections_cut_at_random(private_redis, tmp_path):
+    proxy = CuttingProxy("127.0.0.1", private_redis.port)
+    await proxy.start()
+    direct = aioredis.Redis.from_url(private_redis.url)
+    through_proxy = settings_for(f"redis://127.0.0.1:{proxy.port}/0", "cuts")
+    await load_club(direct, through_proxy)
+    events = random_events(300, 77)
+    services = Services(through_proxy)
+    done = asyncio.Event()
+    cutter = asyncio.create_task(proxy.cut_at_random(random.Random(77), 0.05, 0.4, done))
+    try:
+        services.start()
+        for start in range(0, len(events), 15):
+            await publish(direct, through_proxy, *events[start : start + 15])
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.0)
+        done.set()
+        await cutter
+        assert proxy.cuts >= 3
+        await check_final_state(direct, through_proxy, events, tmp_path)
+    finally:
+        done.set()
+        services.stop_all()
+        await proxy.stop()
+        await direct.aclose()
+
+
+# The minimal ACL rule of the README: the service's own streams and keys, the commands it uses.
+def acl_rule(prefix: str, password: str) -> list[str]:
+    events = f"{prefix}.events"
+    return [
+        "rating-service", "on", f">{password}", "resetkeys",
+        f"~{events}", f"~{{{events}}}:*", f"~{prefix}.ratings", f"~{prefix}.rejected",
+        "resetchannels", "-@all",
+        "+@stream", "+@hash", "+get", "+set", "+exists",
+        "+multi", "+exec", "+discard", "+watch", "+unwatch",
+        "+ping", "+hello", "+client|setname", "+select",
+    ]
+
+
+async def test_dedicated_acl_user_can_run_the_service_and_nothing_more(private_redis, tmp_path):
+    admin = aioredis.Redis.from_url(private_redis.url)
+    await admin.execute_command("ACL", "SETUSER", *acl_rule("acl", "s3cret-pw"))
+    url = f"redis://rating-service:s3cret-pw@127.0.0.1:{private_redis.port}/0"
+    settings = settings_for(url, "acl")
+    await load_club(admin, settings)
+    events = random_events(30, 9)
+    services = Services(settings)
+    try:
+        services.start()
+        await publish(admin, settings, *events)
+        await check_final_state(admin, settings, events, tmp_path)
+        assert "s3cret-pw" not in services.logs()
+    finally:
+        services.stop_all()
+    limited = aioredis.Redis.from_url(url)
+    with pytest.raises(NoPermissionError):
+        await limited.get("someone-else:key")
+    with pytest.raises(NoPermissionError):
+        await limited.flushdb()
+    await limited.aclose()
+    await admin.aclose()
+
+
+async def test_passwords_never_appear_in_logs_or_errors(private_redis, tmp_path):
+    admin = aioredis.Redis.from_url(private_redis.url)
+    await admin.execute_command("ACL", "SETUSER", *acl_rule("pw", "right-password"))
+    await admin.aclose()
+    wrong = f"redis://rating-service:Wr0ng-Pa55word@127.0.0.1:{private_redis.port}/0"
+    services = Services(settings_for(wrong, "pw"))
+    try:
+        process = services.start()
+        await asyncio.sleep(2.0)
+        log = services.logs(process)
+        assert "waiting for redis" in log and "AuthenticationError" in log
+        assert "Wr0ng-Pa55word" not in log and "rating-service:***@" in log
+    finally:
+        services.stop_all()
+    records = tmp_path / "list.jsonl"
+    records.write_text('{"system":"cfc","pool":"regular","id":"p1","rating":1500,"status":"established","games":30}\n')
+    for argv in (["import", str(records)], ["export", "--system", "cfc", "--pool", "regular"]):
+        done = subprocess.run([sys.executable, "-m", "service", *argv, "--redis-url", wrong],
+                              cwd=ROOT, capture_output=True, text=True)
+        assert done.returncode == 2
+        assert "Wr0ng-Pa55word" not in done.stderr + done.stdout and "***" in done.stderr
+        assert done.stderr.count("\n") == 1
+
+
+@pytest.fixture
+def tls_redis():
+    if not shutil.which("openssl"):
+        pytest.skip("no openssl to make a certificate")
+    folder = Path(tempfile.mkdtemp(prefix="redis-tls-"))
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(folder / "key.pem"),
+         "-out", str(folder / "cert.pem")],
+        check=True, capture_output=True,
+    )
+    port = free_port()
+    server = PrivateRedis(
+        0, "--tls-port", str(port), "--tls-cert-file", str(folder / "cert.pem"), "--tls-key-file",
+        str(folder / "key.pem"), "--tls-ca-cert-file", str(folder / "cert.pem"), "--tls-auth-clients", "no",
+        url=f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={folder / 'cert.pem'}",
+    )
+    server.start()
+    yield server
+    server.remove()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_tls_through_the_url(tls_redis, tmp_path):
+    await tls_redis.wait_ready()
+    settings = settings_for(tls_redis.url, "tls")
+    client = aioredis.Redis.from_url(tls_redis.url)
+    await load_club(client, settings)
+    events = random_events(30, 4)
+    services = Services(settings)
+    try:
+        services.start()
+        await publish(client, settings, *events)
+        await check_final_state(client, settings, events, tmp_path)
+    finally:
+        services.stop_all()
+        await client.aclose()
+    plain = aioredis.Redis(host="127.0.0.1", port=int(tls_redis.extra[1]), socket_connect_timeout=2)
+    with pytest.raises(Exception):
+        await plain.ping()  # the port speaks TLS only
+    await plain.aclose()

@@ -1,0 +1,112 @@
+"""The deployment files say what the service reads: compose, the image, Kubernetes."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+
+from service.health import HealthServer
+from service.settings import SETTINGS
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTING_NAMES = {name for s in SETTINGS for name in s.names}
+
+
+def compose() -> dict:
+    return yaml.safe_load((ROOT / "compose.yaml").read_text())
+
+
+def test_compose_parses_and_builds_from_the_dockerfile():
+    services = compose()["services"]
+    replicas = [s for name, s in services.items() if name.startswith("rating-service-")]
+    assert len(replicas) == 2
+    for service in replicas:
+        assert service["build"]["dockerfile"] == "deploy/Dockerfile"
+        assert (ROOT / service["build"]["context"] / service["build"]["dockerfile"]).exists()
+        assert service["restart"] == "unless-stopped"
+        assert service["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert len({s["environment"]["RATING_CONSUMER"] for s in replicas}) == 2  # distinct consumers
+
+
+def test_compose_sets_only_settings_the_service_reads():
+    for name, service in compose()["services"].items():
+        for variable in service.get("environment", {}):
+            assert variable in SETTING_NAMES, f"{name}: {variable} is not a setting"
+
+
+def test_compose_redis_persists_with_aof_on_a_named_volume():
+    redis = compose()["services"]["redis"]
+    assert "--appendonly" in redis["command"] and "yes" in redis["command"]
+    assert redis["volumes"][0].split(":")[0] in compose()["volumes"]
+    assert redis["healthcheck"]["test"][-1] == "ping"
+
+
+def test_demo_profile_publishes_every_example_that_exists():
+    demo = compose()["services"]["demo-producer"]
+    script = demo["command"][0]
+    for example in re.findall(r"/examples/([\w.-]+\.json)", script):
+        assert (ROOT / "deploy" / "examples" / example).exists()
+    assert "demo" in compose()["services"]["demo-subscriber"]["profiles"]
+
+
+def test_kubernetes_manifests_match_the_service():
+    documents = {}
+    for path in sorted((ROOT / "deploy" / "k8s").glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            documents[doc["kind"]] = doc
+    assert set(documents) >= {"ConfigMap", "Deployment", "PodDisruptionBudget", "Secret", "Service"}
+    assert set(documents["ConfigMap"]["data"]) <= SETTING_NAMES
+    container = documents["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert {e["name"] for e in container["env"]} <= SETTING_NAMES
+    routes = HealthServer(None, None, "127.0.0.1", 0).routes  # type: ignore[arg-type]
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        assert container[probe]["httpGet"]["path"] in routes
+    assert documents["Deployment"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] > 30
+
+
+def pinned() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "deploy" / "constraints.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[name.lower().replace("_", "-")] = version
+    return pins
+
+
+def test_the_image_pins_satisfy_the_package_and_match_what_the_tests_run_on():
+    pins = pinned()
+    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
+    assert "--constraint deploy/constraints.txt ." in dockerfile
+    for requirement in metadata.requires("rating-service") or []:
+        req = Requirement(requirement)
+        if req.marker is not None:
+            continue  # the test extra is not in the image
+        name = req.name.lower().replace("_", "-")
+        assert name in pins, f"{name} is not pinned in deploy/constraints.txt"
+        assert req.specifier.contains(pins[name]), f"{name}=={pins[name]} does not satisfy {req.specifier}"
+        # .ci/run installs with the same constraints: the tests run on the image's versions.
+        assert metadata.version(name) == pins[name]
+
+
+def test_the_image_runs_as_a_user_and_checks_its_health():
+    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
+    final_stage = dockerfile.split("\nFROM ")[-1]
+    assert "USER 10001" in final_stage and "HEALTHCHECK" in final_stage and "/health/ready" in final_stage
+    assert "gcc" not in final_stage and "build-essential" not in final_stage
+    assert 'ENTRYPOINT ["rating-service"]' in final_stage
+
+
+@pytest.mark.skipif(shutil.which("docker") is None, reason="no docker client")
+def test_docker_build_when_an_engine_answers():
+    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        pytest.skip("no Docker engine answers here")
+    done = subprocess.run(["docker", "build", "-f", "deploy/Dockerfile", "-t", "rating-service:test", "."],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
