@@ -20,6 +20,7 @@ from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, Limits, decode_input
+from service import datacommands
 from service.engine.registry import Registry, default_registry
 from service.jsonlines import FileProblem, read_documents
 from service.rating import Duplicate, MemoryLedger, Rejected
@@ -214,10 +215,17 @@ def _run_redis(args: argparse.Namespace, work: Callable) -> object:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """import FILE: load player records into the store (replacing records with the same id)."""
+    from service.datacommands import guard_import, read_import
     from service.store import StreamKeys, import_records
 
-    records = load_records(args.file)
-    new, replaced = _run_redis(args, lambda client: import_records(client, StreamKeys(args.stream), records))  # type: ignore[misc]
+    records = read_import(args)
+    keys = StreamKeys(args.stream)
+
+    async def load(client):
+        await guard_import(client, keys, records, args.force)
+        return await import_records(client, keys, records)
+
+    new, replaced = _run_redis(args, load)  # type: ignore[misc]
     print(f"imported {len(records)} records into stream {args.stream}'s store: {new} new, {replaced} replaced")
     return EXIT_OK
 
@@ -229,23 +237,20 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.pool not in POOLS[args.system]:
         raise UserError(f"--pool {args.pool!r} is not a {args.system} pool (one of {', '.join(POOLS[args.system])})")
     records = _run_redis(args, lambda client: export_records(client, StreamKeys(args.stream), args.system, args.pool))
-    if args.out:
-        write_records(args.out, records)  # type: ignore[arg-type]
-    else:
-        out = sys.stdout.buffer
-        for record in records:  # type: ignore[attr-defined]
-            out.write(_encoder.encode(record) + b"\n")
-        out.flush()
+    from service.datacommands import write_export
+
+    write_export(args, records)  # type: ignore[arg-type]
     return EXIT_OK
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """publish FILE: append the file's messages to the input stream, each checked first."""
+    from service.datacommands import publish_documents
     from service.store import xadd
 
     limits = Limits()
     messages = []
-    for location, raw in read_documents(args.file):
+    for location, raw in publish_documents(args):
         try:
             decode_input(raw, limits)
         except InvalidMessage as exc:
@@ -328,13 +333,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_serve)
 
     p = commands.add_parser("publish", help="append event.finished / period.closed messages to the input stream")
-    p.add_argument("file", metavar="FILE", help="JSON or JSON Lines messages")
+    p.add_argument("file", metavar="FILE", help="JSON or JSON Lines messages, or a FIDE TRF file (one event)")
     p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
     p.add_argument("--redis-url", help="default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0")
+    datacommands.add_trf_options(p)
     p.set_defaults(func=cmd_publish)
 
-    p = commands.add_parser("import", help="load player records (JSON Lines) into the service's store")
-    p.add_argument("file", metavar="FILE", help="player.record/v1 JSON Lines")
+    p = commands.add_parser("import", help="load player records (JSON Lines or CSV) into the service's store")
+    p.add_argument("file", metavar="FILE", help="player.record/v1 JSON Lines, or CSV with a header of field names")
+    p.add_argument("--system", choices=SYSTEMS, help="the records' system (fills CSV rows, checks every record)")
+    p.add_argument("--pool", help="the records' pool (fills CSV rows, checks every record)")
+    p.add_argument("--force", action="store_true", help="overwrite records that differ from the list (rated since)")
     p.add_argument("--stream", default="events.finished", help="input stream whose store to load (default: events.finished)")
     p.add_argument("--redis-url", help="default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0")
     p.set_defaults(func=cmd_import)
@@ -344,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pool", required=True)
     p.add_argument("--stream", default="events.finished", help="input stream whose store to read (default: events.finished)")
     p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    p.add_argument("--format", choices=("jsonl", "csv"), help="default: jsonl (csv for an --out ending in .csv)")
     p.add_argument("--redis-url", help="default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0")
     p.set_defaults(func=cmd_export)
 
@@ -359,6 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="folder to write to (default: the package's schemas/json)")
     p.add_argument("--check", action="store_true", help="exit 1 if the files there are stale")
     p.set_defaults(func=cmd_schemas)
+    datacommands.register(commands)
 
     from service.calculators import register as register_calculators
 

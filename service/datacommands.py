@@ -1,0 +1,244 @@
+"""The data commands: `convert` and `trf-ratings` (FIDE TRF, service.trf), `replay`
+(service.replay); and the parts of `publish`, `import` and `export` that read TRF and
+CSV (service.cli calls them). Bad input: UserError, one line naming file and line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from schemas.common import DEFAULT_POOL, POOLS, SYSTEMS
+from schemas.records import PlayerRecord
+from schemas.validation import InvalidMessage, decode_input
+from service import trf
+from service.jsonlines import FileProblem, read_documents
+from service.ratinglists import conflicts, is_csv, read_list, render_csv, render_jsonl
+from service.store import StreamKeys, decode_record, encode
+
+REDIS_HELP = "default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0"
+
+
+def _user_error(message: str) -> Exception:
+    from service.cli import UserError
+
+    return UserError(message)
+
+
+def _check_pool(system: str, pool: str | None) -> None:
+    if pool is not None and pool not in POOLS[system]:
+        raise _user_error(f"--pool {pool!r} is not a {system} pool (one of {', '.join(POOLS[system])})")
+
+
+# ---------------------------------------------------------------------------- TRF
+def read_trf(path: str) -> trf.Tournament:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise FileProblem(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")  # older pairing programs write Latin-1
+    try:
+        return trf.parse(text, path)
+    except trf.TrfError as exc:
+        raise _user_error(str(exc)) from None
+
+
+def trf_event(path: str, system: str, pool: str | None, event_id: str | None) -> bytes:
+    """The checked `event.finished/v1` JSON of a TRF file."""
+    _check_pool(system, pool)
+    tournament = read_trf(path)
+    try:
+        event = trf.to_event(tournament, event_id or trf.default_event_id(path), system, pool)
+    except trf.TrfError as exc:
+        raise _user_error(str(exc)) from None
+    raw = encode(event)
+    try:
+        decode_input(raw)
+    except InvalidMessage as exc:
+        problem = exc.problems[0]
+        raise _user_error(f"{path}: the converted event: {problem} ({problem.reason})") from None
+    return raw
+
+
+def publish_documents(args: argparse.Namespace) -> Iterator[tuple[str, bytes]]:
+    """What `publish FILE` sends: a TRF file as one event, else the file's JSON messages."""
+    try:
+        head = Path(args.file).read_bytes()[:64]
+    except OSError:
+        head = b""
+    if trf.looks_like_trf(args.file, head):
+        yield args.file, trf_event(args.file, args.system or "fide", args.pool, args.event_id)
+        return
+    yield from read_documents(args.file)
+
+
+def add_trf_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--system", choices=SYSTEMS, help="for a TRF file: the rating system (default: fide)")
+    p.add_argument("--pool", help="for a TRF file: the pool (default: the system's default, fide: standard)")
+    p.add_argument("--event-id", help="for a TRF file: the event id (default: the file name without .trf)")
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    """convert FILE.trf: print the event.finished/v1 JSON."""
+    raw = trf_event(args.file, args.system, args.pool, args.event_id)
+    sys.stdout.write(raw.decode() + "\n")
+    return 0
+
+
+def cmd_trf_ratings(args: argparse.Namespace) -> int:
+    """trf-ratings FILE.trf --pool P: rewrite the 001 ratings from the service's list."""
+    from service.cli import _run_redis
+
+    _check_pool(args.system, args.pool)
+    tournament = read_trf(args.file)
+    event_id = args.event_id or trf.default_event_id(args.file)
+    ids = [trf.player_id(p, event_id) for p in tournament.players]
+    key = StreamKeys(args.stream).players(args.system, args.pool)
+
+    async def read(client: Any) -> list:
+        return await client.hmget(key, ids)
+
+    replies = _run_redis(args, read)
+    ratings: dict[int, int | None] = {}
+    unknown = []
+    for player, pid, raw in zip(tournament.players, ids, replies):  # type: ignore[call-overload]
+        if raw is None:
+            unknown.append(f"  {player.start:>4} {player.name} (id {pid}): keeps {player.rating or 'unrated'}")
+            continue
+        ratings[player.start] = decode_record(raw).rating
+    text = Path(args.file).read_bytes().decode("utf-8", errors="surrogateescape")
+    new = trf.rewrite_text(text, ratings, args.file)
+    if args.out:
+        try:
+            Path(args.out).write_bytes(new.encode("utf-8", errors="surrogateescape"))
+        except OSError as exc:
+            raise _user_error(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(new)
+        sys.stdout.flush()
+    changed = sum(1 for p in tournament.players if p.start in ratings and ratings[p.start] != p.rating)
+    print(f"{len(ratings)} players found in {args.system}/{args.pool}, {changed} ratings changed", file=sys.stderr)
+    if unknown:
+        print(f"{len(unknown)} players unknown to the service keep their rating:", file=sys.stderr)
+        print("\n".join(unknown), file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------------------- lists
+def read_import(args: argparse.Namespace) -> list[PlayerRecord]:
+    """import FILE: JSON Lines or CSV records (--system / --pool fill and check them)."""
+    if args.system is not None:
+        _check_pool(args.system, args.pool)
+    return read_list(args.file, args.system, args.pool)
+
+
+async def guard_import(client: Any, keys: StreamKeys, records: list[PlayerRecord], force: bool) -> None:
+    """Refuse (without --force) an import that would overwrite a record different from
+    the imported one: the pool has moved on since (rated events, or another list)."""
+    if force:
+        return
+    by_pool: dict[tuple[str, str], list[PlayerRecord]] = {}
+    for record in records:
+        by_pool.setdefault((record.system, record.pool), []).append(record)
+    for (system, pool), chunk in sorted(by_pool.items()):
+        replies = await client.hmget(keys.players(system, pool), [r.id for r in chunk])
+        existing = {r.id: (decode_record(raw) if raw is not None else None) for r, raw in zip(chunk, replies)}
+        clashing = conflicts(existing, chunk)
+        if clashing:
+            raise _user_error(
+                f"{system}/{pool} already holds {len(clashing)} record(s) that differ from the list "
+                f"(first: {clashing[0].id}): the pool has moved on (rated events or another list); "
+                f"--force overwrites them"
+            )
+
+
+def write_export(args: argparse.Namespace, records: list[PlayerRecord]) -> None:
+    """export: JSON Lines (default) or CSV (--format csv, or an --out ending in .csv)."""
+    fmt = args.format or ("csv" if args.out and args.out.lower().endswith(".csv") else "jsonl")
+    data = render_csv(records).encode() if fmt == "csv" else render_jsonl(records)
+    if args.out:
+        try:
+            Path(args.out).write_bytes(data)
+        except OSError as exc:
+            raise _user_error(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+
+
+# ---------------------------------------------------------------------------- replay
+def cmd_replay(args: argparse.Namespace) -> int:
+    """replay --stream S --into NS: re-rate S from the start into NS, report differences."""
+    from service.cli import _run_redis
+    from service.engine.registry import default_registry
+    from service.rating import MemoryLedger
+    from service.replay import Progress, compare, existing_keys, rerate, summary, write_ledger
+
+    if not args.into or ":" in args.into or "{" in args.into or "}" in args.into:
+        raise _user_error(f"--into {args.into!r}: a namespace is a name without ':', '{{' or '}}'")
+    initial = read_list(args.ratings) if args.ratings else []
+    live = StreamKeys(args.stream)
+    target = StreamKeys(args.stream, namespace=args.into)
+
+    async def work(client: Any) -> list[str]:
+        taken = await existing_keys(client, target)
+        if taken and not args.force:
+            raise _user_error(
+                f"namespace {args.into!r} already has {len(taken)} keys for stream {args.stream} "
+                f"(e.g. {taken[0]}): choose another or give --force to replace them"
+            )
+        if taken:
+            await client.delete(*taken)
+        total = await client.xlen(args.stream)
+        progress = Progress(total, every=args.progress_every)
+        ledger = MemoryLedger(initial)
+        counts = await rerate(client, args.stream, default_registry(), ledger, args.page, progress)
+        progress.finish()
+        written = await write_ledger(client, target, ledger, counts.last_id)
+        diffs, markers, states = await compare(client, live, ledger)
+        lines = [f"wrote {written:,} records under {target.cursor[: -len('cursor')]}*"]
+        return summary(counts, diffs, markers, states, args.show) + lines
+
+    for line in _run_redis(args, work):  # type: ignore[union-attr]
+        print(line)
+    return 0
+
+
+def register(commands: Any) -> None:
+    """Add convert, trf-ratings and replay to the command line."""
+    p = commands.add_parser("convert", help="print a FIDE TRF file as an event.finished/v1 message")
+    p.add_argument("file", metavar="FILE.trf")
+    p.add_argument("--system", choices=SYSTEMS, default="fide", help="rating system (default: fide)")
+    p.add_argument("--pool", help="pool (default: the system's default; fide: standard)")
+    p.add_argument("--event-id", help="event id (default: the file name without .trf)")
+    p.set_defaults(func=cmd_convert)
+
+    p = commands.add_parser(
+        "trf-ratings", help="rewrite the ratings of a TRF's player records from the service's current list"
+    )
+    p.add_argument("file", metavar="FILE.trf")
+    p.add_argument("--pool", required=True, help="the pool whose ratings to use (e.g. standard)")
+    p.add_argument("--system", choices=SYSTEMS, default="fide", help="rating system (default: fide)")
+    p.add_argument("--event-id", help="for players without a FIDE id (default: the file name without .trf)")
+    p.add_argument("--stream", default="events.finished", help="input stream whose store to read")
+    p.add_argument("--out", metavar="FILE", help="write the new TRF here instead of standard output")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    p.set_defaults(func=cmd_trf_ratings)
+
+    p = commands.add_parser("replay", help="re-rate a whole input stream into a fresh key namespace and compare")
+    p.add_argument("--stream", default="events.finished", help="input stream to replay (default: events.finished)")
+    p.add_argument("--into", required=True, metavar="NAMESPACE", help="key namespace to write the replayed state to")
+    p.add_argument("--ratings", metavar="LIST", help="the list the live state started from (JSON Lines or CSV)")
+    p.add_argument("--force", action="store_true", help="replace the namespace's keys if it has any")
+    p.add_argument("--page", type=int, default=1_000, help="entries per XRANGE page (default: 1000)")
+    p.add_argument("--show", type=int, default=50, help="differing players listed per pool (default: 50)")
+    p.add_argument(
+        "--progress-every", type=int, default=10_000, help="off a terminal, a progress line every N entries"
+    )
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    p.set_defaults(func=cmd_replay)
