@@ -6,7 +6,6 @@ CFC C11 and NASPA round half up, FIDE 8.3.4 rounds half away from zero.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Union
 
@@ -14,20 +13,29 @@ Number = Union[int, Fraction]
 
 
 def half_up(x: Number) -> int:
-    """Round half up (toward +infinity): 2.5 -> 3, -2.5 -> -2 (CFC C11, NASPA, FIDE 8.2 Ru)."""
-    return math.floor(Fraction(x) + Fraction(1, 2))
+    """Round half up (toward +infinity): 2.5 -> 3, -2.5 -> -2 (CFC C11, NASPA, FIDE 8.2 Ru).
+
+    floor(n/d + 1/2) = floor((2n + d) / 2d) for d > 0: integers only, no Fraction built."""
+    if type(x) is int:
+        return x
+    q = x if type(x) is Fraction else Fraction(x)  # a float converts exactly
+    return (2 * q.numerator + q.denominator) // (2 * q.denominator)
 
 
 def half_away_from_zero(x: Number) -> int:
     """Round half away from zero: 2.5 -> 3, -2.5 -> -3 (FIDE 8.3.4, F4)."""
-    q = Fraction(x)
-    n = math.floor(abs(q) + Fraction(1, 2))
-    return n if q >= 0 else -n
+    if type(x) is int:
+        return x
+    q = x if type(x) is Fraction else Fraction(x)
+    n = (2 * abs(q.numerator) + q.denominator) // (2 * q.denominator)
+    return n if q.numerator >= 0 else -n
 
 
 def to_exact(x: Number) -> str:
     """Encode an exact number for the wire: "1234" or "12345/7" (schemas.common.Exact)."""
-    q = Fraction(x)
+    if type(x) is int:
+        return str(x)
+    q = x if type(x) is Fraction else Fraction(x)
     return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
 
 

@@ -36,7 +36,7 @@ FLOOR_200 = 200  # 716c
 
 def performance(values_sum: Fraction | int, wins: int, losses: int, games: int) -> Fraction:
     """714a: Rp = Rc + 400(W-L)/N = (sum of opponent values + 400(W-L)) / N."""
-    return (Fraction(values_sum) + 400 * (wins - losses)) / games
+    return Fraction(values_sum + 400 * (wins - losses), games)
 
 
 def performance_sum(values_sum: Fraction | int, wins: int, losses: int) -> Fraction:
@@ -65,10 +65,11 @@ def established_rating(old: int, score_halves: int, sx_hundredths: int) -> tuple
     Returns (Rn unrounded, K, whether the 2199 rule cut the gain).
     """
     k = k_factor(old)
-    rn = old + Fraction(k * (score_halves * 50 - sx_hundredths), 100)
-    if old < THRESHOLD_2199 and rn > THRESHOLD_2199:
-        return THRESHOLD_2199 + (rn - THRESHOLD_2199) / 2, k, True
-    return rn, k, False
+    rn_hundredths = old * 100 + k * (score_halves * 50 - sx_hundredths)
+    if old < THRESHOLD_2199 and rn_hundredths > THRESHOLD_2199 * 100:
+        # 2199 + (Rn - 2199) / 2 = (Rn + 2199) / 2, in hundredths over 200
+        return Fraction(rn_hundredths + THRESHOLD_2199 * 100, 200), k, True
+    return Fraction(rn_hundredths, 100), k, False
 
 
 def participation_bonus(old: int, games: int) -> Fraction:

@@ -15,9 +15,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Callable
+from typing import Mapping, NamedTuple, Union
 
 from service.engine.arithmetic import half_up
 from service.engine.cfc import formulas as f
@@ -28,21 +27,26 @@ from service.engine.tables import cfc_expected
 UNRATED_OPPONENT_OFFSET = 200  # 717: AR - 200
 SUB_800 = 800  # 717: "first those with ratings below 800"
 
+# An opponent's value: a whole rating stays an int (exact, and cheap to add); only
+# 717's AR - 200 and pass-1 values are Fractions.
+Value = Union[int, Fraction]
+# One step's opponent values: player id -> (value, basis).
+Values = Mapping[str, tuple[Value, str]]
 
-@dataclass(frozen=True, slots=True)
-class OpponentEntry:
-    """One game as it entered the player's calculation."""
+
+class OpponentEntry(NamedTuple):
+    """One game as it entered the player's calculation (a named tuple: one per game
+    and side, on the engine's hot path)."""
 
     round: int
     opponent: str
-    value: Fraction
+    value: Value
     basis: str
     halves: int
     expected: int | None = None  # hundredths, 714b players only
 
 
-@dataclass(frozen=True, slots=True)
-class Rated:
+class Rated(NamedTuple):
     """A player's complete calculation for the event (players with a rated game only)."""
 
     step: str
@@ -67,39 +71,43 @@ class Rated:
     floor: str | None = None
 
 
-ValueOf = Callable[[str], tuple[Fraction, str]]
-
-
-def _entries(tally: Tally, value_of: ValueOf) -> tuple[OpponentEntry, ...]:
+def _entries(tally: Tally, values: Values) -> tuple[tuple[OpponentEntry, ...], Value]:
+    """The player's games with each opponent's value in this step, and their sum."""
     entries = []
+    total: Value = 0
     for game in tally.games:
-        value, basis = value_of(game.opponent)
+        value, basis = values[game.opponent]
+        total += value
         entries.append(OpponentEntry(game.round, game.opponent, value, basis, game.halves))
-    return tuple(entries)
+    return tuple(entries), total
 
 
-def _values_sum(entries: tuple[OpponentEntry, ...]) -> Fraction:
-    return sum((e.value for e in entries), Fraction(0))
+def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) -> Fraction:
+    """717 AR: the mean of Ro - 400(W-L)/N over the rated players who played.
 
-
-def average_rating(priors: dict[str, Prior], tallies: dict[str, Tally]) -> Fraction:
-    """717 AR: the mean of Ro - 400(W-L)/N over the rated players who played."""
-    terms = [
-        f.ar_term(priors[pid].rating, t.wins, t.losses, t.n)  # type: ignore[arg-type]
-        for pid, t in tallies.items()
-        if priors[pid].category != "unrated"
-    ]
-    if not terms:
+    Summed exactly as sum(Ro) - sum over each N of 400 x sum(W-L) / N: the same sum of
+    `formulas.ar_term` with one Fraction per distinct N instead of one per player."""
+    count, ratings = 0, 0
+    margins: dict[int, int] = {}  # N -> sum of 400(W-L) over players with N games
+    for pid, t in tallies.items():
+        prior = priors[pid]
+        if prior.category == "unrated":
+            continue
+        count += 1
+        ratings += prior.rating  # type: ignore[operator]
+        margins[t.n] = margins.get(t.n, 0) + 400 * (t.wins - t.losses)
+    if not count:
         raise EngineRejection(
             "unratable",
             "no provisional or established player played a rated game (forfeits and byes are not "
             "rated): 717 cannot compute AR and the event cannot be rated",
             "$.games",
         )
-    return sum(terms, Fraction(0)) / len(terms)
+    total = Fraction(ratings) - sum((Fraction(margin, n) for n, margin in margins.items()), Fraction(0))
+    return total / count
 
 
-def calculate(priors: dict[str, Prior], tallies: dict[str, Tally], rounds: int) -> dict[str, Rated]:
+def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds: int) -> dict[str, Rated]:
     """Rate every player with at least one rated game, in the order of 717."""
     if not tallies:
         raise EngineRejection("unratable", "the event has no rated game (forfeits and byes are not rated)", "$.games")
@@ -111,32 +119,27 @@ def calculate(priors: dict[str, Prior], tallies: dict[str, Tally], rounds: int) 
     provisional = [pid for pid in order if cat[pid] == "provisional"]
     established = [pid for pid in order if cat[pid] == "established"]
     below_800 = {pid for pid in established if pre[pid] < SUB_800}  # type: ignore[operator]
+    # Every step counts a rated opponent at its pre-event rating unless it says otherwise.
+    at_pre = {pid: (pre[pid], "pre_event") for pid in order if cat[pid] != "unrated"}
 
     # Steps 2 and 3: the two passes for the unrated players.
-    def pass_1_value(opp: str) -> tuple[Fraction, str]:
-        if cat[opp] == "unrated":
-            return ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200"
-        return Fraction(pre[opp]), "pre_event"  # type: ignore[arg-type]
-
+    pass_1_values = {**at_pre, **{pid: (ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200") for pid in unrated}}
     pass_1 = {}
     for pid in unrated:
         t = tallies[pid]
-        pass_1[pid] = f.performance(_values_sum(_entries(t, pass_1_value)), t.wins, t.losses, t.n)
+        pass_1[pid] = f.performance(_entries(t, pass_1_values)[1], t.wins, t.losses, t.n)
 
-    def pass_2_value(opp: str) -> tuple[Fraction, str]:
-        if cat[opp] == "unrated":
-            return pass_1[opp], "pass_1"
-        return Fraction(pre[opp]), "pre_event"  # type: ignore[arg-type]
-
+    pass_2_values = {**at_pre, **{pid: (pass_1[pid], "pass_1") for pid in unrated}}
     post: dict[str, int] = {}  # rounded, before bonus and floors (C9)
     rated: dict[str, Rated] = {}
     for pid in unrated:
         t = tallies[pid]
-        entries = _entries(t, pass_2_value)
-        total = f.performance_sum(_values_sum(entries), t.wins, t.losses)
+        entries, values_sum = _entries(t, pass_2_values)
+        total = f.performance_sum(values_sum, t.wins, t.losses)
         rating = total / t.n
         post[pid] = half_up(rating)
-        rated[pid] = Rated(
+        rated[pid] = _finished(
+            priors[pid], t, rounds,
             step="unrated",
             method="performance",
             became_established=t.n > f.PROVISIONAL_GAMES,
@@ -151,25 +154,22 @@ def calculate(priors: dict[str, Prior], tallies: dict[str, Tally], rounds: int) 
         )
 
     # Step 4: provisional players, with unrated opponents at their post-event rating.
-    def provisional_value(opp: str) -> tuple[Fraction, str]:
-        if cat[opp] == "unrated":
-            return Fraction(post[opp]), "post_event"
-        return Fraction(pre[opp]), "pre_event"  # type: ignore[arg-type]
-
+    provisional_values = {**at_pre, **{pid: (post[pid], "post_event") for pid in unrated}}
     for pid in provisional:
         prior, t = priors[pid], tallies[pid]
-        entries = _entries(t, provisional_value)
+        entries, values_sum = _entries(t, provisional_values)
         if prior.games + t.n > f.PROVISIONAL_GAMES:  # 715, C7: the 25th game is in this event
-            rated[pid] = _established(pid, "provisional", prior, t, entries, becomes=True)
+            rated[pid] = _established("provisional", prior, t, entries, values_sum, rounds, becomes=True)
         else:
-            total = prior.provisional_sum + f.performance_sum(_values_sum(entries), t.wins, t.losses)  # type: ignore[operator]
+            total = prior.provisional_sum + f.performance_sum(values_sum, t.wins, t.losses)  # type: ignore[operator]
             games = prior.games + t.n
             rating = total / games
-            rated[pid] = Rated(
+            rated[pid] = _finished(
+                prior, t, rounds,
                 step="provisional",
                 method="performance",
                 became_established=False,
-                performance=f.performance(_values_sum(entries), t.wins, t.losses, t.n),
+                performance=f.performance(values_sum, t.wins, t.losses, t.n),
                 opponents=entries,
                 rating_before_bonus=rating,
                 rounded_before_bonus=half_up(rating),
@@ -178,45 +178,43 @@ def calculate(priors: dict[str, Prior], tallies: dict[str, Tally], rounds: int) 
             )
         post[pid] = rated[pid].rounded_before_bonus
 
-    # Step 5: established players, below 800 first (C10).
-    def established_value(for_800_plus: bool) -> ValueOf:
-        def value(opp: str) -> tuple[Fraction, str]:
-            if cat[opp] != "established":
-                return Fraction(post[opp]), "post_event"
-            if for_800_plus and opp in below_800:
-                return Fraction(max(pre[opp], post[opp])), "higher_of_pre_post"  # type: ignore[type-var]
-            return Fraction(pre[opp]), "pre_event"  # type: ignore[arg-type]
-
-        return value
-
-    for group, step, for_800_plus in (
-        ([p for p in established if p in below_800], "established_below_800", False),
-        ([p for p in established if p not in below_800], "established", True),
-    ):
-        value_of = established_value(for_800_plus)
-        for pid in group:
-            rated[pid] = _established(pid, step, priors[pid], tallies[pid], _entries(tallies[pid], value_of), False)
+    # Step 5: established players, below 800 first (C10). Previously unrated and
+    # provisional opponents count at their post-event rating (C9).
+    at_post = {pid: (post[pid], "post_event") for pid in order if cat[pid] != "established"}
+    below_800_values = {**at_pre, **at_post}
+    for pid in established:
+        if pid in below_800:
+            rated[pid] = _established("established_below_800", priors[pid], tallies[pid],
+                                      *_entries(tallies[pid], below_800_values), rounds, becomes=False)
             post[pid] = rated[pid].rounded_before_bonus
+    # C10: a player of 800 or more counts an established opponent below 800 at the
+    # higher of its pre- and post-event rating.
+    higher = {pid: (max(pre[pid], post[pid]), "higher_of_pre_post") for pid in below_800}  # type: ignore[type-var]
+    values_800_plus = {**below_800_values, **higher}
+    for pid in established:
+        if pid not in below_800:
+            rated[pid] = _established("established", priors[pid], tallies[pid],
+                                      *_entries(tallies[pid], values_800_plus), rounds, becomes=False)
+            post[pid] = rated[pid].rounded_before_bonus
+    return rated
 
-    # Step 6: bonuses (714c), one rounding (C11), floors (716).
-    return {pid: _finish(r, priors[pid], tallies[pid], rounds) for pid, r in rated.items()}
 
-
-def _established(pid: str, step: str, prior: Prior, t: Tally, entries: tuple, becomes: bool) -> Rated:
+def _established(
+    step: str, prior: Prior, t: Tally, entries: tuple[OpponentEntry, ...], values_sum: Value, rounds: int, becomes: bool
+) -> Rated:
     """714b for one player: Sx from the table per game (C3), K, the 2199 rule."""
     old: int = prior.rating  # type: ignore[assignment]
     # Every value a 714b player sees is a whole rating (pre-event, or post-event rounded, C9).
-    assert all(e.value.denominator == 1 for e in entries)
-    with_expected = tuple(
-        OpponentEntry(e.round, e.opponent, e.value, e.basis, e.halves, cfc_expected(old, int(e.value))) for e in entries
-    )
-    sx = sum(e.expected for e in with_expected)  # type: ignore[misc]
+    assert type(values_sum) is int
+    with_expected = tuple(entry._replace(expected=cfc_expected(old, entry.value)) for entry in entries)  # type: ignore[arg-type]
+    sx = sum(entry.expected for entry in with_expected)  # type: ignore[misc]
     rn, k, cut = f.established_rating(old, t.halves, sx)
-    return Rated(
+    return _finished(
+        prior, t, rounds,
         step=step,
         method="established",
         became_established=becomes,
-        performance=f.performance(_values_sum(entries), t.wins, t.losses, t.n),
+        performance=f.performance(values_sum, t.wins, t.losses, t.n),
         opponents=with_expected,
         rating_before_bonus=rn,
         rounded_before_bonus=half_up(rn),
@@ -227,19 +225,23 @@ def _established(pid: str, step: str, prior: Prior, t: Tally, entries: tuple, be
     )
 
 
-def _finish(r: Rated, prior: Prior, t: Tally, rounds: int) -> Rated:
-    """714c bonus for 714b players (C4, C5), rounding once half up (C11), then 716."""
+def _finished(prior: Prior, t: Tally, rounds: int, **calculation) -> Rated:
+    """Step 6 for one player: 714c bonus for 714b players (C4, C5), rounding once half up
+    (C11), then 716. Each player's step 6 depends on their own figures only."""
     participation, percent, bonus = Fraction(0), None, 0
-    if r.method == "established" and rounds >= f.BONUS_MIN_ROUNDS:
+    rating_before_bonus = calculation["rating_before_bonus"]
+    if calculation["method"] == "established" and rounds >= f.BONUS_MIN_ROUNDS:
         participation = f.participation_bonus(prior.rating, t.n)  # type: ignore[arg-type]
         percent = f.result_percent(t.halves, rounds)
-        if r.performance > prior.highest:  # type: ignore[operator]
+        if calculation["performance"] > prior.highest:  # type: ignore[operator]
             bonus = f.result_bonus(percent)
-    before_floor = half_up(r.rating_before_bonus + participation + bonus)
+        before_floor = half_up(rating_before_bonus + participation + bonus)
+    else:
+        before_floor = half_up(rating_before_bonus)
     # 716 (a), (b) only for a player established before the event.
     rating, floor = f.apply_floors(before_floor, prior.rating, prior.category == "established")
-    return replace(
-        r,
+    return Rated(
+        **calculation,
         participation=participation,
         result_percent=percent,
         result_bonus=bonus,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, Mapping
+from typing import Literal, Mapping, NamedTuple
 
 from schemas.events import EventFinished
 from schemas.records import PlayerRecord
@@ -31,9 +31,9 @@ class Prior:
     provisional_sum: Fraction | None
 
 
-@dataclass(frozen=True, slots=True)
-class PlayedGame:
-    """One rated game from a player's side: the player's score in half points."""
+class PlayedGame(NamedTuple):
+    """One rated game from a player's side: the player's score in half points (a named
+    tuple: built twice per game, it is on the engine's hot path)."""
 
     round: int
     opponent: str
@@ -84,18 +84,31 @@ def read_prior(record: PlayerRecord, path: str) -> Prior:
 def tally_games(event: EventFinished) -> dict[str, Tally]:
     """Each player's rated games (not forfeits; byes are never games), in event order."""
     games: dict[str, list[PlayedGame]] = {}
+    halves_of = _HALVES.get
     for game in event.games:
         if game.forfeit:
             continue
-        halves = score_halves(game.score)
-        games.setdefault(game.a, []).append(PlayedGame(game.round, game.b, halves))
-        games.setdefault(game.b, []).append(PlayedGame(game.round, game.a, 2 - halves))
+        halves = halves_of(game.score)
+        if halves is None:
+            halves = score_halves(game.score)  # raises: not 1, 0.5 or 0
+        a, b = game.a, game.b
+        if a not in games:
+            games[a] = []
+        if b not in games:
+            games[b] = []
+        games[a].append(PlayedGame(game.round, b, halves))
+        games[b].append(PlayedGame(game.round, a, 2 - halves))
     tallies = {}
     for pid, played in games.items():
-        wins = sum(1 for g in played if g.halves == 2)
-        losses = sum(1 for g in played if g.halves == 0)
-        tallies[pid] = Tally(tuple(played), wins, losses, len(played) - wins - losses, sum(g.halves for g in played))
+        counts = [0, 0, 0]  # losses, draws, wins: indexed by half points
+        for g in played:
+            counts[g.halves] += 1
+        losses, draws, wins = counts
+        tallies[pid] = Tally(tuple(played), wins, losses, draws, 2 * wins + draws)
     return tallies
+
+
+_HALVES = {1.0: 2, 0.5: 1, 0.0: 0}
 
 
 def read_priors(event: EventFinished, records: Mapping[str, PlayerRecord]) -> dict[str, Prior]:
