@@ -150,6 +150,7 @@ def _expand(bands: Sequence[tuple[int, int | None, int]]) -> tuple[int, ...]:
 
 _CFC = _expand(CFC_EXPECTED_BANDS)
 _FIDE = _expand(FIDE_PD_BANDS)
+_CFC_LAST, _FIDE_LAST = len(_CFC) - 1, len(_FIDE) - 1
 assert len(FIDE_DP) == 101
 
 
@@ -168,8 +169,10 @@ def cfc_expected_higher(difference: int) -> int:
 def cfc_expected(own: int, opponent: int) -> int:
     """CFC 714b (C3): expected score of `own` against `opponent`, in hundredths; the
     higher-rated player reads the table, the lower one gets 100 minus it."""
-    value = cfc_expected_higher(abs(own - opponent))
-    return value if own >= opponent else 100 - value
+    difference = own - opponent  # the table lookup inlined: once per game and side
+    if difference >= 0:
+        return _CFC[difference if difference < _CFC_LAST else _CFC_LAST]
+    return 100 - _CFC[-difference if -difference < _CFC_LAST else _CFC_LAST]
 
 
 def fide_pd_higher(difference: int) -> int:

@@ -10,7 +10,7 @@ from typing import Mapping
 
 import msgspec
 
-from schemas.cfc import CfcDetails, CfcOpponentValue, CfcState
+from schemas.cfc import CfcDetails, CfcState
 from schemas.events import PeriodClosed
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState, unrated_record
@@ -94,17 +94,7 @@ def _result(old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: 
         result_bonus=calc.result_bonus,
         rating_before_floor=calc.rating_before_floor,
         floor=calc.floor,  # type: ignore[arg-type]
-        opponents=[
-            CfcOpponentValue(
-                round=e.round,
-                opponent=e.opponent,
-                value=to_exact(e.value),
-                basis=e.basis,  # type: ignore[arg-type]
-                score=e.halves / 2,
-                expected=None if e.expected is None else e.expected / 100,
-            )
-            for e in calc.opponents
-        ],
+        opponents=calc.opponents,
     )
     return PlayerResult(
         id=old.id,

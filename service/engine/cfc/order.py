@@ -16,9 +16,12 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Mapping, NamedTuple, Union
+from typing import Mapping, Union
 
-from service.engine.arithmetic import half_up
+import msgspec
+
+from schemas.cfc import CfcOpponentValue
+from service.engine.arithmetic import half_up, ratio_half_up, to_exact
 from service.engine.cfc import formulas as f
 from service.engine.cfc.standing import Prior, Tally
 from service.engine.contract import EngineRejection
@@ -30,30 +33,23 @@ SUB_800 = 800  # 717: "first those with ratings below 800"
 # An opponent's value: a whole rating stays an int (exact, and cheap to add); only
 # 717's AR - 200 and pass-1 values are Fractions.
 Value = Union[int, Fraction]
-# One step's opponent values: player id -> (value, basis).
-Values = Mapping[str, tuple[Value, str]]
+# One step's opponent values: player id -> (value, basis, value as exact text).
+Values = Mapping[str, tuple[Value, str, str]]
+SCORES = (0.0, 0.5, 1.0)  # a game score by half points
 
 
-class OpponentEntry(NamedTuple):
-    """One game as it entered the player's calculation (a named tuple: one per game
-    and side, on the engine's hot path)."""
-
-    round: int
-    opponent: str
-    value: Value
-    basis: str
-    halves: int
-    expected: int | None = None  # hundredths, 714b players only
+def _value(value: Value, basis: str) -> tuple[Value, str, str]:
+    return value, basis, to_exact(value)
 
 
-class Rated(NamedTuple):
+class Rated(msgspec.Struct, frozen=True):
     """A player's complete calculation for the event (players with a rated game only)."""
 
     step: str
     method: str  # "performance" (714a) or "established" (714b)
     became_established: bool
     performance: Fraction
-    opponents: tuple[OpponentEntry, ...]
+    opponents: list[CfcOpponentValue]  # each game as it entered the calculation
     rating_before_bonus: Fraction
     rounded_before_bonus: int  # the post-event rating seen by later steps (C9, C10)
     ar: Fraction | None = None
@@ -71,15 +67,25 @@ class Rated(NamedTuple):
     floor: str | None = None
 
 
-def _entries(tally: Tally, values: Values) -> tuple[tuple[OpponentEntry, ...], Value]:
-    """The player's games with each opponent's value in this step, and their sum."""
+def _entries(tally: Tally, values: Values, own: int | None = None) -> tuple[list[CfcOpponentValue], Value, int]:
+    """The player's games with each opponent's value in this step (as published), the
+    values' sum and, with `own` (a 714b player's rating), Sx: each game's expected score
+    from the table (C3) in hundredths, summed (else 0)."""
     entries = []
     total: Value = 0
+    sx = 0
     for game in tally.games:
-        value, basis = values[game.opponent]
+        value, basis, text = values[game.opponent]
         total += value
-        entries.append(OpponentEntry(game.round, game.opponent, value, basis, game.halves))
-    return tuple(entries), total
+        if own is None:
+            expected = None
+        else:
+            hundredths = cfc_expected(own, value)  # type: ignore[arg-type]
+            sx += hundredths
+            expected = hundredths / 100
+        # round, opponent, value, basis, score, expected (positional: one per game and side)
+        entries.append(CfcOpponentValue(game.round, game.opponent, text, basis, SCORES[game.halves], expected))  # type: ignore[arg-type]
+    return entries, total, sx
 
 
 def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) -> Fraction:
@@ -120,21 +126,21 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
     established = [pid for pid in order if cat[pid] == "established"]
     below_800 = {pid for pid in established if pre[pid] < SUB_800}  # type: ignore[operator]
     # Every step counts a rated opponent at its pre-event rating unless it says otherwise.
-    at_pre = {pid: (pre[pid], "pre_event") for pid in order if cat[pid] != "unrated"}
+    at_pre = {pid: _value(pre[pid], "pre_event") for pid in order if cat[pid] != "unrated"}
 
     # Steps 2 and 3: the two passes for the unrated players.
-    pass_1_values = {**at_pre, **{pid: (ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200") for pid in unrated}}
+    pass_1_values = {**at_pre, **{pid: _value(ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200") for pid in unrated}}
     pass_1 = {}
     for pid in unrated:
         t = tallies[pid]
         pass_1[pid] = f.performance(_entries(t, pass_1_values)[1], t.wins, t.losses, t.n)
 
-    pass_2_values = {**at_pre, **{pid: (pass_1[pid], "pass_1") for pid in unrated}}
+    pass_2_values = {**at_pre, **{pid: _value(pass_1[pid], "pass_1") for pid in unrated}}
     post: dict[str, int] = {}  # rounded, before bonus and floors (C9)
     rated: dict[str, Rated] = {}
     for pid in unrated:
         t = tallies[pid]
-        entries, values_sum = _entries(t, pass_2_values)
+        entries, values_sum, _ = _entries(t, pass_2_values)
         total = f.performance_sum(values_sum, t.wins, t.losses)
         rating = total / t.n
         post[pid] = half_up(rating)
@@ -154,13 +160,13 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
         )
 
     # Step 4: provisional players, with unrated opponents at their post-event rating.
-    provisional_values = {**at_pre, **{pid: (post[pid], "post_event") for pid in unrated}}
+    provisional_values = {**at_pre, **{pid: _value(post[pid], "post_event") for pid in unrated}}
     for pid in provisional:
         prior, t = priors[pid], tallies[pid]
-        entries, values_sum = _entries(t, provisional_values)
         if prior.games + t.n > f.PROVISIONAL_GAMES:  # 715, C7: the 25th game is in this event
-            rated[pid] = _established("provisional", prior, t, entries, values_sum, rounds, becomes=True)
+            rated[pid] = _established("provisional", prior, t, *_entries(t, provisional_values, prior.rating), rounds, True)
         else:
+            entries, values_sum, _ = _entries(t, provisional_values)
             total = prior.provisional_sum + f.performance_sum(values_sum, t.wins, t.losses)  # type: ignore[operator]
             games = prior.games + t.n
             rating = total / games
@@ -180,34 +186,34 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
 
     # Step 5: established players, below 800 first (C10). Previously unrated and
     # provisional opponents count at their post-event rating (C9).
-    at_post = {pid: (post[pid], "post_event") for pid in order if cat[pid] != "established"}
+    at_post = {pid: _value(post[pid], "post_event") for pid in order if cat[pid] != "established"}
     below_800_values = {**at_pre, **at_post}
     for pid in established:
         if pid in below_800:
             rated[pid] = _established("established_below_800", priors[pid], tallies[pid],
-                                      *_entries(tallies[pid], below_800_values), rounds, becomes=False)
+                                      *_entries(tallies[pid], below_800_values, pre[pid]), rounds, False)
             post[pid] = rated[pid].rounded_before_bonus
     # C10: a player of 800 or more counts an established opponent below 800 at the
     # higher of its pre- and post-event rating.
-    higher = {pid: (max(pre[pid], post[pid]), "higher_of_pre_post") for pid in below_800}  # type: ignore[type-var]
+    higher = {pid: _value(max(pre[pid], post[pid]), "higher_of_pre_post") for pid in below_800}  # type: ignore[type-var]
     values_800_plus = {**below_800_values, **higher}
     for pid in established:
         if pid not in below_800:
             rated[pid] = _established("established", priors[pid], tallies[pid],
-                                      *_entries(tallies[pid], values_800_plus), rounds, becomes=False)
+                                      *_entries(tallies[pid], values_800_plus, pre[pid]), rounds, False)
             post[pid] = rated[pid].rounded_before_bonus
     return rated
 
 
 def _established(
-    step: str, prior: Prior, t: Tally, entries: tuple[OpponentEntry, ...], values_sum: Value, rounds: int, becomes: bool
+    step: str, prior: Prior, t: Tally, entries: list[CfcOpponentValue], values_sum: Value, sx: int, rounds: int,
+    becomes: bool,
 ) -> Rated:
-    """714b for one player: Sx from the table per game (C3), K, the 2199 rule."""
+    """714b for one player: Sx from the table per game (C3, summed by `_entries` with the
+    player's rating), K, the 2199 rule."""
     old: int = prior.rating  # type: ignore[assignment]
     # Every value a 714b player sees is a whole rating (pre-event, or post-event rounded, C9).
     assert type(values_sum) is int
-    with_expected = tuple(entry._replace(expected=cfc_expected(old, entry.value)) for entry in entries)  # type: ignore[arg-type]
-    sx = sum(entry.expected for entry in with_expected)  # type: ignore[misc]
     rn, k, cut = f.established_rating(old, t.halves, sx)
     return _finished(
         prior, t, rounds,
@@ -215,7 +221,7 @@ def _established(
         method="established",
         became_established=becomes,
         performance=f.performance(values_sum, t.wins, t.losses, t.n),
-        opponents=with_expected,
+        opponents=entries,
         rating_before_bonus=rn,
         rounded_before_bonus=half_up(rn),
         total_games=prior.games + t.n,
@@ -229,13 +235,20 @@ def _finished(prior: Prior, t: Tally, rounds: int, **calculation) -> Rated:
     """Step 6 for one player: 714c bonus for 714b players (C4, C5), rounding once half up
     (C11), then 716. Each player's step 6 depends on their own figures only."""
     participation, percent, bonus = Fraction(0), None, 0
-    rating_before_bonus = calculation["rating_before_bonus"]
+    rating_before_bonus: Fraction = calculation["rating_before_bonus"]
     if calculation["method"] == "established" and rounds >= f.BONUS_MIN_ROUNDS:
         participation = f.participation_bonus(prior.rating, t.n)  # type: ignore[arg-type]
         percent = f.result_percent(t.halves, rounds)
         if calculation["performance"] > prior.highest:  # type: ignore[operator]
             bonus = f.result_bonus(percent)
-        before_floor = half_up(rating_before_bonus + participation + bonus)
+        # half_up(Rn + participation + bonus) over a common denominator, without Fraction sums
+        den = rating_before_bonus.denominator * participation.denominator
+        num = (
+            rating_before_bonus.numerator * participation.denominator
+            + participation.numerator * rating_before_bonus.denominator
+            + bonus * den
+        )
+        before_floor = ratio_half_up(num, den)
     else:
         before_floor = half_up(rating_before_bonus)
     # 716 (a), (b) only for a player established before the event.

@@ -3,9 +3,10 @@ record) and their rated games in it (forfeits and byes are not rated and not in 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, Mapping, NamedTuple
+from typing import Literal, Mapping
+
+import msgspec
 
 from schemas.events import EventFinished
 from schemas.records import PlayerRecord
@@ -15,8 +16,7 @@ from service.engine.contract import EngineRejection
 Category = Literal["unrated", "provisional", "established"]
 
 
-@dataclass(frozen=True, slots=True)
-class Prior:
+class Prior(msgspec.Struct, frozen=True, gc=False):
     """A player's standing before the event.
 
     `provisional_sum` is C1's exact running sum (a provisional record imported without
@@ -31,17 +31,16 @@ class Prior:
     provisional_sum: Fraction | None
 
 
-class PlayedGame(NamedTuple):
-    """One rated game from a player's side: the player's score in half points (a named
-    tuple: built twice per game, it is on the engine's hot path)."""
+class PlayedGame(msgspec.Struct, frozen=True, gc=False):
+    """One rated game from a player's side: the player's score in half points. (The
+    engines' own records are msgspec Structs: the cheapest immutable objects to build.)"""
 
     round: int
     opponent: str
     halves: int
 
 
-@dataclass(frozen=True, slots=True)
-class Tally:
+class Tally(msgspec.Struct, frozen=True):
     """A player's rated games of the event: W, L, draws, S (in half points), N."""
 
     games: tuple[PlayedGame, ...]
