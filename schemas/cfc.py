@@ -32,7 +32,7 @@ class CfcState(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_def
     provisional_sum: Exact | None = None
 
 
-class CfcOpponentValue(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class CfcOpponentValue(msgspec.Struct, frozen=True, forbid_unknown_fields=True, gc=False):
     """One rated game as it entered the player's calculation (717: the opponent's value).
 
     `expected` is the player's expected score of the game from the 714b table (C3), for

@@ -183,8 +183,9 @@ def fide_pd_higher(difference: int) -> int:
 def fide_pd(difference: int) -> int:
     """FIDE 8.1.2: PD, in hundredths, of a player whose D = own - opponent (after any
     400-point rule); D >= 0 reads the H column, D < 0 the L column."""
-    value = fide_pd_higher(abs(difference))
-    return value if difference >= 0 else 100 - value
+    if difference >= 0:  # the table lookup inlined: once per game and side
+        return _FIDE[difference if difference < _FIDE_LAST else _FIDE_LAST]
+    return 100 - _FIDE[-difference if -difference < _FIDE_LAST else _FIDE_LAST]
 
 
 def fide_dp(p_hundredths: int) -> int:

@@ -30,7 +30,7 @@ from service.engine.fide.periods import add_months, month_of, rating_in_force
 from service.engine.fide.records import check_open, fide_state, k_for_period, never_rated
 
 
-@dataclass
+@dataclass(slots=True)
 class _Tally:
     """One player's games in one event, as they are counted."""
 
@@ -91,6 +91,7 @@ class FideEngine:
         }
 
         tallies = {pid: _Tally() for pid in records}
+        start_date = event.start_date
         for game in event.games:
             if game.forfeit:
                 continue  # forfeits are never rated
@@ -106,7 +107,7 @@ class FideEngine:
                 tally.performance_halves += halves
                 mine = own[me]
                 if mine is not None:
-                    term, pd = game_term(mine, opponent, halves, event.start_date, pool_name)
+                    term, pd = game_term(mine, opponent, halves, start_date, pool_name)
                     tally.sum_hundredths += term
                     tally.pd_hundredths += pd
                     tally.rated_games += 1

@@ -63,16 +63,11 @@ def norm_benchmarks(opponents: Sequence[int | None], points_halves: int) -> list
     dp = fide_dp(p)
     unrated = sum(1 for r in opponents if r is None)
     values = [UNRATED_AS if r is None else r for r in opponents]
-    lowest = min(range(n), key=lambda i: values[i])
+    lowest, total = min(values), sum(values)
     checks = []
-    for title, required_performance, required_average, floor in NORMS:
-        adjusted = list(values)
-        raised_from = None
-        if adjusted[lowest] < floor:
-            raised_from = adjusted[lowest]
-            adjusted[lowest] = floor
-        average = ratio_half_up(sum(adjusted), n)
-        rp = average + dp
+    for norm in NORMS:
+        title, required_performance, required_average, floor = norm
+        average, rp, raised_from = _title_figures(norm, lowest, total, n, dp)
         reasons = list(gates)
         if average < required_average:
             reasons.append(f"opponents' average {average} is under {required_average}")
@@ -96,9 +91,28 @@ def norm_benchmarks(opponents: Sequence[int | None], points_halves: int) -> list
     return checks
 
 
+def _title_figures(norm: tuple[str, int, int, int], lowest: int, total: int, n: int, dp: int) -> tuple[int, int, int | None]:
+    """One title's (Ra, Ra + dp, raised from): the lowest opponent below the title's floor
+    counts at the floor (1.4.6); `lowest` and `total` are the opponents' lowest value and
+    sum with unrated ones at 1400."""
+    floor = norm[3]
+    raised_from = lowest if lowest < floor else None
+    average = ratio_half_up(total if raised_from is None else total - lowest + floor, n)
+    return average, average + dp, raised_from
+
+
 def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormCheck]:
     """The title benchmarks the event meets (`norm_benchmarks` with no reason to fail)."""
     n = len(opponents)
     if n < NORM_MIN_GAMES or 100 * points_halves < NORM_MIN_PERCENT * 2 * n:
         return []  # the gates fail every title: skip the figures (the engine's hot path)
+    # The engine's hot path again: the full checks only when some title's figures pass.
+    values = [UNRATED_AS if r is None else r for r in opponents]
+    lowest, total, dp = min(values), sum(values), fide_dp(percent(points_halves, n))
+    if not any(
+        average >= norm[2] and rp >= norm[1]
+        for norm in NORMS
+        for average, rp, _ in (_title_figures(norm, lowest, total, n, dp),)
+    ):
+        return []
     return [check for check, reasons in norm_benchmarks(opponents, points_halves) if not reasons]
