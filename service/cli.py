@@ -374,6 +374,9 @@ def build_parser() -> argparse.ArgumentParser:
     from service.calculators import register as register_calculators
 
     register_calculators(commands)
+    from service.benchmark import register as register_bench
+
+    register_bench(commands)
     return parser
 
 

@@ -1,0 +1,548 @@
+"""`rating-service bench [--json] [--redis-url URL] [--quick]` (issue 7): what the engines
+and the service achieve on this machine, against the issue's targets.
+
+Four groups of figures, each the median of several runs (ratios from the same run):
+
+- `engines`: rated games per second of the CFC and FIDE engines on a 1,000-player,
+  9-round Swiss-like event among an imported rated list; the time of the NASPA engine on
+  a 300-player, 31-round event with 60 newcomers; the time of a FIDE period close for
+  20,000 players (service/benchmark_events.py builds them, deterministically).
+- `service`: the real service (`python -m service serve`, its default settings) in a
+  subprocess: (a) `two_player` online games among 10,000 rated CFC players and (b)
+  `swiss_64x7` events of 64 players and 7 rounds. `events_per_second`: a backlog is
+  appended, timed until the output stream holds its last `ratings.updated`.
+  `latency_ms`: a producer paced at half that rate stamps each entry's send time; the
+  latency is until its `ratings.updated` is read (XREAD BLOCK), p50 / p99.
+- `ceiling`: service/benchmark_ceiling.py (XREADGROUP in batches of the service's
+  RATING_BATCH_SIZE, one XADD per entry, XACK; no rating, no state) in a subprocess on
+  the same two-player backlog; `ratio` = service (a) / ceiling.
+- `memory`: the service process's peak RSS (VmHWM) and the Redis bytes per stored player
+  record (INFO memory `used_memory` before and after importing minimal established CFC
+  records into a fresh key prefix: 1,000,000, or 100,000 with `--quick`).
+
+`--json` prints one object with exactly those keys plus `targets` (a list of `name`,
+`value`, `target`, `met`) and `settings` (runs, sizes, quick). Without `--redis-url` a
+private `redis-server` is started on a free loopback port (no persistence) and stopped
+by its pid at the end; with one, every key the bench writes carries a fresh
+`bench-<hex>` prefix and is removed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import msgspec
+import redis
+import redis.asyncio as aioredis
+
+from schemas.events import PeriodClosed
+from schemas.records import PlayerRecord, PoolState
+from schemas.validation import decode_input
+from service.benchmark_events import (
+    encode,
+    fide_pool_before_close,
+    minimal_records,
+    rated_list,
+    swiss_event,
+    two_player_event,
+)
+from service.engine.contract import EventInput
+from service.engine.registry import default_registry
+from service.settings import Settings
+from service.store import DATA_FIELD, StreamKeys, import_records
+
+BATCH_SIZE = Settings().batch_size  # the service's RATING_BATCH_SIZE default, for the ceiling
+
+# The issue's targets: (name, group, key, comparison, bound, unit).
+TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
+    ("CFC engine", "engines.cfc", "games_per_second", ">=", 200_000, "rated games/s"),
+    ("FIDE engine", "engines.fide", "games_per_second", ">=", 200_000, "rated games/s"),
+    ("NASPA 300x31, 60 newcomers", "engines.naspa", "seconds", "<", 0.5, "s"),
+    ("FIDE close, 20,000 players", "engines.fide_close", "seconds", "<", 2.0, "s"),
+    ("service (a) two-player events", "service.two_player", "events_per_second", ">=", 5_000, "events/s"),
+    ("service (a) / ceiling", "ceiling", "ratio", ">=", 0.5, ""),
+    ("service (a) p99 at half load", "service.two_player", "p99_ms", "<", 50, "ms"),
+    ("service (b) 64x7 events", "service.swiss_64x7", "events_per_second", ">=", 300, "events/s"),
+    ("Redis per player record", "memory", "redis_bytes_per_record", "<=", 300, "bytes"),
+    ("service peak RSS", "memory", "service_peak_rss_mb", "<", 200, "MB"),
+)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big and how often: the full run, or `--quick`."""
+
+    runs: int
+    engine_runs: int
+    two_player_events: int
+    swiss_events: int
+    latency_seconds: float
+    memory_records: int
+    platform_players: int = 10_000
+
+    @staticmethod
+    def of(quick: bool) -> "Sizes":
+        if quick:
+            return Sizes(runs=2, engine_runs=3, two_player_events=1_500, swiss_events=150, latency_seconds=2.0,
+                         memory_records=100_000)
+        return Sizes(runs=3, engine_runs=7, two_player_events=6_000, swiss_events=600, latency_seconds=5.0,
+                     memory_records=1_000_000)
+
+
+def _median_time(work: Callable[[], object], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+# ------------------------------------------------------------------ engines
+def engine_input(system: str, players: int, rounds: int, newcomers: int = 0, draws: float = 0.2) -> EventInput:
+    """The Swiss-like event among an imported list, decoded as the service decodes it."""
+    records = rated_list(system, players, newcomers=newcomers)
+    event = decode_input(encode(swiss_event(system, records, rounds, draws=draws)))
+    return EventInput(event, {r.id: r for r in records}, PoolState(system=system, pool=event.pool))  # type: ignore[arg-type]
+
+
+def bench_engines(runs: int) -> dict:
+    registry = default_registry()
+    out: dict[str, dict] = {}
+    for system, players, rounds, newcomers, draws in (("cfc", 1000, 9, 0, 0.2), ("fide", 1000, 9, 0, 0.2),
+                                                       ("naspa", 300, 31, 60, 0.01)):
+        data = engine_input(system, players, rounds, newcomers, draws)
+        engine = registry.get(system, data.event.ruleset or "")
+        assert engine is not None
+        seconds = _median_time(lambda: engine.rate_event(data), runs)
+        games = sum(1 for g in data.event.games if not g.forfeit)
+        out[system] = {"players": players, "rounds": rounds, "newcomers": newcomers, "games": games,
+                       "seconds": seconds, "games_per_second": games / seconds}
+    records = {r.id: r for r in fide_pool_before_close(20_000)}
+    fide = registry.get("fide", "fide-2024")
+    close = PeriodClosed(system="fide", pool="standard", period="2025-11", ruleset="fide-2024")
+    pool = PoolState(system="fide", pool="standard")
+    seconds = _median_time(lambda: fide.close_period(close, records, pool), max(3, runs // 2))  # type: ignore[union-attr]
+    out["fide_close"] = {"players": len(records), "seconds": seconds}
+    return out
+
+
+# ------------------------------------------------------------------ Redis
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PrivateRedis:
+    """A `redis-server` on a free loopback port, no persistence; stopped by its pid."""
+
+    def __init__(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            from service.cli import UserError
+
+            raise UserError("no redis-server binary on PATH: pass --redis-url URL")
+        self.port = _free_port()
+        self.dir = tempfile.mkdtemp(prefix="rating-bench-")
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.dir],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        client = redis.Redis.from_url(self.url)
+        for _ in range(100):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        client.close()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Names:
+    """The streams and group of one bench run, under a fresh prefix."""
+
+    prefix: str
+
+    @property
+    def input(self) -> str:
+        return f"{self.prefix}.events"
+
+    @property
+    def output(self) -> str:
+        return f"{self.prefix}.ratings"
+
+    @property
+    def dead_letter(self) -> str:
+        return f"{self.prefix}.rejected"
+
+    @property
+    def group(self) -> str:
+        return f"{self.prefix}.group"
+
+    @property
+    def ceiling_input(self) -> str:
+        return f"{self.prefix}.ceiling-in"
+
+    @property
+    def ceiling_output(self) -> str:
+        return f"{self.prefix}.ceiling-out"
+
+
+def _append(client: redis.Redis, stream: str, payloads: list[bytes], chunk: int = 500) -> None:
+    for start in range(0, len(payloads), chunk):
+        with client.pipeline(transaction=False) as pipe:
+            for data in payloads[start : start + chunk]:
+                pipe.xadd(stream, {DATA_FIELD: data})
+            pipe.execute()
+
+
+def drain_rate(client: redis.Redis, stream: str, output: str, payloads: list[bytes], timeout: float = 120.0) -> float:
+    """Append `payloads` as a backlog and time until `output` holds one more entry per
+    payload (polled with XLEN); returns entries per second."""
+    before = client.xlen(output)
+    start = time.perf_counter()
+    _append(client, stream, payloads)
+    want = before + len(payloads)
+    while client.xlen(output) < want:
+        if time.perf_counter() - start > timeout:
+            raise RuntimeError(f"{output}: {client.xlen(output) - before} of {len(payloads)} outputs after {timeout:.0f} s")
+        time.sleep(0.002)
+    return len(payloads) / (time.perf_counter() - start)
+
+
+class _Seen(msgspec.Struct):
+    event_id: str | None = None
+
+
+def paced_latency(client: redis.Redis, reader: redis.Redis, stream: str, output: str, payloads: Iterator[tuple[str, bytes]],
+                  rate: float, seconds: float) -> dict:
+    """Send entries at `rate` per second for `seconds`, stamping each send time; a
+    reader thread XREADs the output stream (BLOCK) and stamps each `ratings.updated`.
+    Returns p50 / p99 latency in ms."""
+    decoder = msgspec.json.Decoder(_Seen)
+    sent: dict[str, float] = {}
+    arrived: dict[str, float] = {}
+    count = max(1, int(rate * seconds))
+    last = (client.xinfo_stream(output)["last-generated-id"] if client.exists(output) else b"0-0")
+    done = threading.Event()
+
+    def read() -> None:
+        cursor = last
+        while not done.is_set():
+            reply = reader.xread({output: cursor}, count=1000, block=200)
+            now = time.perf_counter()
+            for _, entries in reply or []:
+                for entry_id, fields in entries:
+                    cursor = entry_id
+                    event_id = decoder.decode(fields[DATA_FIELD.encode()]).event_id
+                    if event_id is not None:
+                        arrived[event_id] = now
+            if len(arrived) >= count:
+                return
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    start = time.perf_counter()
+    for i in range(count):
+        due = start + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        event_id, data = next(payloads)
+        sent[event_id] = time.perf_counter()
+        client.xadd(stream, {DATA_FIELD: data})
+    thread.join(timeout=30)
+    done.set()
+    latencies = sorted((arrived[e] - t) * 1000 for e, t in sent.items() if e in arrived)
+    if len(latencies) < len(sent):
+        raise RuntimeError(f"{len(sent) - len(latencies)} of {len(sent)} paced events got no ratings.updated")
+    return {"rate": rate, "samples": len(latencies), "p50_ms": _percentile(latencies, 50),
+            "p99_ms": _percentile(latencies, 99)}
+
+
+def _percentile(sorted_values: list[float], pct: float) -> float:
+    """Nearest-rank percentile of sorted values."""
+    rank = max(1, -(-len(sorted_values) * pct // 100))
+    return sorted_values[int(rank) - 1]
+
+
+# ------------------------------------------------------------------ workloads
+class Workloads:
+    """The service workloads: fresh event ids every time (each event is new)."""
+
+    def __init__(self, prefix: str, platform: list[PlayerRecord]):
+        self.prefix = prefix
+        self.platform = platform
+        self.rng = random.Random(17)
+        self.serial = 0
+
+    def _id(self, kind: str) -> str:
+        self.serial += 1
+        return f"{self.prefix}-{kind}-{self.serial}"
+
+    def two_player(self) -> tuple[str, bytes]:
+        a, b = self.rng.sample(self.platform, 2)
+        event_id = self._id("g")
+        return event_id, encode(two_player_event("cfc", a, b, event_id, self.rng))
+
+    def swiss(self) -> tuple[str, bytes]:
+        players = self.rng.sample(self.platform, 64)
+        event_id = self._id("s")
+        return event_id, encode(swiss_event("cfc", players, 7, event_id=event_id, seed=self.serial))
+
+    def stream(self, make: Callable[[], tuple[str, bytes]]) -> Iterator[tuple[str, bytes]]:
+        while True:
+            yield make()
+
+
+# ------------------------------------------------------------------ processes
+def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM of a live process, in MB (MiB)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for pid {pid}")
+
+
+def _wait_for_group(client: redis.Redis, stream: str, group: str, process: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the process exited ({process.returncode}): {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+        try:
+            if any(g["name"].decode() == group for g in client.xinfo_groups(stream)):
+                return
+        except redis.ResponseError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"no consumer group {group} on {stream} after {timeout:.0f} s")
+
+
+# ------------------------------------------------------------------ the run
+def bench_service(url: str, names: Names, sizes: Sizes) -> tuple[dict, dict, float]:
+    """Service (a) and (b), the ceiling, and the service's peak RSS."""
+    client = redis.Redis.from_url(url)
+    reader = redis.Redis.from_url(url)
+    platform = rated_list("cfc", sizes.platform_players, prefix=f"{names.prefix}-p")
+    asyncio.run(_import(url, StreamKeys(names.input), platform))
+    work = Workloads(names.prefix, platform)
+    env = {
+        "RATING_REDIS_URL": url, "RATING_INPUT_STREAMS": names.input, "RATING_OUTPUT_STREAM": names.output,
+        "RATING_DEAD_LETTER_STREAM": names.dead_letter, "RATING_GROUP": names.group, "RATING_HTTP_PORT": "0",
+        "RATING_LOG_LEVEL": "WARNING",
+    }
+    service = _start(["-m", "service", "serve"], env)
+    ceiling = _start(["-m", "service.benchmark_ceiling", url, names.ceiling_input, names.group, names.ceiling_output,
+                      str(BATCH_SIZE)], {})
+    try:
+        _wait_for_group(client, names.input, names.group, service)
+        _wait_for_group(client, names.ceiling_input, names.group, ceiling)
+        drain_rate(client, names.input, names.output, [work.two_player()[1] for _ in range(200)])  # warm-up
+        two, ceil, ratios, swiss = [], [], [], []
+        for _ in range(sizes.runs):
+            payloads = [work.two_player()[1] for _ in range(sizes.two_player_events)]
+            service_rate = drain_rate(client, names.input, names.output, payloads)
+            ceiling_rate = drain_rate(client, names.ceiling_input, names.ceiling_output, payloads)
+            two.append(service_rate)
+            ceil.append(ceiling_rate)
+            ratios.append(service_rate / ceiling_rate)
+            swiss.append(drain_rate(client, names.input, names.output,
+                                    [work.swiss()[1] for _ in range(sizes.swiss_events)]))
+        two_rate, swiss_rate = statistics.median(two), statistics.median(swiss)
+        two_latency = paced_latency(client, reader, names.input, names.output, work.stream(work.two_player),
+                                    two_rate / 2, sizes.latency_seconds)
+        swiss_latency = paced_latency(client, reader, names.input, names.output, work.stream(work.swiss),
+                                      swiss_rate / 2, sizes.latency_seconds)
+        rss = peak_rss_mb(service.pid)
+        rejected = client.xlen(names.dead_letter) if client.exists(names.dead_letter) else 0
+        if rejected:
+            raise RuntimeError(f"{rejected} bench events were dead-lettered: {client.xrange(names.dead_letter, count=1)}")
+    finally:
+        _stop(service)
+        _stop(ceiling)
+        client.close()
+        reader.close()
+    service_figures = {
+        "two_player": {"events": sizes.two_player_events, "events_per_second": two_rate, **_latency(two_latency)},
+        "swiss_64x7": {"events": sizes.swiss_events, "events_per_second": swiss_rate, **_latency(swiss_latency)},
+    }
+    ceiling_figures = {"events_per_second": statistics.median(ceil), "ratio": statistics.median(ratios),
+                       "batch_size": BATCH_SIZE}
+    return service_figures, ceiling_figures, rss
+
+
+def _latency(figures: dict) -> dict:
+    return {"latency_rate": figures["rate"], "latency_samples": figures["samples"], "p50_ms": figures["p50_ms"],
+            "p99_ms": figures["p99_ms"]}
+
+
+async def _import(url: str, keys: StreamKeys, records: list[PlayerRecord]) -> None:
+    client = aioredis.Redis.from_url(url)
+    try:
+        await import_records(client, keys, records)
+    finally:
+        await client.aclose()
+
+
+def bench_memory(url: str, names: Names, count: int) -> dict:
+    """Redis bytes per stored player record: INFO used_memory around an import."""
+    client = redis.Redis.from_url(url)
+    try:
+        records = minimal_records(count)
+        before = client.info("memory")["used_memory"]
+        asyncio.run(_import(url, StreamKeys(f"{names.prefix}.memory"), records))
+        after = client.info("memory")["used_memory"]
+        client.unlink(StreamKeys(f"{names.prefix}.memory").players("cfc", "regular"))
+    finally:
+        client.close()
+    return {"records": count, "redis_bytes_per_record": (after - before) / count}
+
+
+def _cleanup(url: str, prefix: str) -> None:
+    client = redis.Redis.from_url(url)
+    try:
+        keys = list(client.scan_iter(match=f"*{prefix}*", count=1000))
+        for start in range(0, len(keys), 500):
+            client.unlink(*keys[start : start + 500])
+    finally:
+        client.close()
+
+
+def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None) -> dict:
+    """The whole bench: a dict with `engines`, `service`, `ceiling`, `memory`, `targets`, `settings`."""
+    sizes = Sizes.of(quick)
+    names = Names(f"bench-{uuid.uuid4().hex[:8]}")
+    progress("engines")
+    engines = bench_engines(sizes.engine_runs)
+    private = PrivateRedis() if url is None else None
+    redis_url = private.url if private is not None else url
+    assert redis_url is not None
+    try:
+        progress("service and ceiling")
+        service, ceiling, rss = bench_service(redis_url, names, sizes)
+        progress("memory")
+        memory = bench_memory(redis_url, names, sizes.memory_records)
+        memory["service_peak_rss_mb"] = rss
+    finally:
+        if private is not None:
+            private.stop()
+        else:
+            _cleanup(redis_url, names.prefix)
+    report = {"engines": engines, "service": service, "ceiling": ceiling, "memory": memory}
+    report["targets"] = check_targets(report)
+    report["settings"] = {"quick": quick, "runs": sizes.runs, "engine_runs": sizes.engine_runs,
+                          "two_player_events": sizes.two_player_events, "swiss_events": sizes.swiss_events,
+                          "latency_seconds": sizes.latency_seconds, "memory_records": sizes.memory_records,
+                          "platform_players": sizes.platform_players, "batch_size": BATCH_SIZE,
+                          "redis": "private redis-server" if private is not None else "given URL", "cpus": os.cpu_count()}
+    return report
+
+
+def check_targets(report: dict) -> list[dict]:
+    """Each target of the issue with the measured value and whether it is met."""
+    out = []
+    for name, group, key, comparison, bound, unit in TARGETS:
+        node: Any = report
+        for part in group.split("."):
+            node = node[part]
+        value = node[key]
+        met = value >= bound if comparison == ">=" else value < bound if comparison == "<" else value <= bound
+        out.append({"name": name, "value": value, "target": f"{comparison} {bound:g} {unit}".strip(), "met": met})
+    return out
+
+
+# ------------------------------------------------------------------ output
+def render(report: dict) -> str:
+    """The human table."""
+    e, s, c, m = report["engines"], report["service"], report["ceiling"], report["memory"]
+    lines = [
+        f"engines (median of {report['settings']['engine_runs']} runs)",
+        f"  CFC  1,000 players x 9 rounds   {e['cfc']['games']:>6} games  {e['cfc']['seconds'] * 1000:8.1f} ms  "
+        f"{e['cfc']['games_per_second']:>10,.0f} rated games/s",
+        f"  FIDE 1,000 players x 9 rounds   {e['fide']['games']:>6} games  {e['fide']['seconds'] * 1000:8.1f} ms  "
+        f"{e['fide']['games_per_second']:>10,.0f} rated games/s",
+        f"  NASPA 300 x 31, 60 newcomers    {e['naspa']['games']:>6} games  {e['naspa']['seconds'] * 1000:8.1f} ms",
+        f"  FIDE period close, {e['fide_close']['players']:,} players        {e['fide_close']['seconds'] * 1000:8.1f} ms",
+        f"service end to end (median of {report['settings']['runs']} runs)   events/s   p50 ms   p99 ms  (latency at half rate)",
+    ]
+    for key, label in (("two_player", "(a) two-player events"), ("swiss_64x7", "(b) 64-player 7-round")):
+        f = s[key]
+        lines.append(f"  {label:<32}{f['events_per_second']:>10,.0f} {f['p50_ms']:>8.1f} {f['p99_ms']:>8.1f}")
+    lines += [
+        f"  ceiling (bare consumer, batch {c['batch_size']})  {c['events_per_second']:>10,.0f}",
+        f"  service (a) / ceiling           {c['ratio']:>10.2f}",
+        "memory",
+        f"  service peak RSS (VmHWM)        {m['service_peak_rss_mb']:>10.1f} MB",
+        f"  Redis per player record         {m['redis_bytes_per_record']:>10.1f} bytes  ({m['records']:,} records"
+        f"{', --quick' if report['settings']['quick'] else ''})",
+        "targets",
+    ]
+    for t in report["targets"]:
+        value = t["value"]
+        shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+        lines.append(f"  {'met    ' if t['met'] else 'NOT met'}  {t['name']:<32} {shown:>10}  (target {t['target']})")
+    return "\n".join(lines)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    progress = (lambda step: print(f"bench: {step}...", file=sys.stderr)) if not args.json else (lambda _: None)
+    report = run(args.redis_url, args.quick, progress)
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+    else:
+        print(render(report))
+    return 0
+
+
+def register(commands: Any) -> None:
+    """Add `bench` to the CLI's subcommands."""
+    p = commands.add_parser("bench", help="measure the engines, the service, its ceiling and memory (issue 7)",
+                            description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.add_argument("--redis-url", help="use this Redis (keys under a fresh bench-<hex> prefix, removed after); "
+                                       "default: a private redis-server on a free port")
+    p.add_argument("--quick", action="store_true", help="smaller runs (about a minute; 100,000 records for memory)")
+    p.set_defaults(func=cmd_bench)
