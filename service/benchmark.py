@@ -451,12 +451,24 @@ def _cleanup(url: str, prefix: str) -> None:
         client.close()
 
 
-def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None) -> dict:
-    """The whole bench: a dict with `engines`, `service`, `ceiling`, `memory`, `targets`, `settings`."""
-    sizes = Sizes.of(quick)
+REPORT_KEYS = {
+    "engines": {"cfc", "fide", "naspa", "fide_close"},
+    "service": {"two_player", "swiss_64x7"},
+    "ceiling": {"events_per_second", "ratio", "batch_size"},
+    "memory": {"records", "redis_bytes_per_record", "service_peak_rss_mb"},
+}
+ENGINE_KEYS = {"players", "rounds", "newcomers", "games", "seconds", "games_per_second"}
+SERVICE_KEYS = {"events", "events_per_second", "latency_rate", "latency_samples", "p50_ms", "p99_ms"}
+
+
+def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None, sizes: Sizes | None = None,
+        engines: dict | None = None) -> dict:
+    """The whole bench: a dict with `engines`, `service`, `ceiling`, `memory`, `targets`,
+    `settings` (REPORT_KEYS). `sizes` and `engines` (figures measured already) are for tests."""
+    sizes = sizes or Sizes.of(quick)
     names = Names(f"bench-{uuid.uuid4().hex[:8]}")
     progress("engines")
-    engines = bench_engines(sizes.engine_runs)
+    engines = engines if engines is not None else bench_engines(sizes.engine_runs)
     private = PrivateRedis() if url is None else None
     redis_url = private.url if private is not None else url
     assert redis_url is not None
@@ -477,7 +489,8 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
                           "two_player_events": sizes.two_player_events, "swiss_events": sizes.swiss_events,
                           "latency_seconds": sizes.latency_seconds, "memory_records": sizes.memory_records,
                           "platform_players": sizes.platform_players, "batch_size": BATCH_SIZE,
-                          "redis": "private redis-server" if private is not None else "given URL", "cpus": os.cpu_count()}
+                          "redis": "private redis-server" if private is not None else "given URL", "cpus": os.cpu_count(),
+                          "prefix": names.prefix}
     return report
 
 

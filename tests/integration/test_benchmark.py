@@ -1,0 +1,48 @@
+"""The bench against a real Redis (issue 7), at a tiny size: the ceiling consumer does
+exactly its three things, and the report has the documented keys. No figure is checked:
+timing belongs to `rating-service bench`, never to a test."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from service.benchmark import ENGINE_KEYS, REPORT_KEYS, SERVICE_KEYS, Sizes, run
+from service.benchmark_ceiling import ceiling_consumer
+
+pytestmark = pytest.mark.integration
+
+
+async def test_ceiling_consumer_copies_each_entry_once_and_acks(redis_url, key_prefix):
+    client = aioredis.Redis.from_url(redis_url)
+    stream, output, group = f"{key_prefix}.in", f"{key_prefix}.out", f"{key_prefix}.g"
+    try:
+        for i in range(10):
+            await client.xadd(stream, {"__data__": f'{{"n":{i}}}'.encode()})
+        handled = await ceiling_consumer(client, stream, group, output, batch=4, stop_after=10)
+        assert handled == 10
+        copied = [fields[b"__data__"] for _, fields in await client.xrange(output)]
+        assert copied == [f'{{"n":{i}}}'.encode() for i in range(10)]
+        assert (await client.xpending(stream, group))["pending"] == 0
+    finally:
+        await client.aclose()
+
+
+def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
+    tiny = Sizes(runs=1, engine_runs=1, two_player_events=20, swiss_events=2, latency_seconds=0.5,
+                 memory_records=500, platform_players=100)
+    engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
+    engines["fide_close"] = {"players": 1, "seconds": 1.0}
+    report = msgspec.json.decode(msgspec.json.encode(run(redis_url, True, sizes=tiny, engines=engines)))
+    assert {k: set(report[k]) for k in REPORT_KEYS} == REPORT_KEYS
+    assert set(report["service"]["two_player"]) == set(report["service"]["swiss_64x7"]) == SERVICE_KEYS
+    assert report["settings"]["redis"] == "given URL" and report["memory"]["records"] == 500
+    assert [t["name"] for t in report["targets"]][:2] == ["CFC engine", "FIDE engine"]
+    assert all(set(t) == {"name", "value", "target", "met"} for t in report["targets"])
+    client = redis.Redis.from_url(redis_url)
+    try:
+        assert list(client.scan_iter(match=f"*{report['settings']['prefix']}*", count=1000)) == []
+    finally:
+        client.close()

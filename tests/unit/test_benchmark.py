@@ -1,0 +1,91 @@
+"""The bench's workloads and report (issue 7). Nothing here is timed: timing belongs to
+`rating-service bench`, never to a test."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import msgspec
+import pytest
+
+from schemas.events import EventFinished
+from schemas.validation import decode_input
+from service.benchmark import ENGINE_KEYS, REPORT_KEYS, SERVICE_KEYS, TARGETS, check_targets, engine_input, render
+from service.benchmark_events import minimal_records, rated_list, swiss_event, two_player_event
+
+
+@pytest.mark.parametrize("system,players,rounds", [("cfc", 10, 3), ("fide", 8, 4), ("naspa", 7, 5)])
+def test_swiss_event_is_a_valid_event(system, players, rounds):
+    records = rated_list(system, players, newcomers=2)
+    event = decode_input(msgspec.json.encode(swiss_event(system, records, rounds)))
+    assert isinstance(event, EventFinished) and event.system == system and event.rounds == rounds
+    assert {p.id for p in event.players} == {r.id for r in records}
+    for rnd in range(1, rounds + 1):
+        seen = Counter([g.a for g in event.games if g.round == rnd] + [g.b for g in event.games if g.round == rnd])
+        seen.update(b.player for b in event.byes if b.round == rnd)
+        assert set(seen.values()) == {1} and len(seen) == players  # everyone once a round
+    # players // 2 games a round: 10 -> 5 x 3 = 15; 8 -> 4 x 4 = 16; 7 -> 3 x 5 = 15 (and 5 byes)
+    assert len(event.games) == {"cfc": 15, "fide": 16, "naspa": 15}[system]
+    assert len(event.byes) == (rounds if players % 2 else 0)
+
+
+def test_swiss_pairs_by_score_groups():
+    """Round 2 pairs the round-1 winners among themselves first (score groups)."""
+    event = swiss_event("cfc", rated_list("cfc", 8), 2, draws=0.0)
+    r1 = [g for g in event["games"] if g["round"] == 1]
+    winners = {g["a"] if g["score"] == 1 else g["b"] for g in r1}
+    first_r2 = next(g for g in event["games"] if g["round"] == 2)
+    assert {first_r2["a"], first_r2["b"]} <= winners
+
+
+def test_workloads_are_deterministic_and_rated_lists_import_cleanly():
+    assert swiss_event("fide", rated_list("fide", 6), 3) == swiss_event("fide", rated_list("fide", 6), 3)
+    cfc = rated_list("cfc", 50)
+    assert Counter(r.status for r in cfc).keys() <= {"established", "provisional"}
+    a, b = cfc[:2]
+    game = decode_input(msgspec.json.encode(two_player_event("cfc", a, b, "g-1", random.Random(1))))
+    assert [p.id for p in game.players] == [a.id, b.id] and len(game.games) == 1
+    assert [r.id for r in minimal_records(3)] == ["m0000000", "m0000001", "m0000002"]
+
+
+def test_engine_input_carries_every_players_record():
+    data = engine_input("naspa", 12, 3, newcomers=4, draws=0.01)
+    assert set(data.records) == {p.id for p in data.event.players}
+    assert sum(r.rating is None for r in data.records.values()) == 4
+
+
+def _fake_report() -> dict:
+    engine = dict.fromkeys(ENGINE_KEYS, 1.0)
+    service = dict.fromkeys(SERVICE_KEYS, 1.0)
+    return {
+        "engines": {"cfc": {**engine, "games_per_second": 250_000.0}, "fide": {**engine, "games_per_second": 150_000.0},
+                    "naspa": {**engine, "seconds": 0.4}, "fide_close": {"players": 20_000, "seconds": 2.0}},
+        "service": {"two_player": {**service, "events_per_second": 5_000.0, "p99_ms": 50.0},
+                    "swiss_64x7": {**service, "events_per_second": 299.0}},
+        "ceiling": {"events_per_second": 10_000.0, "ratio": 0.5, "batch_size": 64},
+        "memory": {"records": 100, "redis_bytes_per_record": 300.0, "service_peak_rss_mb": 199.9},
+        "settings": {"engine_runs": 1, "runs": 1, "quick": True},
+    }
+
+
+def test_targets_compare_as_the_issue_says():
+    report = _fake_report()
+    assert {k: set(report[k]) for k in REPORT_KEYS} == REPORT_KEYS
+    met = {t["name"]: t["met"] for t in check_targets(report)}
+    assert len(met) == len(TARGETS) == 10
+    assert met == {
+        "CFC engine": True,  # 250,000 >= 200,000
+        "FIDE engine": False,  # 150,000 < 200,000
+        "NASPA 300x31, 60 newcomers": True,  # 0.4 < 0.5
+        "FIDE close, 20,000 players": False,  # 2.0 is not under 2
+        "service (a) two-player events": True,  # 5,000 >= 5,000
+        "service (a) / ceiling": True,  # 0.5 >= 0.5
+        "service (a) p99 at half load": False,  # 50 is not under 50
+        "service (b) 64x7 events": False,  # 299 < 300
+        "Redis per player record": True,  # 300 <= 300
+        "service peak RSS": True,  # 199.9 < 200
+    }
+    report["targets"] = check_targets(report)
+    text = render(report)
+    assert "NOT met  FIDE engine" in text and "met      CFC engine" in text and "--quick" in text
