@@ -144,8 +144,8 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
         total = f.performance_sum(values_sum, t.wins, t.losses)
         rating = total / t.n
         post[pid] = half_up(rating)
-        rated[pid] = _finished(
-            priors[pid], t, rounds,
+        rated[pid] = _performance_rated(
+            priors[pid],
             step="unrated",
             method="performance",
             became_established=t.n > f.PROVISIONAL_GAMES,
@@ -170,8 +170,8 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
             total = prior.provisional_sum + f.performance_sum(values_sum, t.wins, t.losses)  # type: ignore[operator]
             games = prior.games + t.n
             rating = total / games
-            rated[pid] = _finished(
-                prior, t, rounds,
+            rated[pid] = _performance_rated(
+                prior,
                 step="provisional",
                 method="performance",
                 became_established=False,
@@ -215,12 +215,13 @@ def _established(
     # Every value a 714b player sees is a whole rating (pre-event, or post-event rounded, C9).
     assert type(values_sum) is int
     rn, k, cut = f.established_rating(old, t.halves, sx)
-    return _finished(
-        prior, t, rounds,
+    performance = f.performance(values_sum, t.wins, t.losses, t.n)
+    participation, percent, bonus, before_floor, rating, floor = _step_6(prior, t, rounds, performance, rn)
+    return Rated(
         step=step,
         method="established",
         became_established=becomes,
-        performance=f.performance(values_sum, t.wins, t.losses, t.n),
+        performance=performance,
         opponents=entries,
         rating_before_bonus=rn,
         rounded_before_bonus=half_up(rn),
@@ -228,33 +229,6 @@ def _established(
         k=k,
         expected=sx,
         rule_2199=cut,
-    )
-
-
-def _finished(prior: Prior, t: Tally, rounds: int, **calculation) -> Rated:
-    """Step 6 for one player: 714c bonus for 714b players (C4, C5), rounding once half up
-    (C11), then 716. Each player's step 6 depends on their own figures only."""
-    participation, percent, bonus = Fraction(0), None, 0
-    rating_before_bonus: Fraction = calculation["rating_before_bonus"]
-    if calculation["method"] == "established" and rounds >= f.BONUS_MIN_ROUNDS:
-        participation = f.participation_bonus(prior.rating, t.n)  # type: ignore[arg-type]
-        percent = f.result_percent(t.halves, rounds)
-        if calculation["performance"] > prior.highest:  # type: ignore[operator]
-            bonus = f.result_bonus(percent)
-        # half_up(Rn + participation + bonus) over a common denominator, without Fraction sums
-        den = rating_before_bonus.denominator * participation.denominator
-        num = (
-            rating_before_bonus.numerator * participation.denominator
-            + participation.numerator * rating_before_bonus.denominator
-            + bonus * den
-        )
-        before_floor = ratio_half_up(num, den)
-    else:
-        before_floor = half_up(rating_before_bonus)
-    # 716 (a), (b) only for a player established before the event.
-    rating, floor = f.apply_floors(before_floor, prior.rating, prior.category == "established")
-    return Rated(
-        **calculation,
         participation=participation,
         result_percent=percent,
         result_bonus=bonus,
@@ -262,3 +236,38 @@ def _finished(prior: Prior, t: Tally, rounds: int, **calculation) -> Rated:
         new_rating=rating,
         floor=floor,
     )
+
+
+def _step_6(
+    prior: Prior, t: Tally, rounds: int, performance: Fraction, rn: Fraction
+) -> tuple[Fraction, int | None, int, int, int, str | None]:
+    """Step 6 for a 714b player: the 714c bonuses (4+ rounds, C4; result bonus by the
+    truncated percent, C5, when the performance beats the highest rating ever held),
+    rounding Rn + bonuses once half up (C11), then 716. Returns (participation, result
+    percent, result bonus, rating before floor, published rating, floor article)."""
+    participation, percent, bonus = Fraction(0), None, 0
+    if rounds >= f.BONUS_MIN_ROUNDS:
+        participation = f.participation_bonus(prior.rating, t.n)  # type: ignore[arg-type]
+        percent = f.result_percent(t.halves, rounds)
+        # performance > highest, in integers (the denominator is positive)
+        if performance.numerator > prior.highest * performance.denominator:  # type: ignore[operator]
+            bonus = f.result_bonus(percent)
+    # half_up(Rn + participation + bonus) over a common denominator, without Fraction sums
+    den = rn.denominator * participation.denominator
+    num = rn.numerator * participation.denominator + participation.numerator * rn.denominator + bonus * den
+    before_floor = ratio_half_up(num, den)
+    rating, floor = _floors(before_floor, prior)
+    return participation, percent, bonus, before_floor, rating, floor
+
+
+def _floors(before_floor: int, prior: Prior) -> tuple[int, str | None]:
+    """716 (a), (b) only for a player established before the event; (c) for everyone."""
+    return f.apply_floors(before_floor, prior.rating, prior.category == "established")
+
+
+def _performance_rated(prior: Prior, **calculation) -> Rated:
+    """Step 6 for a 714a player: no bonus (714c is for 714b players), the rating rounded
+    once half up (C11), then 716."""
+    before_floor = half_up(calculation["rating_before_bonus"])
+    rating, floor = _floors(before_floor, prior)
+    return Rated(**calculation, rating_before_floor=before_floor, new_rating=rating, floor=floor)
