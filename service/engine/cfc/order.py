@@ -42,7 +42,7 @@ def _value(value: Value, basis: str) -> tuple[Value, str, str]:
     return value, basis, to_exact(value)
 
 
-class Rated(msgspec.Struct, frozen=True):
+class Rated(msgspec.Struct, frozen=True, gc=False):
     """A player's complete calculation for the event (players with a rated game only)."""
 
     step: str

@@ -40,7 +40,7 @@ class PlayedGame(msgspec.Struct, frozen=True, gc=False):
     halves: int
 
 
-class Tally(msgspec.Struct, frozen=True):
+class Tally(msgspec.Struct, frozen=True, gc=False):
     """A player's rated games of the event: W, L, draws, S (in half points), N."""
 
     games: tuple[PlayedGame, ...]
