@@ -100,7 +100,7 @@ class Sizes:
         if quick:
             return Sizes(runs=2, engine_runs=3, two_player_events=1_500, swiss_events=150, latency_seconds=2.0,
                          memory_records=100_000)
-        return Sizes(runs=3, engine_runs=7, two_player_events=6_000, swiss_events=600, latency_seconds=5.0,
+        return Sizes(runs=5, engine_runs=9, two_player_events=8_000, swiss_events=800, latency_seconds=8.0,
                      memory_records=1_000_000)
 
 
