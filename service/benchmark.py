@@ -281,6 +281,7 @@ def paced_latency(client: redis.Redis, reader: redis.Redis, stream: str, output:
         client.xadd(stream, {DATA_FIELD: data})
     thread.join(timeout=30)
     done.set()
+    thread.join(timeout=5)  # its read blocks for at most 200 ms
     latencies = sorted((arrived[e] - t) * 1000 for e, t in sent.items() if e in arrived)
     if len(latencies) < len(sent):
         raise RuntimeError(f"{len(sent) - len(latencies)} of {len(sent)} paced events got no ratings.updated")

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 from typing import Mapping, Union
 
 import msgspec
@@ -92,7 +93,7 @@ def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) ->
     """717 AR: the mean of Ro - 400(W-L)/N over the rated players who played.
 
     Summed exactly as sum(Ro) - sum over each N of 400 x sum(W-L) / N: the same sum of
-    `formulas.ar_term` with one Fraction per distinct N instead of one per player."""
+    `formulas.ar_term`, in integers over a common denominator, one Fraction at the end."""
     count, ratings = 0, 0
     margins: dict[int, int] = {}  # N -> sum of 400(W-L) over players with N games
     for pid, t in tallies.items():
@@ -109,8 +110,12 @@ def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) ->
             "rated): 717 cannot compute AR and the event cannot be rated",
             "$.games",
         )
-    total = Fraction(ratings) - sum((Fraction(margin, n) for n, margin in margins.items()), Fraction(0))
-    return total / count
+    numerator, denominator = ratings, 1  # sum(Ro) - sum(margin / N) = numerator / denominator
+    for n, margin in margins.items():
+        numerator, denominator = numerator * n - margin * denominator, denominator * n
+        common = gcd(numerator, denominator)
+        numerator, denominator = numerator // common, denominator // common
+    return Fraction(numerator, denominator * count)
 
 
 def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds: int) -> dict[str, Rated]:
