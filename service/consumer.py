@@ -32,7 +32,7 @@ from service.store import (
     StreamKeys,
     encode,
     entry_order,
-    load_ledger,
+    queue_ledger_reads,
     queue_ledger_writes,
     text,
     watched_keys,
@@ -85,18 +85,21 @@ class StreamProcessor:
     async def handle(self, *entry_ids: str) -> None:
         """Make the entries take effect (after every entry before them), then ack them."""
         last = max(entry_order(e) for e in entry_ids)
-        while True:
-            async with self.client.pipeline(transaction=False) as pipe:
-                pipe.get(self.keys.cursor)
-                cursor = text((await pipe.execute())[0]) or "0-0"
-            if last <= entry_order(cursor):
-                await self.client.xack(self.stream, self.settings.group, *entry_ids)
-                return
+        unacked = set(entry_ids)
+        cursor = text(await self.client.get(self.keys.cursor)) or "0-0"
+        while entry_order(cursor) < last:
             batch = await self.client.xrange(self.stream, min=f"({cursor}", count=self.settings.batch_size)
             if not batch:  # the entries were deleted from the stream: nothing to apply
-                await self.client.xack(self.stream, self.settings.group, *entry_ids)
-                return
-            await self._commit([self._decode(raw_id.decode(), fields) for raw_id, fields in batch], cursor)
+                break
+            entries = [self._decode(raw_id.decode(), fields) for raw_id, fields in batch]
+            done = await self._commit(entries, cursor)
+            if done:
+                cursor = entries[done - 1].id
+                unacked.difference_update(e.id for e in entries[:done])  # the commit acked them
+            else:  # another replica moved the cursor first: read where it is now
+                cursor = text(await self.client.get(self.keys.cursor)) or "0-0"
+        if unacked:
+            await self.client.xack(self.stream, self.settings.group, *unacked)
 
     def _decode(self, entry_id: str, fields: dict) -> Entry:
         """Decode and check an entry; what cannot be rated is a rejection already."""
@@ -125,27 +128,32 @@ class StreamProcessor:
         dead-lettered with reason `poison` instead of blocking the stream.
         """
         head = entries[0].id
-        if self._forgiven == head:  # the last attempt was cut short by Redis, not by the entry
-            attempts = int(await self.client.hget(self.keys.attempts, head) or 1)
-        else:
-            attempts = await self.client.hincrby(self.keys.attempts, head, 1)
-        self._forgiven = None
-        if attempts > 1:
-            entries = entries[:1]
+        forgiven, self._forgiven = self._forgiven == head, None
         wants = [e.want for e in entries if e.want is not None]
         started = time.perf_counter()
         try:
             async with self.client.pipeline(transaction=True) as pipe:
                 await pipe.watch(self.keys.cursor, *watched_keys(self.keys, wants))
-                if (text(await pipe.get(self.keys.cursor)) or "0-0") != expected_cursor:
+                # One round trip for the rest: count this attempt, check the cursor, read.
+                async with self.client.pipeline(transaction=False) as reads:
+                    if forgiven:  # the last attempt was cut short by Redis, not by the entry
+                        reads.hget(self.keys.attempts, head)
+                    else:
+                        reads.hincrby(self.keys.attempts, head, 1)
+                    reads.get(self.keys.cursor)
+                    build_ledger = queue_ledger_reads(reads, self.keys, wants)
+                    replies = await reads.execute()
+                attempts = int(replies[0] or 1)
+                if (text(replies[1]) or "0-0") != expected_cursor:
                     await self.client.hdel(self.keys.attempts, head)
                     return 0
                 if attempts > self.settings.max_deliveries:
                     reason = f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
                     ledger, decisions = MemoryLedger(), [Decision(entries[0], Rejected("poison", reason))]
                 else:
-                    ledger = await load_ledger(self.client, self.keys, wants)
-                    decisions = self._apply(entries, ledger)
+                    # After a failed attempt the head entry is tried alone.
+                    ledger = build_ledger(replies[2:])
+                    decisions = self._apply(entries if attempts == 1 else entries[:1], ledger)
                 pipe.multi()
                 queue_ledger_writes(pipe, self.keys, ledger)
                 for decision in decisions:

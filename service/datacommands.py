@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-from schemas.common import DEFAULT_POOL, POOLS, SYSTEMS
+from schemas.common import POOLS, SYSTEMS
 from schemas.records import PlayerRecord
 from schemas.validation import InvalidMessage, decode_input
 from service import trf
 from service.jsonlines import FileProblem, read_documents
-from service.ratinglists import conflicts, is_csv, read_list, render_csv, render_jsonl
+from service.ratinglists import conflicts, read_list, render_csv, render_jsonl
 from service.store import StreamKeys, decode_record, encode
 
 REDIS_HELP = "default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0"

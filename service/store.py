@@ -15,7 +15,7 @@ name them with the input stream's hash tag (e.g. `{events.finished}:ratings.upda
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import msgspec
 
@@ -74,12 +74,11 @@ def watched_keys(keys: StreamKeys, wants: Iterable[Needs]) -> list[str]:
     return sorted(pools)
 
 
-async def load_ledger(client: Any, keys: StreamKeys, wants: list[Needs]) -> MemoryLedger:
-    """Read, in one round trip, everything a batch of messages needs, into a MemoryLedger
-    that the batch is then applied to (the same code path as the offline `rate`)."""
-    if not wants:
-        return MemoryLedger()
-    whole = {(w.system, w.pool) for w in wants if w.player_ids is None}
+def queue_ledger_reads(pipe: Any, keys: StreamKeys, wants: list[Needs]) -> Callable[[list], MemoryLedger]:
+    """Queue on `pipe` the reads of everything a batch of messages needs; returns the
+    function that builds, from their replies (in order), the MemoryLedger the batch is then
+    applied to (the same code path as the offline `rate`)."""
+    whole = sorted({(w.system, w.pool) for w in wants if w.player_ids is None})
     some: dict[tuple[str, str], set[str]] = {}
     for want in wants:
         if want.player_ids is None:
@@ -87,26 +86,30 @@ async def load_ledger(client: Any, keys: StreamKeys, wants: list[Needs]) -> Memo
         for pool in (want.pool, want.seed_pool):
             if pool is not None and (want.system, pool) not in whole:
                 some.setdefault((want.system, pool), set()).update(want.player_ids)
-    whole_keys = sorted(whole)
     some_keys = [(key, sorted(ids)) for key, ids in sorted(some.items())]
     pool_fields = sorted({f"{w.system}:{w.pool}" for w in wants})
     markers = sorted({w.marker for w in wants})
-    async with client.pipeline(transaction=False) as pipe:
-        for system, pool in whole_keys:
-            pipe.hgetall(keys.players(system, pool))
-        for (system, pool), ids in some_keys:
-            pipe.hmget(keys.players(system, pool), ids)
+    for system, pool in whole:
+        pipe.hgetall(keys.players(system, pool))
+    for (system, pool), ids in some_keys:
+        pipe.hmget(keys.players(system, pool), ids)
+    if wants:
         pipe.hmget(keys.pools, pool_fields)
         pipe.hmget(keys.markers, markers)
-        replies = await pipe.execute()
-    records: list[PlayerRecord] = []
-    for reply in replies[: len(whole_keys)]:
-        records.extend(decode_record(raw) for raw in reply.values())
-    for (_, ids), reply in zip(some_keys, replies[len(whole_keys) : -2]):
-        records.extend(decode_record(raw) for raw in reply if raw is not None)
-    pools = [_pool_decoder.decode(raw) for raw in replies[-2] if raw is not None]
-    found = {m: text(d) for m, d in zip(markers, replies[-1]) if d is not None}
-    return MemoryLedger(records, pools, found)
+
+    def build(replies: list) -> MemoryLedger:
+        if not wants:
+            return MemoryLedger()
+        records: list[PlayerRecord] = []
+        for reply in replies[: len(whole)]:
+            records.extend(decode_record(raw) for raw in reply.values())
+        for reply in replies[len(whole) : len(whole) + len(some_keys)]:
+            records.extend(decode_record(raw) for raw in reply if raw is not None)
+        pools = [_pool_decoder.decode(raw) for raw in replies[-2] if raw is not None]
+        found = {m: text(d) for m, d in zip(markers, replies[-1]) if d is not None}
+        return MemoryLedger(records, pools, found)
+
+    return build
 
 
 def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger) -> None:

@@ -18,6 +18,10 @@ from typing import Iterator
 import pytest
 
 
+def pytest_addoption(parser):
+    parser.addoption("--soak-full", action="store_true", help="run the full-size (20,000 events) soak test")
+
+
 def _ping(url: str, attempts: int = 1) -> bool:
     import redis
 
