@@ -7,6 +7,8 @@ happens in the caller, once, with `half_up`.
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
+from typing import Iterable
 
 from service.engine.tables import cfc_expected
 
@@ -44,9 +46,23 @@ def performance_sum(values_sum: Fraction | int, wins: int, losses: int) -> Fract
     return Fraction(values_sum) + 400 * (wins - losses)
 
 
-def ar_term(rating: int, wins: int, losses: int, games: int) -> Fraction:
-    """717: for each rated player, Ro - 400(W-L)/N; AR is their mean."""
-    return rating - Fraction(400 * (wins - losses), games)
+def average_rating(players: Iterable[tuple[int, int, int, int]]) -> Fraction:
+    """717: AR, the mean over the rated players of Ro - 400(W-L)/N, from (Ro, W, L, N).
+
+    Exact, summed as sum(Ro) - sum over each N of 400 x sum(W-L) / N, in integers over a
+    common denominator (one Fraction at the end). Needs at least one player."""
+    count, ratings = 0, 0
+    margins: dict[int, int] = {}  # N -> sum of 400(W-L) over the players with N games
+    for rating, wins, losses, games in players:
+        count += 1
+        ratings += rating
+        margins[games] = margins.get(games, 0) + 400 * (wins - losses)
+    numerator, denominator = ratings, 1  # sum(Ro) - sum(margin / N) = numerator / denominator
+    for games, margin in margins.items():
+        numerator, denominator = numerator * games - margin * denominator, denominator * games
+        common = gcd(numerator, denominator)
+        numerator, denominator = numerator // common, denominator // common
+    return Fraction(numerator, denominator * count)
 
 
 def k_factor(old: int) -> int:

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from math import gcd
 from typing import Mapping, Union
 
 import msgspec
@@ -90,32 +89,16 @@ def _entries(tally: Tally, values: Values, own: int | None = None) -> tuple[list
 
 
 def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) -> Fraction:
-    """717 AR: the mean of Ro - 400(W-L)/N over the rated players who played.
-
-    Summed exactly as sum(Ro) - sum over each N of 400 x sum(W-L) / N: the same sum of
-    `formulas.ar_term`, in integers over a common denominator, one Fraction at the end."""
-    count, ratings = 0, 0
-    margins: dict[int, int] = {}  # N -> sum of 400(W-L) over players with N games
-    for pid, t in tallies.items():
-        prior = priors[pid]
-        if prior.category == "unrated":
-            continue
-        count += 1
-        ratings += prior.rating  # type: ignore[operator]
-        margins[t.n] = margins.get(t.n, 0) + 400 * (t.wins - t.losses)
-    if not count:
+    """717 AR over the rated (provisional or established) players who played."""
+    rated = [(priors[pid].rating, t.wins, t.losses, t.n) for pid, t in tallies.items() if priors[pid].category != "unrated"]
+    if not rated:
         raise EngineRejection(
             "unratable",
             "no provisional or established player played a rated game (forfeits and byes are not "
             "rated): 717 cannot compute AR and the event cannot be rated",
             "$.games",
         )
-    numerator, denominator = ratings, 1  # sum(Ro) - sum(margin / N) = numerator / denominator
-    for n, margin in margins.items():
-        numerator, denominator = numerator * n - margin * denominator, denominator * n
-        common = gcd(numerator, denominator)
-        numerator, denominator = numerator // common, denominator // common
-    return Fraction(numerator, denominator * count)
+    return f.average_rating(rated)  # type: ignore[arg-type]
 
 
 def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds: int) -> dict[str, Rated]:
