@@ -19,6 +19,7 @@ import structlog
 from faststream import AckPolicy, FastStream
 from faststream.redis import RedisBroker, StreamSub
 from faststream.redis.annotations import RedisMessage
+from faststream.redis.message import RedisBatchStreamMessage, RedisStreamMessage
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -115,9 +116,24 @@ def _subscribe(broker: RedisBroker, settings: Settings, processor: StreamProcess
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, BACKOFF_MAX)
 
-    broker.subscriber(stream=sub, ack_policy=AckPolicy.MANUAL, title=f"{processor.stream}{':reclaim' if reclaim else ''}")(
-        on_entries
-    )
+    broker.subscriber(
+        stream=sub,
+        ack_policy=AckPolicy.MANUAL,
+        parser=_ids_only,
+        decoder=_no_body,
+        title=f"{processor.stream}{':reclaim' if reclaim else ''}",
+    )(on_entries)
+
+
+async def _ids_only(raw: dict, original_parser: object) -> RedisStreamMessage | RedisBatchStreamMessage:
+    """FastStream's message without decoding the entries' bodies: the handler needs only
+    their ids (the processor reads and decodes the entries itself, strictly, in order)."""
+    kind = RedisBatchStreamMessage if raw["type"] == "bstream" else RedisStreamMessage
+    return kind(raw_message=raw, body=b"", consumer=None, group=None)  # type: ignore[arg-type]
+
+
+async def _no_body(message: object, original_decoder: object) -> None:
+    return None
 
 
 async def _until_redis_answers(processors, settings: Settings) -> None:

@@ -41,8 +41,8 @@ async def ceiling_consumer(
                 continue
             async with client.pipeline(transaction=False) as pipe:
                 for _, fields in entries:
-                    pipe.xadd(output, {DATA_FIELD: fields.get(DATA_FIELD.encode(), b"")}, maxlen=OUTPUT_MAXLEN,
-                              approximate=True)
+                    pipe.xadd(output, {DATA_FIELD: fields.get(DATA_FIELD.encode(), b"")})
+                pipe.xtrim(output, maxlen=OUTPUT_MAXLEN, approximate=True)  # bounded, as the service does
                 pipe.xack(stream, group, *[entry_id for entry_id, _ in entries])
                 await pipe.execute()
             handled += len(entries)

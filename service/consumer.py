@@ -156,8 +156,7 @@ class StreamProcessor:
                     decisions = self._apply(entries if attempts == 1 else entries[:1], ledger)
                 pipe.multi()
                 queue_ledger_writes(pipe, self.keys, ledger)
-                for decision in decisions:
-                    self._queue_output(pipe, decision)
+                self._queue_outputs(pipe, decisions)
                 done = [d.entry.id for d in decisions]
                 pipe.set(self.keys.cursor, done[-1])
                 pipe.xack(self.stream, self.settings.group, *done)
@@ -199,28 +198,36 @@ class StreamProcessor:
             decisions.append(Decision(entry, outcome))
         return decisions
 
-    def _queue_output(self, pipe: Any, decision: Decision) -> None:
-        outcome = decision.outcome
-        maxlen = self.settings.output_maxlen
-        if isinstance(outcome, Applied):
-            for output in outcome.outputs:
-                xadd(pipe, self.settings.output_stream, encode(output), maxlen)
-        elif isinstance(outcome, Rejected):
-            rejected = rejection_message(outcome, self.stream, decision.entry)
-            xadd(pipe, self.settings.dead_letter_stream, encode(rejected), maxlen)
+    def _queue_outputs(self, pipe: Any, decisions: list[Decision]) -> None:
+        """The ratings.updated and event.rejected entries, in order; each stream is trimmed
+        (approximately, to RATING_OUTPUT_MAXLEN) once per commit rather than per entry."""
+        written: set[str] = set()
+        for decision in decisions:
+            outcome = decision.outcome
+            if isinstance(outcome, Applied):
+                for output in outcome.outputs:
+                    xadd(pipe, self.settings.output_stream, encode(output), 0)
+                written.add(self.settings.output_stream)
+            elif isinstance(outcome, Rejected):
+                rejected = rejection_message(outcome, self.stream, decision.entry)
+                xadd(pipe, self.settings.dead_letter_stream, encode(rejected), 0)
+                written.add(self.settings.dead_letter_stream)
+        if self.settings.output_maxlen:
+            for stream in sorted(written):
+                pipe.xtrim(stream, maxlen=self.settings.output_maxlen, approximate=True)
 
     def _log(self, decision: Decision) -> None:
         outcome, entry = decision.outcome, decision.entry
-        bound = log.bind(stream=self.stream, stream_id=entry.id, event_id=entry.event_id)
+        where = {"stream": self.stream, "stream_id": entry.id, "event_id": entry.event_id}
         if isinstance(outcome, Applied):
             self.metrics.rated.labels(self.stream, entry.message.system if entry.message else "").inc()
-            bound.info("applied", marker=outcome.marker, outputs=len(outcome.outputs))
+            log.info("applied", marker=outcome.marker, outputs=len(outcome.outputs), **where)
         elif isinstance(outcome, Duplicate):
             self.metrics.duplicates.labels(self.stream).inc()
-            bound.info("duplicate, already applied", marker=outcome.marker)
+            log.info("duplicate, already applied", marker=outcome.marker, **where)
         else:
             self.metrics.rejected.labels(self.stream, outcome.reason).inc()
-            bound.warning("rejected", reason=outcome.reason, path=outcome.path, detail=outcome.message)
+            log.warning("rejected", reason=outcome.reason, path=outcome.path, detail=outcome.message, **where)
 
     async def observe_group(self) -> None:
         """Update the consumer-group gauges (lag: entries not yet delivered; pending)."""
