@@ -30,7 +30,10 @@ Exact = Annotated[
 ]
 Round = Annotated[int, msgspec.Meta(ge=1, description="Round number, from 1.")]
 BirthYear = Annotated[int, msgspec.Meta(ge=1850, le=2200)]
-Rating = Annotated[int, msgspec.Meta(ge=0, le=4000)]
+# Wider than any real list: the rules' own arithmetic can leave 0..4000 in absurd fields
+# (CFC 714a has no cap; naspa2024 and naspa-csw have no floor), and what an engine computes
+# must always be storable and readable back.
+Rating = Annotated[int, msgspec.Meta(ge=-10_000, le=10_000)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Score = Annotated[
     float,

@@ -46,7 +46,8 @@ class Outcome(msgspec.Struct, frozen=True):
 
     `results` are in the order of the event's players (for a list: by player id) and
     `chunks` groups them into `ratings.updated` messages (one for an event).
-    `records` holds every record that changed; `pool` the pool state to store.
+    `records` holds the records to store (at least every one that changed); `pool` the pool
+    state to store. Every record must be valid `player.record/v1` (the service reads it back).
     """
 
     results: list[PlayerResult]

@@ -93,7 +93,7 @@ def test_rate_refuses_an_unknown_ruleset(tmp_path, capsys):
 def test_rate_refuses_a_bad_ratings_list(tmp_path, capsys):
     events = write_lines(tmp_path / "events.jsonl", [event()])
     ratings = write_lines(tmp_path / "ratings.jsonl", [{"system": "cfc", "pool": "regular", "id": "p1",
-                                                        "rating": -5}])
+                                                        "rating": 10_001}])
     assert main(["rate", events, "--ratings", ratings]) == 2
     assert one_line(capsys.readouterr().err).startswith(f"rating-service rate: {ratings}:1: $.rating:")
     ratings = write_lines(tmp_path / "twice.jsonl", [{"system": "cfc", "pool": "regular", "id": "p1"}] * 2)

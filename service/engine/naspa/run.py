@@ -17,7 +17,6 @@ from service.engine.naspa.newcomers import Newcomer, rate_newcomers
 from service.engine.naspa.rated import FEEDBACK_SHARE, acceleration, band_walk
 
 ONE_THIRD_CLIP = 50  # one-third-rated events: the rounded change is clipped to +/-50
-RATING_RANGE = (0, 4000)  # what a record can hold (schemas.common.Rating); not a rule
 
 
 @dataclass(frozen=True)
@@ -58,13 +57,6 @@ class Figures:
     averaged: bool = False
 
 
-def storable(rating: int) -> int:
-    """Keep a rounded rating inside the record's range (only reachable in absurd fields:
-    the rules themselves have no floor for naspa2024 / naspa-csw)."""
-    low, high = RATING_RANGE
-    return min(max(rating, low), high)
-
-
 def rate_run(
     games: Sequence[RatedGame],
     ratings: Mapping[str, int | None],
@@ -97,7 +89,7 @@ def rate_run(
         mine = value[p]
         figures[p] = Figures(
             old_rating=None,
-            new_rating=storable(half_up(mine)),
+            new_rating=half_up(mine),
             games=nc.games,
             earned=nc.earned,
             expected=math.fsum(expected(mine, value[o]) for o, _ in played[p]),
@@ -141,7 +133,7 @@ def rate_run(
             clipped = True
         figures[p] = Figures(
             old_rating=old,
-            new_rating=storable(rounded),
+            new_rating=rounded,
             games=len(played[p]),
             earned=earned,
             expected=expect,

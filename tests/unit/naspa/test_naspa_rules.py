@@ -191,10 +191,10 @@ def test_nsa2008_floor_of_one_is_before_feedback():
     #    (floor after feedback would give max(-4.5, 1) = 1).
     r = rate({"X": (5, 100), "Y": (5, 0)}, [(1, "Y", "X", 1)])
     assert (r["X"].new_rating, r["Y"].new_rating) == (2, 30)
-    # naspa2024 has no floor: -5 + 0.5 = -4.5 -> floor(-4.5 + 0.5) = -4, which a record
-    # cannot hold (Rating >= 0): kept at 0.
+    # naspa2024 has no floor: -5 + 0.5 = -4.5 -> floor(-4.5 + 0.5) = -4, below zero by the
+    # letter of the rules (a record holds it).
     r = rate({"X": (5, 100), "Y": (5, 0)}, [(1, "Y", "X", 1)], ruleset="naspa2024")
-    assert (r["X"].new_rating, r["Y"].new_rating) == (0, 30)
+    assert (r["X"].new_rating, r["Y"].new_rating) == (-4, 30)
     assert r["X"].details.unrounded_rating == pytest.approx(-4.5)
 
 
@@ -327,9 +327,10 @@ def test_csw_player_without_nwl_rating_is_a_newcomer_and_no_floor():
     assert r["U"].new_rating == 577 and r["U"].details.seeded_from is None
     # V has a CSW rating: the NWL seed is ignored.
     assert r["V"].old_rating == 1500 and r["V"].details.seeded_from is None
-    # naspa-csw has no floor: X (5, g=100) loses to Y (5, g=0): -5 + 0.5 -> -4 -> 0 (record).
+    # naspa-csw has no floor: X (5, g=100) loses to Y (5, g=0): 20 x (0 - 0.5) = -10 -> -5,
+    # feedback from Y's acceleration +0.5 -> -4.5, half up -> -4 (below zero, by the letter).
     r = rate({"X": (5, 100), "Y": (5, 0)}, [(1, "Y", "X", 1)], ruleset="naspa-csw")
-    assert r["X"].new_rating == 0
+    assert r["X"].new_rating == -4
 
 
 def test_csw_seed_not_taken_without_a_counted_game():
