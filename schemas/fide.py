@@ -24,16 +24,6 @@ class PublishedRating(msgspec.Struct, frozen=True, forbid_unknown_fields=True, o
     k: int | None = None
 
 
-class PeriodSums(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
-    """FIDE 8.3.4 (F4): a rated player's sum of (score - PD) over an open period, in
-    exact hundredths, with the period's rated games and points (in half points)."""
-
-    period: Period
-    sum_hundredths: int
-    games: int
-    points_halves: int = 0
-
-
 class InitialGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """FIDE 8.2 / 7.1.4: one game of an unrated player against a rated opponent, pooled
     across periods (up to 26 months) until an initial rating is published."""
@@ -43,6 +33,22 @@ class InitialGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     start_date: dt.date
     opponent_rating: Rating
     score_halves: int
+
+
+class PeriodSums(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
+    """FIDE 8.3.4 (F4): a rated player's sum of (score - PD) over an open period, in
+    exact hundredths, with the period's rated games and points (in half points).
+
+    `games_played` keeps each counted game (the opponent's rating at the event's start):
+    if the player leaves the list (7.2.1) at the close of an earlier period, these games
+    join the initial-rating pool (8.2), exactly as they would have had the event arrived
+    after that close - so the list never depends on the order events arrive in."""
+
+    period: Period
+    sum_hundredths: int
+    games: int
+    points_halves: int = 0
+    games_played: list[InitialGame] = []
 
 
 class FirstEvent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -39,6 +39,7 @@ class _Tally:
     rated_games: int = 0
     rated_halves: int = 0
     pooled: list[InitialGame] = field(default_factory=list)
+    counted: list[InitialGame] = field(default_factory=list)  # a rated player's counted games
     performance_opponents: list[int] = field(default_factory=list)
     performance_halves: int = 0
     norm_opponents: list[int | None] = field(default_factory=list)
@@ -106,22 +107,22 @@ class FideEngine:
                 tally.performance_opponents.append(opponent)
                 tally.performance_halves += halves
                 mine = own[me]
+                game_played = InitialGame(
+                    period=period,
+                    event_id=event.event_id,
+                    start_date=event.start_date,
+                    opponent_rating=opponent,
+                    score_halves=halves,
+                )
                 if mine is not None:
                     term, pd = game_term(mine, opponent, halves, start_date, pool_name)
                     tally.sum_hundredths += term
                     tally.pd_hundredths += pd
                     tally.rated_games += 1
                     tally.rated_halves += halves
+                    tally.counted.append(game_played)
                 else:
-                    tally.pooled.append(
-                        InitialGame(
-                            period=period,
-                            event_id=event.event_id,
-                            start_date=event.start_date,
-                            opponent_rating=opponent,
-                            score_halves=halves,
-                        )
-                    )
+                    tally.pooled.append(game_played)
 
         results = []
         new_records = []
@@ -144,6 +145,7 @@ class FideEngine:
                 sum_hundredths=old.sum_hundredths + tally.sum_hundredths,
                 games=old.games + tally.rated_games,
                 points_halves=old.points_halves + tally.rated_halves,
+                games_played=[*old.games_played, *tally.counted],
             )
             changes["periods"] = [sums[p] for p in sorted(sums)]
         if tally.pooled:

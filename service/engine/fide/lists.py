@@ -113,9 +113,17 @@ def _publish_rated(
     lists = with_new_list(
         state.published, period, old, k_used, PublishedRating(period=add_months(period, 1), rating=new, k=next_k)
     )
-    updated = msgspec.structs.replace(
-        updated, fide=msgspec.structs.replace(state, periods=remaining if new is not None else [], published=lists)
-    )
+    if new is not None:
+        new_state = msgspec.structs.replace(state, periods=remaining, published=lists)
+    else:
+        # 7.2.1: off the list. Games of later open periods (events that started while the
+        # player was rated and ended after this period) join the initial-rating pool (8.2),
+        # as they do when such an event arrives after this close: same list either way.
+        later = [game for sums_later in remaining for game in sums_later.games_played]
+        new_state = msgspec.structs.replace(
+            state, periods=[], published=lists, initial_games=[*state.initial_games, *later]
+        )
+    updated = msgspec.structs.replace(updated, fide=new_state)
     details = FideDetails(
         period=period,
         k=next_k,
@@ -174,6 +182,7 @@ def _publish_initial(
                 sum_hundredths=old.sum_hundredths + term,
                 games=old.games + 1,
                 points_halves=old.points_halves + game.score_halves,
+                games_played=[*old.games_played, game],
             )
         new_state = FideState(published=lists, periods=[periods[p] for p in sorted(periods)])
         updated = msgspec.structs.replace(updated, fide=new_state)
