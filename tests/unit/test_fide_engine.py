@@ -187,6 +187,19 @@ def test_import_k_override_then_derived():
     assert (k.new_rating, k.details.k_applied, k.details.k, office.records["K"].k) == (2008, 15, 20, None)
 
 
+def test_import_k_override_of_an_idle_player_ends_with_its_list():
+    # I (2000, imported K 15, born 1980, 100 games) plays nothing in November; the November
+    # close publishes a new list, whose K is derived again: 100 games, adult, never 2300 -> 20.
+    # December: I beats 2000 (PD .50): +.5 x 20 = 10 -> 2010 (with the stale 15: 7.5 -> 2008).
+    office = Office(rec("I", 2000, k=15, birth_year=1980), rec("B", 2000), rec("C", 2000))
+    office.rate(ev("e1", [("B", "C", 0.5)]))
+    assert "I" not in office.close("2025-11")  # not on the list of the period's active players
+    assert office.records["I"].k is None
+    office.rate(ev("e2", [("I", "B", 1)], start="2025-12-02"))
+    i = office.close("2025-12")["I"]
+    assert (i.details.k_applied, i.new_rating) == (20, 2010)
+
+
 def _many_games(office, player, n, points_halves):
     games = []
     for i in range(n):

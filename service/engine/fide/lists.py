@@ -57,6 +57,14 @@ def close_period(message: PeriodClosed, records: Mapping[str, PlayerRecord], poo
             continue
         results.append(result)
         changed.append(record)
+    # An imported K override is the K of the list it came with (F5): a new list derives K
+    # again, for the players idle in the period too (their rating stays as it was).
+    listed = {r.id for r in changed}
+    changed.extend(
+        msgspec.structs.replace(record, k=None)
+        for record in records.values()
+        if record.k is not None and record.id not in listed
+    )
     results.sort(key=lambda r: r.id)
     changed.sort(key=lambda r: r.id)
     return Outcome(results=results, records=changed, pool=msgspec.structs.replace(pool, closed_through=period))
