@@ -61,6 +61,7 @@ class NaspaEngine:
             seed = self._seed(event.pool, player.id, record, data.seed_records) if player.id in playing else None
             if seed is not None:
                 ratings[player.id] = seed
+                career[player.id] = 0  # naspa-csw: career games restart at 0 (N5's g)
                 seeded[player.id] = self.seed_pools[event.pool or ""]
         start = dict(ratings)
         policy = Policy(floor_of_one=self.floor_of_one, one_third=event.one_third_rated)
@@ -148,7 +149,7 @@ def _result(
         change=new - old if new is not None and old is not None else None,
         old_status=record.status,
         status="established" if new is not None else record.status,
-        games=record.games + games,
+        games=(0 if seeded_from else record.games) + games,  # a seeded career starts at 0
         event_games=games,
         score=earned,
         expected=expected,

@@ -68,15 +68,24 @@ class NewcomerRatings:
     averaged: bool
 
 
+# N2 tie: IPR is evaluated in floating point, where a mathematical zero (e.g. a newcomer
+# half-way between two opponents with half the games won: E(d) + E(-d) = 1 exactly) comes
+# out as +-1e-16 and would be decided by rounding noise. A value within IPR_TIE of zero is
+# such a tie and counts as not negative, as in exact arithmetic; a genuine IPR at an
+# integer probe is never that close to zero (one rating point moves it by about 8e-4 per game).
+IPR_TIE = 1e-9
+
+
 def search(target: float, opponents: Sequence[float], expected: Expected) -> int:
     """N2: binary search in [0, 3000]; IPR(mid) < 0 moves the low end up, else the high
-    end down; stops when high - low <= 1 and returns the last mid probed."""
+    end down; stops when high - low <= 1 and returns the last mid probed. A tie (|IPR| <=
+    IPR_TIE) is not negative."""
     low, high = SEARCH_LOW, SEARCH_HIGH
     mid = low
     while high - low > 1:
         mid = (low + high) // 2
         ipr = math.fsum([expected(mid, o) for o in opponents]) - target  # seed: IPR(r)
-        if ipr < 0:
+        if ipr < -IPR_TIE:
             low = mid
         else:
             high = mid

@@ -5,7 +5,9 @@ The oracle `seed_newcomers` re-implements the seed's pseudo-code
 (N2 last mid, N3 floor then cap, N4 cap without a rated opponent, exact early stop,
 50 + 50 averaging). It is written straight from the text, player by player, with no
 code shared with the engine; the sums use math.fsum (the exactly rounded sum, so that
-the order of the games cannot matter) as the engine does.
+the order of the games cannot matter) as the engine does, and a mathematical tie
+(|IPR| <= 1e-9 at a probe, which floats show as +-1e-16) counts as not negative, the
+project's "N2 tie" resolution.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ def seed_newcomers(pre: Mapping[str, int | None], games: Iterable[tuple[str, str
             low, high = 0, 3000
             while high - low > 1:  # stop when the range is <= 1
                 middle = (low + high) // 2
-                if ipr(nc, middle) < 0:
+                if ipr(nc, middle) < -1e-9:  # N2 tie: a zero within float noise is not negative
                     low = middle
                 else:
                     high = middle

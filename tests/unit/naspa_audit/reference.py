@@ -88,11 +88,11 @@ def band_walk(r_old: float, g: int, excess: float) -> tuple[float, list[int]]:
 
 
 # Float evaluation (not settled by the rules): IPR is summed left to right in game order
-# ("plain arithmetic"); the test may switch to math.fsum to reproduce the engine in a
-# documented exact tie (IPR mathematically 0 at a probed mid, e.g. r halfway between two
-# opponents with half the games won, where float E(d) + E(-d) need not be exactly 1).
-SUMMATION = {"fsum": False}
-TIES: list = []
+# ("plain arithmetic"). An exact tie (IPR mathematically 0 at a probed mid, e.g. r halfway
+# between two opponents with half the games won, where float E(d) + E(-d) need not be
+# exactly 1) is decided as exact arithmetic decides it: not negative (the project's "N2 tie"
+# resolution, service.engine.naspa.newcomers.IPR_TIE).
+TIE = 1e-9
 
 
 # --- Newcomers (seed, N2-N4) --------------------------------------------------------
@@ -111,7 +111,7 @@ def _binary_search(ipr) -> int:
     mid = None
     while high - low > 1:
         mid = (low + high) // 2
-        if ipr(mid) < 0:
+        if ipr(mid) < -TIE:
             low = mid
         else:
             high = mid
@@ -148,10 +148,7 @@ def rate_newcomers(
 
             def ipr(r, ratings=ratings, ew=ew):
                 terms = [expected(r, o) for o in ratings]
-                value = (math.fsum(terms) if SUMMATION["fsum"] else sum(terms)) - ew
-                if abs(value) < 1e-12:
-                    TIES.append((nc, r, value))  # a float tie: the sign depends on summation
-                return value
+                return sum(terms) - ew
 
             r: float = _binary_search(ipr)
             if r < 500:
