@@ -58,6 +58,16 @@ async def publish_retrying(url: str, settings, events: list[dict]) -> None:
                 await client.aclose()
 
 
+async def log_containing(services, process, text: str, timeout: float = 30.0) -> str:
+    """The replica's log once it contains `text` (the process may take a while to start)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        log = services.logs(process)
+        if text in log or asyncio.get_running_loop().time() > deadline:
+            return log
+        await asyncio.sleep(0.1)
+
+
 async def test_redis_restarts_mid_flow(private_redis, tmp_path):
     settings = settings_for(private_redis.url, "restart")
     client = aioredis.Redis.from_url(private_redis.url)
@@ -95,10 +105,9 @@ async def test_redis_unreachable_at_start_up(tmp_path):
     services = Services(settings)
     try:
         process = services.start()
-        await asyncio.sleep(2.0)
+        log = await log_containing(services, process, "waiting for redis")
         assert process.poll() is None, "the service waits for Redis instead of exiting"
-        log = services.logs(process)
-        assert "waiting for redis" in log and "Connect" in log  # says why (connection refused)
+        assert "Connect" in log  # says why (connection refused)
         server.start()
         await server.wait_ready()
         client = aioredis.Redis.from_url(server.url)
@@ -184,9 +193,8 @@ async def test_passwords_never_appear_in_logs_or_errors(private_redis, tmp_path)
     services = Services(settings_for(wrong, "pw"))
     try:
         process = services.start()
-        await asyncio.sleep(2.0)
-        log = services.logs(process)
-        assert "waiting for redis" in log and "AuthenticationError" in log
+        log = await log_containing(services, process, "AuthenticationError")
+        assert "waiting for redis" in log
         assert "Wr0ng-Pa55word" not in log and "rating-service:***@" in log
     finally:
         services.stop_all()
