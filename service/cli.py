@@ -92,29 +92,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def load_records(path: str) -> list[PlayerRecord]:
-    """A ratings list: JSON Lines of `player.record/v1` (the `schema` field optional)."""
-    records = []
-    seen: set[tuple[str, str, str]] = set()
-    for location, raw in read_documents(path):
-        try:
-            record = _record_decoder.decode(raw)
-        except msgspec.ValidationError as exc:
-            raise UserError(f"{location}: {_msgspec_line(str(exc))}") from None
-        except msgspec.DecodeError as exc:
-            raise UserError(f"{location}: not valid JSON: {exc}") from None
-        key = (record.system, record.pool, record.id)
-        if key in seen:
-            raise UserError(f"{location}: $.id: player {record.id!r} appears twice in {record.system}/{record.pool}")
-        seen.add(key)
-        records.append(record)
-    return records
-
-
 def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
     """rate EVENTS: rate the messages in order, print one `ratings.updated` per line."""
     registry = registry if registry is not None else default_registry()
-    ledger = MemoryLedger(load_records(args.ratings) if args.ratings else [])
+    from service.ratinglists import read_list
+
+    ledger = MemoryLedger(read_list(args.ratings) if args.ratings else [])
     out = sys.stdout.buffer
     for location, raw in read_documents(args.events):
         try:
@@ -310,7 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser("rate", help="rate events offline and print the ratings.updated messages")
     p.add_argument("events", metavar="EVENTS", help="event.finished / period.closed messages, in order")
-    p.add_argument("--ratings", metavar="LIST.jsonl", help="starting player records (default: everyone unrated)")
+    p.add_argument(
+        "--ratings", metavar="LIST", help="starting player records, JSON Lines or CSV (default: everyone unrated)"
+    )
     p.add_argument("--out-ratings", metavar="FILE", help="write the final player records here (JSON Lines)")
     p.add_argument(
         "--keep-going",

@@ -74,6 +74,9 @@ def publish_documents(args: argparse.Namespace) -> Iterator[tuple[str, bytes]]:
     if trf.looks_like_trf(args.file, head):
         yield args.file, trf_event(args.file, args.system or "fide", args.pool, args.event_id)
         return
+    given = [f"--{name.replace('_', '-')}" for name in ("system", "pool", "event_id") if getattr(args, name)]
+    if given:
+        raise _user_error(f"{args.file}: {', '.join(given)} apply to a TRF file only: a JSON message names its own")
     yield from read_documents(args.file)
 
 

@@ -111,3 +111,24 @@ def test_unknown_command_and_missing_argument_exit_2():
 def test_python_dash_m_runs_the_cli():
     done = subprocess.run([sys.executable, "-m", "service", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "rate" in done.stdout
+
+
+def test_rate_reads_a_csv_ratings_list(tmp_path, capsys):
+    events = write_lines(tmp_path / "events.jsonl", [event(players=[{"id": "p1"}, {"id": "p2"}, {"id": "p3"}])])
+    ratings = tmp_path / "list.csv"
+    ratings.write_text("system,pool,id,rating,status,games,highest\n"
+                       "cfc,regular,p1,1500,established,40,1500\n"
+                       "cfc,regular,p2,1500,established,40,1500\n"
+                       "cfc,regular,p3,1500,established,40,1500\n")
+    assert main(["rate", events, "--ratings", str(ratings)]) == 0
+    players = json.loads(capsys.readouterr().out)["players"]
+    # CFC 714b, three established 1500s, 3 rounds (no 714c): p1 beat p2 and p3 (Sx 1.00,
+    # S 2): 1500 + 32 x 1.00 = 1532; p2 lost, drew: 1500 + 32 x (0.5 - 1) = 1484; p3 drew,
+    # lost: 1484.
+    assert [(p["id"], p["new_rating"]) for p in players] == [("p1", 1532), ("p2", 1484), ("p3", 1484)]
+
+
+def test_publish_refuses_trf_options_for_json(tmp_path, capsys):
+    path = write_lines(tmp_path / "events.jsonl", [event()])
+    assert main(["publish", path, "--event-id", "other", "--redis-url", "redis://127.0.0.1:1/0"]) == 2
+    assert one_line(capsys.readouterr().err).endswith("--event-id apply to a TRF file only: a JSON message names its own")
