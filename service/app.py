@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 import structlog
@@ -30,7 +29,7 @@ from service.engine.registry import Registry, default_registry
 from service.health import HealthServer
 from service.logconfig import configure_logging
 from service.metrics import Metrics
-from service.settings import Settings, load_settings, redact
+from service.settings import Settings, load_settings, redact, redact_error
 
 log = structlog.get_logger("rating.app")
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0
@@ -50,7 +49,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     client = aioredis.Redis.from_url(settings.redis_url)
     metrics = Metrics()
     processors = {s: StreamProcessor(client, settings, s, registry, metrics) for s in settings.input_streams}
-    health = HealthServer(client, metrics, settings.http_host, settings.http_port)
+    health = HealthServer(client, metrics, settings.http_host, settings.http_port, settings.redis_url)
     tasks: list[asyncio.Task] = []
 
     for stream, processor in processors.items():
@@ -151,10 +150,8 @@ async def _until_redis_answers(processors, settings: Settings) -> None:
 
 
 def _reason(exc: BaseException, settings: Settings) -> str:
-    """An error's text without the Redis password, whatever the library put in it."""
-    text = f"{type(exc).__name__}: {exc}"
-    password = urlsplit(settings.redis_url).password
-    return text.replace(password, "***") if password else text
+    """An error's type and text, without the Redis password."""
+    return f"{type(exc).__name__}: {redact_error(exc, settings.redis_url)}"
 
 
 async def _watch_groups(processors: list[StreamProcessor], health: HealthServer, every: float = 2.0) -> None:

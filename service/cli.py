@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from urllib.parse import urlsplit
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -188,12 +187,10 @@ def _run_redis(args: argparse.Namespace, work: Callable) -> object:
     try:
         return asyncio.run(main())
     except (RedisError, OSError) as exc:
-        from service.settings import redact
+        from service.settings import redact, redact_error
 
         url = _redis_url(args)
-        password = urlsplit(url).password
-        reason = str(exc).replace(password, "***") if password else str(exc)
-        raise UserError(f"Redis at {redact(url)}: {reason}") from None
+        raise UserError(f"Redis at {redact(url)}: {redact_error(exc, url)}") from None
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -246,7 +243,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
     async def send(client) -> list[str]:
         async with client.pipeline(transaction=False) as pipe:
             for raw in messages:
-                xadd(pipe, args.stream, raw, 0)
+                xadd(pipe, args.stream, raw)
             return [i.decode() for i in await pipe.execute()]
 
     for entry_id in _run_redis(args, send):  # type: ignore[union-attr]

@@ -206,11 +206,11 @@ class StreamProcessor:
             outcome = decision.outcome
             if isinstance(outcome, Applied):
                 for output in outcome.outputs:
-                    xadd(pipe, self.settings.output_stream, encode(output), 0)
+                    xadd(pipe, self.settings.output_stream, encode(output))
                 written.add(self.settings.output_stream)
             elif isinstance(outcome, Rejected):
                 rejected = rejection_message(outcome, self.stream, decision.entry)
-                xadd(pipe, self.settings.dead_letter_stream, encode(rejected), 0)
+                xadd(pipe, self.settings.dead_letter_stream, encode(rejected))
                 written.add(self.settings.dead_letter_stream)
         if self.settings.output_maxlen:
             for stream in sorted(written):

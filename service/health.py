@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable
 
 from schemas import asyncapi
 from service.metrics import Metrics
+from service.settings import redact_error
 
 Handler = Callable[[], Awaitable[tuple[int, str, bytes]]]
 REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}
@@ -24,8 +25,9 @@ REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service
 class HealthServer:
     """Answers the probes and scrapes; `ready` asks Redis each time."""
 
-    def __init__(self, client: Any, metrics: Metrics, host: str, port: int):
+    def __init__(self, client: Any, metrics: Metrics, host: str, port: int, redis_url: str = ""):
         self.client = client
+        self.redis_url = redis_url
         self.metrics = metrics
         self.host = host
         self.port = port
@@ -56,7 +58,8 @@ class HealthServer:
             await asyncio.wait_for(self.client.ping(), timeout=1.0)
         except Exception as exc:  # any failure means not ready; say which
             self.metrics.redis_up.set(0)
-            return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            text = redact_error(exc, self.redis_url)
+            return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
         self.metrics.redis_up.set(1)
         return None
 

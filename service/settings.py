@@ -133,3 +133,10 @@ def redact(url: str) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+
+
+def redact_error(exc: BaseException, url: str) -> str:
+    """An error's text without the URL's password, whatever the library put in it."""
+    text = str(exc)
+    password = urlsplit(url).password
+    return text.replace(password, "***") if password else text

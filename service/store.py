@@ -125,10 +125,8 @@ def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger) -> No
         pipe.hset(keys.markers, mapping=ledger.changed_markers)
 
 
-def xadd(client: Any, stream: str, data: bytes, maxlen: int) -> Any:
+def xadd(client: Any, stream: str, data: bytes) -> Any:
     """Append one message as plain JSON in `__data__` (the wire contract)."""
-    if maxlen:
-        return client.xadd(stream, {DATA_FIELD: data}, maxlen=maxlen, approximate=True)
     return client.xadd(stream, {DATA_FIELD: data})
 
 
