@@ -85,7 +85,29 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         await client.aclose()
         log.info("stopped", consumer=settings.consumer)
 
+    async def release() -> None:
+        """What the shutdown hooks release, for a start-up that failed before them."""
+        await stop_side_tasks()
+        await client.aclose()
+
+    app.release = release  # type: ignore[attr-defined]
     return app
+
+
+async def serve(settings: Settings, registry: Registry | None = None) -> None:
+    """Run the service until SIGTERM / SIGINT. A start-up cut short by Redis going away
+    (FastStream's own connect or group set-up) starts again, with backoff."""
+    delay = BACKOFF_FIRST
+    while True:
+        app = build_app(settings, registry)
+        try:
+            await app.run()
+            return
+        except REDIS_AWAY as exc:
+            await app.release()  # type: ignore[attr-defined]
+            log.warning("start-up interrupted, starting again", error=_reason(exc, settings), retry_in=delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, BACKOFF_MAX)
 
 
 def _subscribe(broker: RedisBroker, settings: Settings, processor: StreamProcessor, *, reclaim: bool) -> None:

@@ -152,15 +152,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """serve: run the service until SIGTERM / SIGINT."""
     import asyncio
 
-    from service.app import build_app
+    from service.app import serve
     from service.settings import SettingsError, load_settings
 
     try:
         settings = load_settings(redis_url=args.redis_url, consumer=args.consumer)
     except SettingsError as exc:
         raise UserError(str(exc)) from None
-    app = build_app(settings)
-    asyncio.run(app.run())
+    asyncio.run(serve(settings))
     return EXIT_OK
 
 

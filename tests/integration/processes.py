@@ -150,11 +150,19 @@ async def load_club(client, settings) -> None:
 
 
 async def check_final_state(
-    client, settings, events: list[dict], tmp_path: Path, start: list[PlayerRecord] | None = None
+    client, settings, events: list[dict], tmp_path: Path, start: list[PlayerRecord] | None = None,
+    services: "Services | None" = None,
 ) -> None:
     """Everything applied; the records equal the offline twin's; one output per event, in
-    order; nothing rejected, pending or half counted."""
-    await wait_until_applied(client, settings)
+    order; nothing rejected, pending or half counted. With `services`, a failure to apply
+    shows the end of the replicas' logs."""
+    try:
+        await wait_until_applied(client, settings)
+    except AssertionError as exc:
+        if services is None:
+            raise
+        alive = [p.poll() is None for p in services.running]
+        raise AssertionError(f"{exc}; replicas alive: {alive}; logs:\n{services.logs()[-4000:]}") from None
     entries = await client.xrange(settings.input_streams[0])
     assert await stored_records(client, settings) == offline_records(entries, tmp_path, start)
     produced = [o for o in await outputs(client, settings) if o.kind == "event"]

@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from service.app import build_app
+from service.app import serve
 from service.engine.registry import default_registry
 from service.settings import load_settings
 from tests.engines import counting_registry
 
 if __name__ == "__main__":
     registry = counting_registry() if sys.argv[1:] == ["counting"] else default_registry()
-    asyncio.run(build_app(load_settings(), registry).run())
+    asyncio.run(serve(load_settings(), registry))

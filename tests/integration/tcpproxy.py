@@ -9,8 +9,13 @@ import socket
 
 
 class CuttingProxy:
-    def __init__(self, target_host: str, target_port: int):
+    def __init__(self, target_host: str, target_port: int, cut_on: bytes = b"", cut_occurrences: frozenset = frozenset()):
+        """`cut_on` / `cut_occurrences`: also cut everything when a client sends the n-th
+        command containing `cut_on` (n counted from 1), for each n in `cut_occurrences`."""
         self.target = (target_host, target_port)
+        self.cut_on = cut_on
+        self.cut_occurrences = cut_occurrences
+        self.seen = 0
         self.server: asyncio.AbstractServer | None = None
         self.port = 0
         self.connections: set[asyncio.StreamWriter] = set()
@@ -52,19 +57,23 @@ class CuttingProxy:
             return
         self.connections.update((client_writer, upstream_writer))
         await asyncio.gather(
-            self._pipe(client_reader, upstream_writer), self._pipe(upstream_reader, client_writer),
+            self._pipe(client_reader, upstream_writer, watch=True), self._pipe(upstream_reader, client_writer),
             return_exceptions=True,
         )
         for writer in (client_writer, upstream_writer):
             self.connections.discard(writer)
             writer.close()
 
-    @staticmethod
-    async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, watch: bool = False) -> None:
         while True:
             data = await reader.read(65536)
             if not data:
                 break
+            if watch and self.cut_on and self.cut_on in data:
+                self.seen += data.count(self.cut_on)
+                if self.seen in self.cut_occurrences:
+                    self.cut()  # the command never reaches Redis
+                    break
             writer.write(data)
             await writer.drain()
         writer.close()

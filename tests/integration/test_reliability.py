@@ -89,7 +89,7 @@ async def test_redis_restarts_mid_flow(private_redis, tmp_path):
         await private_redis.wait_ready()
         await producer
         client = aioredis.Redis.from_url(private_redis.url)
-        await check_final_state(client, settings, events, tmp_path)
+        await check_final_state(client, settings, events, tmp_path, services=services)
         await client.aclose()
         assert process.poll() is None, "the service must survive the outage"
         log = services.logs(process)
@@ -114,7 +114,7 @@ async def test_redis_unreachable_at_start_up(tmp_path):
         await load_club(client, settings)
         events = random_events(20, 3)
         await publish(client, settings, *events)
-        await check_final_state(client, settings, events, tmp_path)
+        await check_final_state(client, settings, events, tmp_path, services=services)
         await client.aclose()
     finally:
         services.stop_all()
@@ -140,9 +140,31 @@ async def test_connections_cut_at_random(private_redis, tmp_path):
         done.set()
         await cutter
         assert proxy.cuts >= 3
-        await check_final_state(direct, through_proxy, events, tmp_path)
+        await check_final_state(direct, through_proxy, events, tmp_path, services=services)
     finally:
         done.set()
+        services.stop_all()
+        await proxy.stop()
+        await direct.aclose()
+
+
+async def test_connection_cut_during_faststream_start_up(private_redis, tmp_path):
+    # The service's own group set-up (the first XGROUP) goes through; FastStream's set-up of
+    # its subscribers (the second and third) is cut: the start-up starts again.
+    proxy = CuttingProxy("127.0.0.1", private_redis.port, cut_on=b"XGROUP", cut_occurrences=frozenset({2, 3}))
+    await proxy.start()
+    direct = aioredis.Redis.from_url(private_redis.url)
+    settings = settings_for(f"redis://127.0.0.1:{proxy.port}/0", "startcut")
+    await load_club(direct, settings)
+    events = random_events(20, 8)
+    services = Services(settings)
+    try:
+        process = services.start()
+        await publish(direct, settings, *events)
+        await check_final_state(direct, settings, events, tmp_path, services=services)
+        assert proxy.cuts >= 2 and process.poll() is None
+        assert "start-up interrupted, starting again" in services.logs(process)
+    finally:
         services.stop_all()
         await proxy.stop()
         await direct.aclose()
@@ -172,7 +194,7 @@ async def test_dedicated_acl_user_can_run_the_service_and_nothing_more(private_r
     try:
         services.start()
         await publish(admin, settings, *events)
-        await check_final_state(admin, settings, events, tmp_path)
+        await check_final_state(admin, settings, events, tmp_path, services=services)
         assert "s3cret-pw" not in services.logs()
     finally:
         services.stop_all()
@@ -241,7 +263,7 @@ async def test_tls_through_the_url(tls_redis, tmp_path):
     try:
         services.start()
         await publish(client, settings, *events)
-        await check_final_state(client, settings, events, tmp_path)
+        await check_final_state(client, settings, events, tmp_path, services=services)
     finally:
         services.stop_all()
         await client.aclose()

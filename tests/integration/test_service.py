@@ -53,7 +53,7 @@ async def test_sigkill_at_random_points_loses_and_doubles_nothing(client, redis_
             if rng.random() < 0.5:
                 services.kill(process)  # SIGKILL: no clean-up at all
                 process = services.start()
-        await check_final_state(client, settings, events, tmp_path)
+        await check_final_state(client, settings, events, tmp_path, services=services)
     finally:
         services.stop_all()
 
@@ -70,7 +70,7 @@ async def test_replicas_consume_the_same_group(client, redis_url, key_prefix, re
         for start in range(0, len(events), 20):
             await publish(client, settings, *events[start : start + 20])
             await asyncio.sleep(0.05)
-        await check_final_state(client, settings, events, tmp_path)
+        await check_final_state(client, settings, events, tmp_path, services=services)
     finally:
         services.stop_all()
 
@@ -89,7 +89,7 @@ async def test_replicas_with_sigkill(client, redis_url, key_prefix, tmp_path):
             await asyncio.sleep(rng.uniform(0.05, 0.2))
             services.kill(rng.choice(services.running))
             services.start()
-        await check_final_state(client, settings, events, tmp_path)
+        await check_final_state(client, settings, events, tmp_path, services=services)
     finally:
         services.stop_all()
 
@@ -107,7 +107,7 @@ async def test_entries_of_a_consumer_that_never_comes_back_are_reclaimed(client,
     services = Services(settings)
     try:
         services.start()
-        await check_final_state(client, settings, events, tmp_path)
+        await check_final_state(client, settings, events, tmp_path, services=services)
     finally:
         services.stop_all()
 
@@ -128,7 +128,7 @@ async def test_sigterm_finishes_cleanly(client, redis_url, key_prefix, tmp_path)
         assert code == 0, stderr
         assert "Traceback" not in stderr
         services.start()
-        await check_final_state(client, settings, events, tmp_path)
+        await check_final_state(client, settings, events, tmp_path, services=services)
     finally:
         services.stop_all()
 

@@ -49,7 +49,7 @@ async def soak(redis_url: str, prefix: str, tmp_path, events: int, kill_every: f
             await asyncio.sleep(0.1)
         publishing_done.set()
         await asyncio.wait_for(killing, timeout=300)
-        await check_final_state(client, settings, messages, tmp_path, starting_lists())
+        await check_final_state(client, settings, messages, tmp_path, starting_lists(), services=services)
         [group] = [g for g in await client.xinfo_groups(stream) if g["name"].decode() == settings.group]
         assert group["lag"] == 0 and group["pending"] == 0
         assert steady.poll() is None
