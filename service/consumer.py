@@ -160,7 +160,10 @@ class StreamProcessor:
                 done = [d.entry.id for d in decisions]
                 pipe.set(self.keys.cursor, done[-1])
                 pipe.xack(self.stream, self.settings.group, *done)
-                pipe.hdel(self.keys.attempts, head)
+                # Counts are only ever for the entry after the cursor: once it moves, every
+                # count left (of this head, or a stale one of a replica killed after counting
+                # an entry already applied) is moot.
+                pipe.delete(self.keys.attempts)
                 await pipe.execute()
         except WatchError:
             self.metrics.retries.labels(self.stream).inc()

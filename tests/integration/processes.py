@@ -19,7 +19,7 @@ import msgspec
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord
-from service.store import StreamKeys, import_records
+from service.store import StreamKeys, entry_order, import_records
 from tests.integration.helpers import outputs, pending, rejections
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -172,7 +172,11 @@ async def check_final_state(
     assert [o.source_id for o in produced] == [entries[by_event[o.event_id]][0].decode() for o in produced]
     assert await rejections(client, settings) == []
     assert await pending(client, settings) == 0
-    assert await client.hlen(StreamKeys(settings.input_streams[0]).attempts) == 0
+    # No attempt count for an entry still to apply (a replica SIGKILLed right after counting
+    # an entry another one had just applied may leave that moot count until the next commit).
+    keys = StreamKeys(settings.input_streams[0])
+    cursor = entry_order((await client.get(keys.cursor)).decode())
+    assert all(entry_order(e.decode()) <= cursor for e in await client.hkeys(keys.attempts))
 
 
 def free_port() -> int:
