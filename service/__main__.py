@@ -1,5 +1,5 @@
 """`python -m service` is the `rating-service` command."""
 
-from service.cli import main
+from service.cli.main import main
 
 raise SystemExit(main())

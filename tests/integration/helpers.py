@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from schemas import EventRejected, RatingsUpdated
-from service.settings import Settings, load_settings
+from service.runtime.settings import Settings, load_settings
 
 
 def settings_for(redis_url: str, prefix: str, **overrides: Any) -> Settings:

@@ -19,7 +19,7 @@ import msgspec
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord
-from service.store import StreamKeys, entry_order, import_records
+from service.runtime.store import StreamKeys, entry_order, import_records
 from tests.integration.helpers import outputs, pending, rejections
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from service.app import serve
+from service.runtime.app import serve
 from service.engine.registry import default_registry
-from service.settings import load_settings
+from service.runtime.settings import load_settings
 from tests.engines import counting_registry
 
 if __name__ == "__main__":

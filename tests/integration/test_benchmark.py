@@ -9,8 +9,8 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from service.benchmark import ENGINE_KEYS, REPORT_KEYS, SERVICE_KEYS, Sizes, run
-from service.benchmark_ceiling import ceiling_consumer
+from service.bench.benchmark import ENGINE_KEYS, REPORT_KEYS, SERVICE_KEYS, Sizes, run
+from service.bench.ceiling import ceiling_consumer
 
 pytestmark = pytest.mark.integration
 

@@ -7,8 +7,8 @@ import json
 import pytest
 import redis
 
-from service.cli import main
-from service.store import StreamKeys
+from service.cli.main import main
+from service.runtime.store import StreamKeys
 from tests.messages import event
 
 pytestmark = pytest.mark.integration

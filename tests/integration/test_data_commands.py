@@ -14,12 +14,12 @@ import redis
 import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
-from service import trf
-from service.cli import main
-from service.consumer import StreamProcessor
+from service.formats import trf
+from service.cli.main import main
+from service.runtime.processor import StreamProcessor
 from service.engine.registry import default_registry
-from service.ratinglists import render_csv, render_jsonl
-from service.store import StreamKeys
+from service.formats.ratinglists import render_csv, render_jsonl
+from service.runtime.store import StreamKeys
 from tests.integration.helpers import outputs, rejections, settings_for
 
 pytestmark = pytest.mark.integration

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemas import REASONS
-from service.consumer import StreamProcessor
+from service.runtime.processor import StreamProcessor
 from service.engine.registry import default_registry
-from service.store import StreamKeys, import_records
+from service.runtime.store import StreamKeys, import_records
 from tests.integration.helpers import outputs, pending, rejections, settings_for
 from tests.integration.processes import club_list
 from tests.messages import event

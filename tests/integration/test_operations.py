@@ -9,9 +9,9 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from service.app import build_app
-from service.consumer import StreamProcessor
-from service.metrics import Metrics
+from service.runtime.app import build_app
+from service.runtime.processor import StreamProcessor
+from service.runtime.metrics import Metrics
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
 from tests.integration.processes import PrivateRedis, free_port, http_get

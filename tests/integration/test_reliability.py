@@ -16,7 +16,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import NoPermissionError
 
-from service.store import StreamKeys
+from service.runtime.store import StreamKeys
 from tests.integration.helpers import publish, settings_for
 from tests.integration.processes import (
     ROOT,

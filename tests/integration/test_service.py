@@ -17,7 +17,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord
-from service.store import StreamKeys, import_records
+from service.runtime.store import StreamKeys, import_records
 from tests.integration.helpers import pending, publish, settings_for
 from tests.integration.processes import (
     ROOT,

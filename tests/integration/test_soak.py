@@ -12,7 +12,7 @@ import time
 import pytest
 import redis.asyncio as aioredis
 
-from service.store import StreamKeys, import_records
+from service.runtime.store import StreamKeys, import_records
 from tests.integration.helpers import publish, settings_for
 from tests.integration.mixed_events import season, starting_lists
 from tests.integration.processes import Services, check_final_state

@@ -11,8 +11,8 @@ import pytest
 
 from schemas.events import EventFinished
 from schemas.validation import decode_input
-from service.benchmark import ENGINE_KEYS, REPORT_KEYS, SERVICE_KEYS, TARGETS, check_targets, engine_input, render
-from service.benchmark_events import minimal_records, rated_list, swiss_event, two_player_event
+from service.bench.benchmark import ENGINE_KEYS, REPORT_KEYS, SERVICE_KEYS, TARGETS, check_targets, engine_input, render
+from service.bench.workloads import minimal_records, rated_list, swiss_event, two_player_event
 
 
 @pytest.mark.parametrize("system,players,rounds", [("cfc", 10, 3), ("fide", 8, 4), ("naspa", 7, 5)])

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from service.cli import main
+from service.cli.main import main
 from tests.messages import event
 
 

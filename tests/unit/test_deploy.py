@@ -12,8 +12,8 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
-from service.health import HealthServer
-from service.settings import SETTINGS
+from service.runtime.health import HealthServer
+from service.runtime.settings import SETTINGS
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTING_NAMES = {name for s in SETTINGS for name in s.names}

@@ -12,7 +12,7 @@ import pytest
 from schemas.events import EventFinished, Game, PeriodClosed, PlayerRef
 from schemas.records import PlayerRecord, PoolState, unrated_record
 from schemas.validation import normalize
-from service import cli
+from service.cli import main as cli
 from service.engine.contract import EngineRejection, EventInput
 from service.engine.fide import FideEngine
 from service.engine.registry import default_registry

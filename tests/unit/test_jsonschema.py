@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from schemas import jsonschema
-from service.cli import main
+from service.cli.main import main
 
 
 def test_committed_schemas_are_current():

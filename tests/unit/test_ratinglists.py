@@ -1,4 +1,4 @@
-"""Rating list files (service.ratinglists): JSON Lines and CSV, both ways."""
+"""Rating list files (service.formats.ratinglists): JSON Lines and CSV, both ways."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from schemas.cfc import CfcState
 from schemas.fide import FideState, PeriodSums, PublishedRating
 from schemas.records import PlayerRecord
-from service.ratinglists import ListProblem, conflicts, read_list, render_csv, render_jsonl
+from service.formats.ratinglists import ListProblem, conflicts, read_list, render_csv, render_jsonl
 
 RECORDS = [
     PlayerRecord(system="cfc", pool="regular", id="100001", rating=1850, status="established", games=120, highest=1901),

@@ -1,11 +1,11 @@
-"""The replay's progress indicator (service.replay.Progress) and its report."""
+"""The replay's progress indicator (service.runtime.replay.Progress) and its report."""
 
 from __future__ import annotations
 
 import io
 
 from schemas.records import PlayerRecord
-from service.replay import Counts, MapDiff, PoolDiff, Progress, summary
+from service.runtime.replay import Counts, MapDiff, PoolDiff, Progress, summary
 
 
 class Terminal(io.StringIO):

@@ -1,4 +1,4 @@
-"""FIDE TRF (service.trf): reading, writing, the mapping onto event.finished/v1, and a
+"""FIDE TRF (service.formats.trf): reading, writing, the mapping onto event.finished/v1, and a
 9-round open rated by the FIDE engine with every figure worked by hand."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from schemas.events import Bye, Game, PeriodClosed
 from schemas.records import PlayerRecord
 from schemas.validation import decode_input, normalize
-from service import trf
-from service.cli import main
+from service.formats import trf
+from service.cli.main import main
 from service.engine.registry import default_registry
 from service.rating import MemoryLedger
 

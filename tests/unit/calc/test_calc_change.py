@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from service.calculators.change import FideK, cfc_change, fide_change, naspa_change
 from service.calculators.games import Game
-from service.cli import main
+from service.cli.main import main
 
 
 def _change(capsys, *argv: str) -> dict:

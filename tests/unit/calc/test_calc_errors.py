@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.cli import main
+from service.cli.main import main
 
 
 @pytest.mark.parametrize(

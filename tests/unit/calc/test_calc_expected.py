@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from service.calculators import plot
-from service.cli import main
+from service.cli.main import main
 
 SVG = "{http://www.w3.org/2000/svg}"
 

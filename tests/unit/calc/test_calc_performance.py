@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from service.cli import main
+from service.cli.main import main
 
 
 def _performance(capsys, *argv: str) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from service.cli import main
+from service.cli.main import main
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 

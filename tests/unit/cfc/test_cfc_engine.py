@@ -9,7 +9,7 @@ import pytest
 
 from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
-from service.cli import main
+from service.cli.main import main
 from service.engine.cfc import CfcEngine
 from service.engine.contract import EngineRejection, EventInput
 from service.engine.registry import default_registry

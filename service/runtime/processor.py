@@ -24,10 +24,10 @@ from schemas.events import InputMessage
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
-from service.metrics import Metrics
+from service.runtime.metrics import Metrics
 from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, apply, needs
-from service.settings import Settings
-from service.store import (
+from service.runtime.settings import Settings
+from service.runtime.store import (
     DATA_FIELD,
     StreamKeys,
     encode,

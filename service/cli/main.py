@@ -19,9 +19,9 @@ from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, Limits, decode_input
-from service import datacommands
+from service.cli import data as datacommands
 from service.engine.registry import Registry, default_registry
-from service.jsonlines import FileProblem, read_documents
+from service.formats.jsonlines import FileProblem, read_documents
 from service.rating import Duplicate, MemoryLedger, Rejected
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -94,7 +94,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
     """rate EVENTS: rate the messages in order, print one `ratings.updated` per line."""
     registry = registry if registry is not None else default_registry()
-    from service.ratinglists import read_list
+    from service.formats.ratinglists import read_list
 
     ledger = MemoryLedger(read_list(args.ratings) if args.ratings else [])
     out = sys.stdout.buffer
@@ -152,8 +152,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """serve: run the service until SIGTERM / SIGINT."""
     import asyncio
 
-    from service.app import serve
-    from service.settings import SettingsError, load_settings
+    from service.runtime.app import serve
+    from service.runtime.settings import SettingsError, load_settings
 
     try:
         settings = load_settings(redis_url=args.redis_url, consumer=args.consumer)
@@ -164,7 +164,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _redis_url(args: argparse.Namespace) -> str:
-    from service.settings import load_settings
+    from service.runtime.settings import load_settings
 
     return args.redis_url or load_settings().redis_url
 
@@ -186,7 +186,7 @@ def _run_redis(args: argparse.Namespace, work: Callable) -> object:
     try:
         return asyncio.run(main())
     except (RedisError, OSError) as exc:
-        from service.settings import redact, redact_error
+        from service.runtime.settings import redact, redact_error
 
         url = _redis_url(args)
         raise UserError(f"Redis at {redact(url)}: {redact_error(exc, url)}") from None
@@ -194,8 +194,8 @@ def _run_redis(args: argparse.Namespace, work: Callable) -> object:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """import FILE: load player records into the store (replacing records with the same id)."""
-    from service.datacommands import guard_import, read_import
-    from service.store import StreamKeys, import_records
+    from service.cli.data import guard_import, read_import
+    from service.runtime.store import StreamKeys, import_records
 
     records = read_import(args)
     keys = StreamKeys(args.stream)
@@ -211,12 +211,12 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """export: dump one pool's records as JSON Lines of player.record/v1."""
-    from service.store import StreamKeys, export_records
+    from service.runtime.store import StreamKeys, export_records
 
     if args.pool not in POOLS[args.system]:
         raise UserError(f"--pool {args.pool!r} is not a {args.system} pool (one of {', '.join(POOLS[args.system])})")
     records = _run_redis(args, lambda client: export_records(client, StreamKeys(args.stream), args.system, args.pool))
-    from service.datacommands import write_export
+    from service.cli.data import write_export
 
     write_export(args, records)  # type: ignore[arg-type]
     return EXIT_OK
@@ -224,8 +224,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """publish FILE: append the file's messages to the input stream, each checked first."""
-    from service.datacommands import publish_documents
-    from service.store import xadd
+    from service.cli.data import publish_documents
+    from service.runtime.store import xadd
 
     limits = Limits()
     messages = []
@@ -252,8 +252,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     """watch: follow the output stream and print each message as a table."""
-    from service.store import DATA_FIELD
-    from service.watch import decode, render
+    from service.runtime.store import DATA_FIELD
+    from service.cli.watch import decode, render
 
     async def follow(client) -> None:
         last = "0-0" if args.from_start else "$"
@@ -300,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_rate)
 
-    from service.settings import describe
+    from service.runtime.settings import describe
 
     p = commands.add_parser(
         "serve",
@@ -352,10 +352,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schemas)
     datacommands.register(commands)
 
-    from service.calculators import register as register_calculators
+    from service.cli.calc import register as register_calculators
 
     register_calculators(commands)
-    from service.benchmark import register as register_bench
+    from service.bench.benchmark import register as register_bench
 
     register_bench(commands)
     return parser

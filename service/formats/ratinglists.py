@@ -23,7 +23,7 @@ from typing import Iterable
 import msgspec
 
 from schemas.records import PlayerRecord
-from service.jsonlines import FileProblem, read_documents
+from service.formats.jsonlines import FileProblem, read_documents
 
 CSV_COLUMNS = (
     "system", "pool", "id", "rating", "status", "games", "highest", "birth_year",

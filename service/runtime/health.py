@@ -15,8 +15,8 @@ import json
 from typing import Any, Awaitable, Callable
 
 from schemas import asyncapi
-from service.metrics import Metrics
-from service.settings import redact_error
+from service.runtime.metrics import Metrics
+from service.runtime.settings import redact_error
 
 Handler = Callable[[], Awaitable[tuple[int, str, bytes]]]
 REASONS = {200: "OK", 404: "Not Found", 405: "Method Not Allowed", 503: "Service Unavailable"}

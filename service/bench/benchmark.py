@@ -6,14 +6,14 @@ Four groups of figures, each the median of several runs (ratios from the same ru
 - `engines`: rated games per second of the CFC and FIDE engines on a 1,000-player,
   9-round Swiss-like event among an imported rated list; the time of the NASPA engine on
   a 300-player, 31-round event with 60 newcomers; the time of a FIDE period close for
-  20,000 players (service/benchmark_events.py builds them, deterministically).
+  20,000 players (service/bench/workloads.py builds them, deterministically).
 - `service`: the real service (`python -m service serve`, its default settings) in a
   subprocess: (a) `two_player` online games among 10,000 rated CFC players and (b)
   `swiss_64x7` events of 64 players and 7 rounds. `events_per_second`: a backlog is
   appended, timed until the output stream holds its last `ratings.updated`.
   `latency_ms`: a producer paced at half that rate stamps each entry's send time; the
   latency is until its `ratings.updated` is read (XREAD BLOCK), p50 / p99.
-- `ceiling`: service/benchmark_ceiling.py (XREADGROUP in batches of the service's
+- `ceiling`: service/bench/ceiling.py (XREADGROUP in batches of the service's
   RATING_BATCH_SIZE, one XADD per entry, XACK; no rating, no state) in a subprocess on
   the same two-player backlog; `ratio` = service (a) / ceiling.
 - `memory`: the service process's peak RSS (VmHWM) and the Redis bytes per stored player
@@ -53,7 +53,7 @@ import redis.asyncio as aioredis
 from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
 from schemas.validation import decode_input
-from service.benchmark_events import (
+from service.bench.workloads import (
     encode,
     fide_pool_before_close,
     minimal_records,
@@ -63,8 +63,8 @@ from service.benchmark_events import (
 )
 from service.engine.contract import EventInput
 from service.engine.registry import default_registry
-from service.settings import Settings
-from service.store import DATA_FIELD, StreamKeys, import_records
+from service.runtime.settings import Settings
+from service.runtime.store import DATA_FIELD, StreamKeys, import_records
 
 BATCH_SIZE = Settings().batch_size  # the service's RATING_BATCH_SIZE default, for the ceiling
 
@@ -155,7 +155,7 @@ class PrivateRedis:
     def __init__(self) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            from service.cli import UserError
+            from service.cli.main import UserError
 
             raise UserError("no redis-server binary on PATH: pass --redis-url URL")
         self.port = _free_port()
@@ -376,7 +376,7 @@ def bench_service(url: str, names: Names, sizes: Sizes) -> tuple[dict, dict, flo
         "RATING_LOG_LEVEL": "WARNING",
     }
     service = _start(["-m", "service", "serve"], env)
-    ceiling = _start(["-m", "service.benchmark_ceiling", url, names.ceiling_input, names.group, names.ceiling_output,
+    ceiling = _start(["-m", "service.bench.ceiling", url, names.ceiling_input, names.group, names.ceiling_output,
                       str(BATCH_SIZE)], {})
     try:
         _wait_for_group(client, names.input, names.group, service)

@@ -1,6 +1,6 @@
-"""The data commands: `convert` and `trf-ratings` (FIDE TRF, service.trf), `replay`
-(service.replay); and the parts of `publish`, `import` and `export` that read TRF and
-CSV (service.cli calls them). Bad input: UserError, one line naming file and line.
+"""The data commands: `convert` and `trf-ratings` (FIDE TRF, service.formats.trf), `replay`
+(service.runtime.replay); and the parts of `publish`, `import` and `export` that read TRF and
+CSV (service.cli.main calls them). Bad input: UserError, one line naming file and line.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from typing import Any, Iterator
 from schemas.common import POOLS, SYSTEMS
 from schemas.records import PlayerRecord
 from schemas.validation import InvalidMessage, decode_input
-from service import trf
-from service.jsonlines import FileProblem, read_documents
-from service.ratinglists import conflicts, read_list, render_csv, render_jsonl
-from service.store import StreamKeys, decode_record, encode
+from service.formats import trf
+from service.formats.jsonlines import FileProblem, read_documents
+from service.formats.ratinglists import conflicts, read_list, render_csv, render_jsonl
+from service.runtime.store import StreamKeys, decode_record, encode
 
 REDIS_HELP = "default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0"
 
 
 def _user_error(message: str) -> Exception:
-    from service.cli import UserError
+    from service.cli.main import UserError
 
     return UserError(message)
 
@@ -95,7 +95,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_trf_ratings(args: argparse.Namespace) -> int:
     """trf-ratings FILE.trf --pool P: rewrite the 001 ratings from the service's list."""
-    from service.cli import _run_redis
+    from service.cli.main import _run_redis
 
     _check_pool(args.system, args.pool)
     tournament = read_trf(args.file)
@@ -177,10 +177,10 @@ def write_export(args: argparse.Namespace, records: list[PlayerRecord]) -> None:
 # ---------------------------------------------------------------------------- replay
 def cmd_replay(args: argparse.Namespace) -> int:
     """replay --stream S --into NS: re-rate S from the start into NS, report differences."""
-    from service.cli import _run_redis
+    from service.cli.main import _run_redis
     from service.engine.registry import default_registry
     from service.rating import MemoryLedger
-    from service.replay import Progress, compare, existing_keys, rerate, summary, write_ledger
+    from service.runtime.replay import Progress, compare, existing_keys, rerate, summary, write_ledger
 
     if not args.into or ":" in args.into or "{" in args.into or "}" in args.into:
         raise _user_error(f"--into {args.into!r}: a namespace is a name without ':', '{{' or '}}'")

@@ -2,7 +2,7 @@
 does only what any consumer of the input stream must do - XREADGROUP in batches, one
 XADD per entry to an output stream, XACK - with no rating and no state.
 
-Run as its own process, as the service is: `python -m service.benchmark_ceiling URL
+Run as its own process, as the service is: `python -m service.bench.ceiling URL
 STREAM GROUP OUTPUT BATCH`; it stops on SIGTERM.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
-from service.store import DATA_FIELD
+from service.runtime.store import DATA_FIELD
 
 OUTPUT_MAXLEN = 1_000_000  # as the service's RATING_OUTPUT_MAXLEN default
 

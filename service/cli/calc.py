@@ -35,7 +35,7 @@ class _OneLineParser(argparse.ArgumentParser):
 
 
 def _user_error(message: str) -> Exception:
-    from service.cli import UserError  # the command line's one-line error (exit 2)
+    from service.cli.main import UserError  # the command line's one-line error (exit 2)
 
     return UserError(message)
 

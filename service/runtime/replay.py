@@ -21,7 +21,7 @@ from schemas.records import PlayerRecord, PoolState
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.rating import Duplicate, MemoryLedger, Rejected
-from service.store import DATA_FIELD, StreamKeys, decode_record, encode, text
+from service.runtime.store import DATA_FIELD, StreamKeys, decode_record, encode, text
 
 _pool_decoder = msgspec.json.Decoder(PoolState)
 WRITE_CHUNK = 1_000
