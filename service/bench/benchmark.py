@@ -29,7 +29,6 @@ by its pid at the end; with one, every key the bench writes carries a fresh
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import random
@@ -155,9 +154,7 @@ class PrivateRedis:
     def __init__(self) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            from service.cli.main import UserError
-
-            raise UserError("no redis-server binary on PATH: pass --redis-url URL")
+            raise LookupError("no redis-server binary on PATH: pass --redis-url URL")
         self.port = _free_port()
         self.dir = tempfile.mkdtemp(prefix="rating-bench-")
         self.process = subprocess.Popen(
@@ -539,24 +536,3 @@ def render(report: dict) -> str:
         shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
         lines.append(f"  {'met    ' if t['met'] else 'NOT met'}  {t['name']:<32} {shown:>10}  (target {t['target']})")
     return "\n".join(lines)
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    progress = (lambda step: print(f"bench: {step}...", file=sys.stderr)) if not args.json else (lambda _: None)
-    report = run(args.redis_url, args.quick, progress)
-    if args.json:
-        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
-    else:
-        print(render(report))
-    return 0
-
-
-def register(commands: Any) -> None:
-    """Add `bench` to the CLI's subcommands."""
-    p = commands.add_parser("bench", help="measure the engines, the service, its ceiling and memory (issue 7)",
-                            description=__doc__.split("\n\n")[0] if __doc__ else None)
-    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    p.add_argument("--redis-url", help="use this Redis (keys under a fresh bench-<hex> prefix, removed after); "
-                                       "default: a private redis-server on a free port")
-    p.add_argument("--quick", action="store_true", help="smaller runs (about a minute; 100,000 records for memory)")
-    p.set_defaults(func=cmd_bench)

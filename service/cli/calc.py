@@ -22,8 +22,7 @@ from service.calculators.performance import (
     naspa_performance,
 )
 from service.calculators.plot import render
-
-EXIT_OK, EXIT_USAGE = 0, 2
+from service.cli.errors import EXIT_OK, EXIT_USAGE, UserError
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -34,17 +33,11 @@ class _OneLineParser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _user_error(message: str) -> Exception:
-    from service.cli.main import UserError  # the command line's one-line error (exit 2)
-
-    return UserError(message)
-
-
 def _checked(parse: Callable, *args: object, **kwargs: object):
     try:
         return parse(*args, **kwargs)
     except ValueError as exc:
-        raise _user_error(str(exc)) from None
+        raise UserError(str(exc)) from None
 
 
 def _date(text: str) -> dt.date:
@@ -60,7 +53,7 @@ def _print(args: argparse.Namespace, text: str, data: dict) -> None:
 
 def _fide_options(args: argparse.Namespace) -> tuple[dt.date, str]:
     if args.pool not in POOLS["fide"]:
-        raise _user_error(f"--pool {args.pool!r} is not a fide pool (one of {', '.join(POOLS['fide'])})")
+        raise UserError(f"--pool {args.pool!r} is not a fide pool (one of {', '.join(POOLS['fide'])})")
     return args.date or dt.date.today(), args.pool
 
 
@@ -75,7 +68,7 @@ def cmd_expected(args: argparse.Namespace) -> int:
         try:
             Path(args.plot).write_text(render(args.system, abs(result.difference)), encoding="utf-8")
         except OSError as exc:
-            raise _user_error(f"{args.plot}: cannot write: {exc.strerror or exc}") from None
+            raise UserError(f"{args.plot}: cannot write: {exc.strerror or exc}") from None
         text += f"\nplot: {args.plot}"
         data["plot"] = args.plot
     _print(args, text, data)
@@ -90,10 +83,10 @@ def cmd_change(args: argparse.Namespace) -> int:
         fide_only = [name for name, value in (("--k", args.k), ("--birth-year", args.birth_year),
                      ("--ever-2300", args.ever_2300), ("--ever-2400", args.ever_2400)) if value]
         if fide_only:
-            raise _user_error(f"{fide_only[0]} is a FIDE K input (8.3.3); {args.system} fixes its own K")
+            raise UserError(f"{fide_only[0]} is a FIDE K input (8.3.3); {args.system} fixes its own K")
     if args.system == "fide":
         if args.k is not None and args.k <= 0:
-            raise _user_error(f"--k {args.k}: K must be positive")
+            raise UserError(f"--k {args.k}: K must be positive")
         start, pool = _fide_options(args)
         given = FideK(args.k, args.games_before, args.birth_year, args.ever_2300, args.ever_2400)
         result = fide_change(rating, played, given, start, pool)
@@ -109,7 +102,7 @@ def cmd_performance(args: argparse.Namespace) -> int:
     """performance: FIDE Ra + dp, CFC 714a, NASPA's newcomer iteration."""
     played = _checked(inputs.games, args.game)
     if args.rating is not None and args.system != "fide":
-        raise _user_error(f"--rating is for FIDE's 'own rating + dp' reference; {args.system} does not use it")
+        raise UserError(f"--rating is for FIDE's 'own rating + dp' reference; {args.system} does not use it")
     own = _checked(inputs.rating, args.rating, "--rating") if args.rating is not None else None
     if args.system == "fide":
         result = fide_performance(played, own)

@@ -1,6 +1,7 @@
-"""The data commands: `convert` and `trf-ratings` (FIDE TRF, service.formats.trf), `replay`
-(service.runtime.replay); and the parts of `publish`, `import` and `export` that read TRF and
-CSV (service.cli.main calls them). Bad input: UserError, one line naming file and line.
+"""The data commands: `publish`, `import` and `export` (messages and player lists in and out
+of Redis, JSON Lines, CSV or FIDE TRF), `convert` and `trf-ratings` (FIDE TRF,
+service.formats.trf) and `replay` (service.runtime.replay). Bad input: UserError, one line
+naming file and line.
 """
 
 from __future__ import annotations
@@ -12,24 +13,18 @@ from typing import Any, Iterator
 
 from schemas.common import POOLS, SYSTEMS
 from schemas.records import PlayerRecord
-from schemas.validation import InvalidMessage, decode_input
+from schemas.validation import InvalidMessage, Limits, decode_input
+from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
 from service.formats import trf
 from service.formats.jsonlines import FileProblem, read_documents
 from service.formats.ratinglists import conflicts, read_list, render_csv, render_jsonl
-from service.runtime.store import StreamKeys, decode_record, encode
+from service.runtime.store import StreamKeys, decode_record, encode, export_records, import_records, xadd
 
-REDIS_HELP = "default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0"
-
-
-def _user_error(message: str) -> Exception:
-    from service.cli.main import UserError
-
-    return UserError(message)
 
 
 def _check_pool(system: str, pool: str | None) -> None:
     if pool is not None and pool not in POOLS[system]:
-        raise _user_error(f"--pool {pool!r} is not a {system} pool (one of {', '.join(POOLS[system])})")
+        raise UserError(f"--pool {pool!r} is not a {system} pool (one of {', '.join(POOLS[system])})")
 
 
 # ---------------------------------------------------------------------------- TRF
@@ -45,7 +40,7 @@ def read_trf(path: str) -> trf.Tournament:
     try:
         return trf.parse(text, path)
     except trf.TrfError as exc:
-        raise _user_error(str(exc)) from None
+        raise UserError(str(exc)) from None
 
 
 def trf_event(path: str, system: str, pool: str | None, event_id: str | None) -> bytes:
@@ -55,13 +50,13 @@ def trf_event(path: str, system: str, pool: str | None, event_id: str | None) ->
     try:
         event = trf.to_event(tournament, event_id or trf.default_event_id(path), system, pool)
     except trf.TrfError as exc:
-        raise _user_error(str(exc)) from None
+        raise UserError(str(exc)) from None
     raw = encode(event)
     try:
         decode_input(raw)
     except InvalidMessage as exc:
         problem = exc.problems[0]
-        raise _user_error(f"{path}: the converted event: {problem} ({problem.reason})") from None
+        raise UserError(f"{path}: the converted event: {problem} ({problem.reason})") from None
     return raw
 
 
@@ -76,7 +71,7 @@ def publish_documents(args: argparse.Namespace) -> Iterator[tuple[str, bytes]]:
         return
     given = [f"--{name.replace('_', '-')}" for name in ("system", "pool", "event_id") if getattr(args, name)]
     if given:
-        raise _user_error(f"{args.file}: {', '.join(given)} apply to a TRF file only: a JSON message names its own")
+        raise UserError(f"{args.file}: {', '.join(given)} apply to a TRF file only: a JSON message names its own")
     yield from read_documents(args.file)
 
 
@@ -95,8 +90,6 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def cmd_trf_ratings(args: argparse.Namespace) -> int:
     """trf-ratings FILE.trf --pool P: rewrite the 001 ratings from the service's list."""
-    from service.cli.main import _run_redis
-
     _check_pool(args.system, args.pool)
     tournament = read_trf(args.file)
     event_id = args.event_id or trf.default_event_id(args.file)
@@ -106,7 +99,7 @@ def cmd_trf_ratings(args: argparse.Namespace) -> int:
     async def read(client: Any) -> list:
         return await client.hmget(key, ids)
 
-    replies = _run_redis(args, read)
+    replies = run_redis(args, read)
     ratings: dict[int, int | None] = {}
     unknown = []
     for player, pid, raw in zip(tournament.players, ids, replies):  # type: ignore[call-overload]
@@ -120,7 +113,7 @@ def cmd_trf_ratings(args: argparse.Namespace) -> int:
         try:
             Path(args.out).write_bytes(new.encode("utf-8", errors="surrogateescape"))
         except OSError as exc:
-            raise _user_error(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+            raise UserError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
     else:
         sys.stdout.write(new)
         sys.stdout.flush()
@@ -153,7 +146,7 @@ async def guard_import(client: Any, keys: StreamKeys, records: list[PlayerRecord
         existing = {r.id: (decode_record(raw) if raw is not None else None) for r, raw in zip(chunk, replies)}
         clashing = conflicts(existing, chunk)
         if clashing:
-            raise _user_error(
+            raise UserError(
                 f"{system}/{pool} already holds {len(clashing)} record(s) that differ from the list "
                 f"(first: {clashing[0].id}): the pool has moved on (rated events or another list); "
                 f"--force overwrites them"
@@ -168,7 +161,7 @@ def write_export(args: argparse.Namespace, records: list[PlayerRecord]) -> None:
         try:
             Path(args.out).write_bytes(data)
         except OSError as exc:
-            raise _user_error(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+            raise UserError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
     else:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
@@ -177,13 +170,12 @@ def write_export(args: argparse.Namespace, records: list[PlayerRecord]) -> None:
 # ---------------------------------------------------------------------------- replay
 def cmd_replay(args: argparse.Namespace) -> int:
     """replay --stream S --into NS: re-rate S from the start into NS, report differences."""
-    from service.cli.main import _run_redis
     from service.engine.registry import default_registry
     from service.rating import MemoryLedger
     from service.runtime.replay import Progress, compare, existing_keys, rerate, summary, write_ledger
 
     if not args.into or ":" in args.into or "{" in args.into or "}" in args.into:
-        raise _user_error(f"--into {args.into!r}: a namespace is a name without ':', '{{' or '}}'")
+        raise UserError(f"--into {args.into!r}: a namespace is a name without ':', '{{' or '}}'")
     initial = read_list(args.ratings) if args.ratings else []
     live = StreamKeys(args.stream)
     target = StreamKeys(args.stream, namespace=args.into)
@@ -191,7 +183,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     async def work(client: Any) -> list[str]:
         taken = await existing_keys(client, target)
         if taken and not args.force:
-            raise _user_error(
+            raise UserError(
                 f"namespace {args.into!r} already has {len(taken)} keys for stream {args.stream} "
                 f"(e.g. {taken[0]}): choose another or give --force to replace them"
             )
@@ -207,13 +199,85 @@ def cmd_replay(args: argparse.Namespace) -> int:
         lines = [f"wrote {written:,} records under {target.cursor[: -len('cursor')]}*"]
         return summary(counts, diffs, markers, states, args.show) + lines
 
-    for line in _run_redis(args, work):  # type: ignore[union-attr]
+    for line in run_redis(args, work):  # type: ignore[union-attr]
         print(line)
     return 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    """import FILE: load player records into the store (replacing records with the same id)."""
+    records = read_import(args)
+    keys = StreamKeys(args.stream)
+
+    async def load(client):
+        await guard_import(client, keys, records, args.force)
+        return await import_records(client, keys, records)
+
+    new, replaced = run_redis(args, load)  # type: ignore[misc]
+    print(f"imported {len(records)} records into stream {args.stream}'s store: {new} new, {replaced} replaced")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """export: dump one pool's records as JSON Lines of player.record/v1."""
+    if args.pool not in POOLS[args.system]:
+        raise UserError(f"--pool {args.pool!r} is not a {args.system} pool (one of {', '.join(POOLS[args.system])})")
+    records = run_redis(args, lambda client: export_records(client, StreamKeys(args.stream), args.system, args.pool))
+    write_export(args, records)  # type: ignore[arg-type]
+    return EXIT_OK
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    """publish FILE: append the file's messages to the input stream, each checked first."""
+    limits = Limits()
+    messages = []
+    for location, raw in publish_documents(args):
+        try:
+            decode_input(raw, limits)
+        except InvalidMessage as exc:
+            problem = exc.problems[0]
+            raise UserError(f"{location}: {problem} ({problem.reason})") from None
+        messages.append(raw)
+    if not messages:
+        raise UserError(f"{args.file}: no messages")
+
+    async def send(client) -> list[str]:
+        async with client.pipeline(transaction=False) as pipe:
+            for raw in messages:
+                xadd(pipe, args.stream, raw)
+            return [i.decode() for i in await pipe.execute()]
+
+    for entry_id in run_redis(args, send):  # type: ignore[union-attr]
+        print(entry_id)
+    return EXIT_OK
+
+
 def register(commands: Any) -> None:
-    """Add convert, trf-ratings and replay to the command line."""
+    """Add publish, import, export, convert, trf-ratings and replay to the command line."""
+    p = commands.add_parser("publish", help="append event.finished / period.closed messages to the input stream")
+    p.add_argument("file", metavar="FILE", help="JSON or JSON Lines messages, or a FIDE TRF file (one event)")
+    p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    add_trf_options(p)
+    p.set_defaults(func=cmd_publish)
+
+    p = commands.add_parser("import", help="load player records (JSON Lines or CSV) into the service's store")
+    p.add_argument("file", metavar="FILE", help="player.record/v1 JSON Lines, or CSV with a header of field names")
+    p.add_argument("--system", choices=SYSTEMS, help="the records' system (fills CSV rows, checks every record)")
+    p.add_argument("--pool", help="the records' pool (fills CSV rows, checks every record)")
+    p.add_argument("--force", action="store_true", help="overwrite records that differ from the list (rated since)")
+    p.add_argument("--stream", default="events.finished", help="input stream whose store to load (default: events.finished)")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    p.set_defaults(func=cmd_import)
+
+    p = commands.add_parser("export", help="dump one pool's player records as JSON Lines")
+    p.add_argument("--system", required=True, choices=SYSTEMS)
+    p.add_argument("--pool", required=True)
+    p.add_argument("--stream", default="events.finished", help="input stream whose store to read (default: events.finished)")
+    p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
+    p.add_argument("--format", choices=("jsonl", "csv"), help="default: jsonl (csv for an --out ending in .csv)")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    p.set_defaults(func=cmd_export)
     p = commands.add_parser("convert", help="print a FIDE TRF file as an event.finished/v1 message")
     p.add_argument("file", metavar="FILE.trf")
     p.add_argument("--system", choices=SYSTEMS, default="fide", help="rating system (default: fide)")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+import sys
 from typing import Any, Iterable
 
 import msgspec
 
 from schemas.ratings import PlayerResult, RatingsUpdated
+from service.cli.errors import EXIT_OK, REDIS_HELP, run_redis
+from service.runtime.store import DATA_FIELD
 
 _decoder = msgspec.json.Decoder(RatingsUpdated)
 
@@ -64,3 +68,38 @@ def _table(headers: list[str], rows: Iterable[list[str]]) -> list[str]:
 
 def decode(data: bytes) -> RatingsUpdated:
     return _decoder.decode(data)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """watch: follow the output stream and print each message as a table."""
+
+    async def follow(client) -> None:
+        last = "0-0" if args.from_start else "$"
+        shown = 0
+        while args.count is None or shown < args.count:
+            reply = await client.xread({args.stream: last}, block=args.block_ms, count=100)
+            if not reply:
+                if args.count is not None:
+                    return  # nothing more within the wait: stop
+                continue
+            for raw_id, fields in reply[0][1]:
+                last = raw_id.decode()
+                try:
+                    print(render(decode(fields[DATA_FIELD.encode()])) + "\n", flush=True)
+                except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
+                    print(f"{last}: not a ratings.updated/v1 message ({exc})", file=sys.stderr)
+                shown += 1
+
+    run_redis(args, follow)
+    return EXIT_OK
+
+
+def register(commands: Any) -> None:
+    """Add watch to the command line."""
+    p = commands.add_parser("watch", help="follow ratings.updated and print each event's changes as a table")
+    p.add_argument("--stream", default="ratings.updated", help="output stream (default: ratings.updated)")
+    p.add_argument("--from-start", action="store_true", help="show the messages already there too")
+    p.add_argument("--count", type=int, help="stop after this many messages (or when none comes within --block-ms)")
+    p.add_argument("--block-ms", type=int, default=5000, help="how long one read waits (default: 5000)")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    p.set_defaults(func=cmd_watch)

@@ -1,0 +1,36 @@
+"""`rating-service bench`: run service/bench and print its report (a table, or --json)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import msgspec
+
+from service.bench import benchmark
+from service.cli.errors import UserError
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    progress = (lambda step: print(f"bench: {step}...", file=sys.stderr)) if not args.json else (lambda _: None)
+    try:
+        report = benchmark.run(args.redis_url, args.quick, progress)
+    except LookupError as exc:
+        raise UserError(str(exc)) from None
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
+    else:
+        print(benchmark.render(report))
+    return 0
+
+
+def register(commands: Any) -> None:
+    """Add `bench` to the CLI's subcommands."""
+    p = commands.add_parser("bench", help="measure the engines, the service, its ceiling and memory (issue 7)",
+                            description=benchmark.__doc__.split("\n\n")[0] if benchmark.__doc__ else None)
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    p.add_argument("--redis-url", help="use this Redis (keys under a fresh bench-<hex> prefix, removed after); "
+                                       "default: a private redis-server on a free port")
+    p.add_argument("--quick", action="store_true", help="smaller runs (about a minute; 100,000 records for memory)")
+    p.set_defaults(func=cmd_bench)

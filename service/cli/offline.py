@@ -1,0 +1,166 @@
+"""The commands that need no Redis: `validate` (any message of the contract), `rate`
+(offline rating, the service's own code path) and `schemas` (the generated documents).
+
+Bad input gets one line naming the file, line and field, and exit code 2; a failed
+check (`validate`, `schemas --check`) exits 1. Never a traceback for the user's input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from schemas import asyncapi, jsonschema
+from schemas.ratings import RatingsUpdated
+from schemas.records import PlayerRecord
+from schemas.rejected import EventRejected
+from schemas.validation import InvalidMessage, Limits, decode_input
+from service.cli.errors import EXIT_FAILED, EXIT_OK, UserError
+from service.engine.registry import Registry, default_registry
+from service.formats.jsonlines import read_documents
+from service.rating import Duplicate, MemoryLedger, Rejected
+
+_encoder = msgspec.json.Encoder()
+_record_decoder = msgspec.json.Decoder(PlayerRecord)
+_output_decoders = {
+    "ratings.updated/v1": msgspec.json.Decoder(RatingsUpdated),
+    "event.rejected/v1": msgspec.json.Decoder(EventRejected),
+    "player.record/v1": _record_decoder,
+}
+
+
+def _schema_name(raw: bytes) -> str | None:
+    try:
+        document = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    return document.get("schema") if isinstance(document, dict) else None
+
+
+def _problems_of(raw: bytes, limits: Limits) -> list[str]:
+    """Every problem of one message of any kind of the contract, as `path: message`."""
+    name = _schema_name(raw)
+    if name in _output_decoders:
+        try:
+            _output_decoders[name].decode(raw)
+        except msgspec.ValidationError as exc:
+            return [_msgspec_line(str(exc))]
+        return []
+    try:
+        decode_input(raw, limits)
+    except InvalidMessage as exc:
+        return [f"{p} ({p.reason})" for p in exc.problems]
+    return []
+
+
+def _msgspec_line(text: str) -> str:
+    message, _, where = text.partition(" - at `")
+    return f"{where.rstrip('`') or '$'}: {message}"
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """validate FILE...: print `ok` per valid file, or each problem with its location."""
+    limits = Limits()
+    failed = False
+    for file in args.files:
+        count = 0
+        problems = 0
+        for location, raw in read_documents(file):
+            count += 1
+            for problem in _problems_of(raw, limits):
+                problems += 1
+                print(f"{location}: {problem}")
+        if count == 0:
+            print(f"{file}: no messages")
+            failed = True
+        elif problems:
+            failed = True
+        else:
+            print(f"{file}: ok ({count} message{'s' if count != 1 else ''})")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
+    """rate EVENTS: rate the messages in order, print one `ratings.updated` per line."""
+    registry = registry if registry is not None else default_registry()
+    from service.formats.ratinglists import read_list
+
+    ledger = MemoryLedger(read_list(args.ratings) if args.ratings else [])
+    out = sys.stdout.buffer
+    for location, raw in read_documents(args.events):
+        try:
+            message = decode_input(raw)
+        except InvalidMessage as exc:
+            problem = exc.problems[0]
+            raise UserError(f"{location}: {problem} ({problem.reason})") from None
+        try:
+            result = ledger.process(message, registry, source_id=location)
+        except Rejected as exc:
+            line = f"{location}: {exc.path}: {exc.message} ({exc.reason})"
+            if not args.keep_going:
+                raise UserError(line) from None
+            print(f"rejected: {line}", file=sys.stderr)
+            continue
+        if isinstance(result, Duplicate):
+            print(f"{location}: {result.marker} already applied, skipped", file=sys.stderr)
+            continue
+        for output in result.outputs:
+            out.write(_encoder.encode(output) + b"\n")
+    out.flush()
+    if args.out_ratings:
+        write_records(args.out_ratings, ledger.all_records())
+    return EXIT_OK
+
+
+def write_records(path: str, records: list[PlayerRecord]) -> None:
+    try:
+        with open(path, "wb") as f:
+            for record in records:
+                f.write(_encoder.encode(record) + b"\n")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def cmd_schemas(args: argparse.Namespace) -> int:
+    """schemas: write the JSON Schemas and the AsyncAPI document, or check they are current."""
+    out = Path(args.out) if args.out else jsonschema.JSON_DIR
+    api = (Path(args.out) if args.out else asyncapi.ASYNCAPI_FILE.parent) / asyncapi.ASYNCAPI_FILE.name
+    if args.check:
+        stale = [str(out / name) for name in jsonschema.stale(out)] + ([str(api)] if asyncapi.stale(api) else [])
+        for path in stale:
+            print(f"{path}: stale, run `rating-service schemas`")
+        return EXIT_FAILED if stale else EXIT_OK
+    for path in jsonschema.write(out):
+        print(path)
+    api.write_text(asyncapi.render(), encoding="utf-8")
+    print(api)
+    return EXIT_OK
+
+
+def register(commands: Any) -> None:
+    """Add validate, rate and schemas to the command line."""
+    p = commands.add_parser("validate", help="check JSON / JSON Lines messages against the contract")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.set_defaults(func=cmd_validate)
+
+    p = commands.add_parser("rate", help="rate events offline and print the ratings.updated messages")
+    p.add_argument("events", metavar="EVENTS", help="event.finished / period.closed messages, in order")
+    p.add_argument(
+        "--ratings", metavar="LIST", help="starting player records, JSON Lines or CSV (default: everyone unrated)"
+    )
+    p.add_argument("--out-ratings", metavar="FILE", help="write the final player records here (JSON Lines)")
+    p.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="report a rejected message on standard error and go on, as the service does",
+    )
+    p.set_defaults(func=cmd_rate)
+
+    p = commands.add_parser("schemas", help="write the JSON Schemas of every message and the AsyncAPI document")
+    p.add_argument("--out", metavar="DIR", help="folder to write to (default: the package's schemas/json)")
+    p.add_argument("--check", action="store_true", help="exit 1 if the files there are stale")
+    p.set_defaults(func=cmd_schemas)
