@@ -9,6 +9,7 @@ from pathlib import Path
 import msgspec
 
 from schemas.events import EventFinished, PeriodClosed
+from schemas.jsonschema import portable
 from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
 
@@ -31,6 +32,7 @@ def document(version: str = "0.1.0") -> dict:
         [RatingsUpdated | EventFinished | PeriodClosed | EventRejected], ref_template="#/components/schemas/{name}"
     )
     del schemas
+    components = portable(components, components)
     messages = {
         name: {
             "name": tag,

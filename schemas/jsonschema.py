@@ -27,9 +27,41 @@ def file_name(schema: str) -> str:
     return schema.replace("/", ".") + ".json"
 
 
+def portable(node: object, definitions: dict[str, dict]) -> object:
+    """`node` (a msgspec JSON Schema) with its tagged unions in standard JSON Schema.
+
+    msgspec writes a tagged union as `anyOf` plus an OpenAPI `discriminator` object
+    (`propertyName`, `mapping`). That is not a keyword of JSON Schema 2020-12 (Ajv's strict
+    mode refuses it) and the AsyncAPI Schema format's `discriminator` is a plain string (its
+    parser refuses the object). Nothing is lost by writing it as `oneOf`: every variant
+    requires the tag property with its one value (checked here), so exactly one variant can
+    match and the mapping can be read off the variants; a description names the tag too.
+    `definitions` resolves the variants' `$ref`s (the `$defs`, or the AsyncAPI components).
+    """
+    if isinstance(node, list):
+        return [portable(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    node = {key: portable(value, definitions) for key, value in node.items()}
+    discriminator = node.pop("discriminator", None)
+    if discriminator is None:
+        return node
+    tag = discriminator["propertyName"]
+    variants = node.pop("anyOf", None) or node.pop("oneOf")
+    if {variant.get("$ref") for variant in variants} != set(discriminator["mapping"].values()):
+        raise ValueError(f"the variants are not those of the discriminator {discriminator}")
+    for value, ref in discriminator["mapping"].items():
+        variant = definitions[ref.rsplit("/", 1)[1]]
+        if tag not in variant.get("required", ()) or variant["properties"][tag] != {"enum": [value]}:
+            raise ValueError(f"{ref} does not require `{tag}` to be {value!r}")
+    names = ", ".join(f"`{value}` {ref.rsplit('/', 1)[1]}" for value, ref in discriminator["mapping"].items())
+    return {**node, "oneOf": variants, "description": f"One variant, chosen by the `{tag}` field: {names}."}
+
+
 def schema_of(schema: str) -> dict:
     """The JSON Schema (draft 2020-12) of one message."""
     document = msgspec.json.schema(MESSAGES[schema])
+    document = portable(document, document.get("$defs", {}))
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": file_name(schema),
