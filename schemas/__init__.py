@@ -6,10 +6,10 @@ committed under `schemas/json/`.
 
 from schemas.cfc import CfcDetails, CfcOpponentValue, CfcState
 from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, POOLS, SYSTEMS
-from schemas.events import Bye, EventFinished, Game, InputMessage, PeriodClosed, PlayerRef
+from schemas.events import Bye, EventContent, EventCorrected, EventFinished, EventWithdrawn, Game, InputMessage, PeriodClosed, PlayerRef
 from schemas.fide import FideDetails, FideState, InitialGame, NormCheck, PeriodSums, PublishedRating
 from schemas.naspa import NaspaDetails, NaspaSegment
-from schemas.ratings import Details, PlayerResult, RatingsUpdated
+from schemas.ratings import Cause, Details, PlayerResult, RatingsUpdated
 from schemas.records import PlayerRecord, PoolState, unrated_record
 from schemas.rejected import REASONS, EventRejected
 from schemas.validation import InvalidMessage, Limits, Problem, decode_input, normalize
@@ -21,12 +21,16 @@ __all__ = [
     "REASONS",
     "SYSTEMS",
     "Bye",
+    "Cause",
     "CfcDetails",
     "CfcOpponentValue",
     "CfcState",
     "Details",
+    "EventContent",
+    "EventCorrected",
     "EventFinished",
     "EventRejected",
+    "EventWithdrawn",
     "FideDetails",
     "FideState",
     "Game",

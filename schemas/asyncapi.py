@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from schemas.events import EventFinished, PeriodClosed
+from schemas.events import EventCorrected, EventFinished, EventWithdrawn, PeriodClosed
 from schemas.jsonschema import portable
 from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
@@ -17,7 +17,10 @@ ASYNCAPI_FILE = Path(__file__).with_name("asyncapi.json")
 MESSAGES = {
     "EventFinished": (EventFinished, "event.finished/v1", "A finished event, to be rated once."),
     "PeriodClosed": (PeriodClosed, "period.closed/v1", "Closes a FIDE rating period of one pool."),
-    "RatingsUpdated": (RatingsUpdated, "ratings.updated/v1", "New ratings of one event, or one chunk of a new list."),
+    "EventCorrected": (EventCorrected, "event.corrected/v1", "Replaces the content of a rated event; later events are re-rated."),
+    "EventWithdrawn": (EventWithdrawn, "event.withdrawn/v1", "A rated event stops counting; later events are re-rated."),
+    "RatingsUpdated": (RatingsUpdated, "ratings.updated/v1",
+                       "New ratings of one event, one chunk of a new list, or a revision of an event's result."),
     "EventRejected": (EventRejected, "event.rejected/v1", "An input entry that was not applied, and why."),
 }
 _ENTRY = (
@@ -29,7 +32,7 @@ _ENTRY = (
 def document(version: str = "0.1.0") -> dict:
     """The AsyncAPI 3.0 document; message payloads are the msgspec JSON Schemas."""
     (schemas,), components = msgspec.json.schema_components(
-        [RatingsUpdated | EventFinished | PeriodClosed | EventRejected], ref_template="#/components/schemas/{name}"
+        [RatingsUpdated | EventFinished | PeriodClosed | EventCorrected | EventWithdrawn | EventRejected], ref_template="#/components/schemas/{name}"
     )
     del schemas
     components = portable(components, components)
@@ -63,11 +66,11 @@ def document(version: str = "0.1.0") -> dict:
             "events.finished": {
                 "address": "events.finished",
                 "description": "Input stream (RATING_INPUT_STREAMS); consumer group `rating-service`.",
-                "messages": refs("EventFinished", "PeriodClosed"),
+                "messages": refs("EventFinished", "PeriodClosed", "EventCorrected", "EventWithdrawn"),
             },
             "ratings.updated": {
                 "address": "ratings.updated",
-                "description": "Output stream (RATING_OUTPUT_STREAM): one message per rated event or list chunk.",
+                "description": "Output stream (RATING_OUTPUT_STREAM): one message per rated event, list chunk or revision.",
                 "messages": refs("RatingsUpdated"),
             },
             "events.rejected": {
@@ -80,8 +83,8 @@ def document(version: str = "0.1.0") -> dict:
             "rateEvents": {
                 "action": "receive",
                 "channel": {"$ref": "#/channels/events.finished"},
-                "messages": [{"$ref": "#/channels/events.finished/messages/EventFinished"},
-                             {"$ref": "#/channels/events.finished/messages/PeriodClosed"}],
+                "messages": [{"$ref": f"#/channels/events.finished/messages/{name}"}
+                             for name in ("EventFinished", "PeriodClosed", "EventCorrected", "EventWithdrawn")],
             },
             "publishRatings": {
                 "action": "send",

@@ -1,7 +1,8 @@
-"""Input messages: `event.finished/v1` and `period.closed/v1` (design: "The wire contract (v1)").
+"""Input messages: `event.finished/v1`, `period.closed/v1` (design: "The wire contract (v1)"),
+`event.corrected/v1` and `event.withdrawn/v1` (design: "v1.1 additions").
 
-Both travel on the input stream, so a period's closing is ordered with its events. They
-form one tagged union, `InputMessage`, keyed by the `schema` field.
+All travel on the input stream, so a period's closing and a correction are ordered with
+the events. They form one tagged union, `InputMessage`, keyed by the `schema` field.
 """
 
 from __future__ import annotations
@@ -40,10 +41,9 @@ class Bye(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     score: Score
 
 
-class EventFinished(
-    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="event.finished/v1"
-):
-    """A finished event, to be rated once by the rules of `system` / `pool` / `ruleset`."""
+class EventContent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What an event is: its identity, dates, players and results (the fields that
+    `event.finished/v1` and `event.corrected/v1` share)."""
 
     event_id: EventId
     system: System
@@ -60,6 +60,32 @@ class EventFinished(
     one_third_rated: bool = False
 
 
+class EventFinished(EventContent, tag_field="schema", tag="event.finished/v1"):
+    """A finished event, to be rated once by the rules of `system` / `pool` / `ruleset`."""
+
+
+Reason = Annotated[str, msgspec.Meta(max_length=500, description="Why, for people (the audit).")]
+
+
+class EventCorrected(EventContent, tag_field="schema", tag="event.corrected/v1"):
+    """Replaces the whole content of the already-rated event with the same `event_id` in the
+    same system and pool (results, players, dates; a changed date moves it in date order).
+    The event and every later event whose figures change are re-rated and revised."""
+
+    reason: Reason | None = None
+
+
+class EventWithdrawn(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="event.withdrawn/v1"
+):
+    """The event stops counting, as if it had never been rated; later events are re-rated."""
+
+    event_id: EventId
+    system: System
+    pool: str | None = None
+    reason: Reason | None = None
+
+
 class PeriodClosed(
     msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="period.closed/v1"
 ):
@@ -71,4 +97,4 @@ class PeriodClosed(
     ruleset: str | None = None
 
 
-InputMessage = Union[EventFinished, PeriodClosed]
+InputMessage = Union[EventFinished, PeriodClosed, EventCorrected, EventWithdrawn]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 
-from schemas.events import EventFinished, PeriodClosed
+from schemas.events import EventCorrected, EventFinished, EventWithdrawn, PeriodClosed
 from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
 from schemas.rejected import EventRejected
@@ -15,6 +15,8 @@ from schemas.rejected import EventRejected
 MESSAGES: dict[str, type] = {
     "event.finished/v1": EventFinished,
     "period.closed/v1": PeriodClosed,
+    "event.corrected/v1": EventCorrected,
+    "event.withdrawn/v1": EventWithdrawn,
     "ratings.updated/v1": RatingsUpdated,
     "event.rejected/v1": EventRejected,
     "player.record/v1": PlayerRecord,

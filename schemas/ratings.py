@@ -1,7 +1,9 @@
-"""Output message `ratings.updated/v1`: one per rated event, or per chunk of a new list."""
+"""Output message `ratings.updated/v1`: one per rated event, per chunk of a new list, and one
+per revision of an already-published event (design: "v1.1 additions")."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Literal, Union
 
 import msgspec
@@ -29,14 +31,25 @@ class PlayerResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     expected: float | None = None
     performance: float | None = None
     details: Details | None = None
+    name: str | None = None
+
+
+class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What set off a revision: the correction, withdrawal or late arrival of `event_id`."""
+
+    type: Literal["corrected", "withdrawn", "inserted"]
+    event_id: str
 
 
 class RatingsUpdated(
     msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="ratings.updated/v1"
 ):
-    """New ratings: of one event (`kind` event) or one chunk of a published list (`list`)."""
+    """New ratings: of one event (`kind` event), one chunk of a published list (`list`), or
+    the complete new result of an already-published event (`revision`, with `revision`
+    counting 1, 2, ... and the `cause`; a withdrawn event's revision has `withdrawn` and no
+    players). A consumer that keeps the last message per `event_id` holds the current results."""
 
-    kind: Literal["event", "list"]
+    kind: Literal["event", "list", "revision"]
     system: System
     pool: str
     ruleset: str
@@ -46,3 +59,9 @@ class RatingsUpdated(
     period: Period | None = None
     chunk: int = 1
     chunks: int = 1
+    name: str | None = None
+    start_date: dt.date | None = None
+    end_date: dt.date | None = None
+    revision: int | None = None
+    cause: Cause | None = None
+    withdrawn: bool = False

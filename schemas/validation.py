@@ -11,7 +11,7 @@ import re
 import msgspec
 
 from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, POOLS
-from schemas.events import EventFinished, InputMessage, PeriodClosed
+from schemas.events import EventContent, EventWithdrawn, InputMessage, PeriodClosed
 
 VALID_SCORES = (0.0, 0.5, 1.0)
 _PATH = re.compile(r" - at `(\$[^`]*)`$")
@@ -53,6 +53,7 @@ class InvalidMessage(Exception):
 
 
 _decoder = msgspec.json.Decoder(InputMessage)
+INPUT_SCHEMAS = "'event.finished/v1', 'period.closed/v1', 'event.corrected/v1', 'event.withdrawn/v1'"
 
 
 def decode_input(data: bytes | str, limits: Limits = Limits()) -> InputMessage:
@@ -83,9 +84,9 @@ def _problem_from_msgspec(text: str) -> Problem:
     path = match.group(1) if match else "$"
     message = text[: match.start()] if match else text
     if path == "$" and "tag" in message.lower():
-        message = f"{message}: field `schema` must be one of 'event.finished/v1', 'period.closed/v1'"
+        message = f"{message}: field `schema` must be one of {INPUT_SCHEMAS}"
     if path == "$.schema":
-        message = f"{message}: expected 'event.finished/v1' or 'period.closed/v1'"
+        message = f"{message}: expected one of {INPUT_SCHEMAS}"
     reason = "unknown_system" if path == "$.system" and "enum" in message else "invalid"
     if path == "$" and message.startswith("Expected `object`"):
         reason = "malformed"
@@ -98,12 +99,12 @@ def check_message(message: InputMessage, limits: Limits = Limits()) -> list[Prob
     if message.pool is not None and message.pool not in POOLS[message.system]:
         allowed = ", ".join(POOLS[message.system])
         problems.append(Problem("$.pool", f"unknown pool {message.pool!r} for {message.system} (one of {allowed})"))
-    if isinstance(message, EventFinished):
+    if isinstance(message, EventContent):
         problems.extend(_check_event(message, limits))
     return problems
 
 
-def _check_event(event: EventFinished, limits: Limits) -> list[Problem]:
+def _check_event(event: EventContent, limits: Limits) -> list[Problem]:
     problems: list[Problem] = []
     if event.end_date < event.start_date:
         problems.append(Problem("$.end_date", f"end_date {event.end_date} is before start_date {event.start_date}"))
@@ -155,9 +156,11 @@ def default_ruleset(system: str, pool: str) -> str:
 def normalize(message: InputMessage) -> InputMessage:
     """Fill the defaults: pool, ruleset, and (FIDE) the period from `end_date`."""
     pool = message.pool or DEFAULT_POOL[message.system]
+    if isinstance(message, EventWithdrawn):
+        return msgspec.structs.replace(message, pool=pool)
     ruleset = message.ruleset or default_ruleset(message.system, pool)
     changes: dict = {"pool": pool, "ruleset": ruleset}
-    if isinstance(message, EventFinished) and message.system == "fide" and message.period is None:
+    if isinstance(message, EventContent) and message.system == "fide" and message.period is None:
         changes["period"] = f"{message.end_date.year:04d}-{message.end_date.month:02d}"
     return msgspec.structs.replace(message, **changes)
 

@@ -1,8 +1,12 @@
 """The use case shared by the service and the offline `rate` command: apply one input
-message to a snapshot of the store, by the engines' rules.
+message to a pool's state, by the engines' rules, in date order (design "Order (v1.1)").
 
-The caller reads what `needs` asks for (inside its transaction, for the service), calls
-`apply`, and writes what comes back. Nothing here does I/O.
+An event that arrives in date order is rated at the end of its domain's timeline. A late
+event, a correction or a withdrawal re-rates from its place: the same engines' fold run
+again over the states the players had there (their histories), publishing a revision of
+every later event whose results change. `MemoryLedger` holds the state (all of it for
+`rate`; what one commit read, for the service) and records what each message changed, so
+the service writes exactly that. Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -12,13 +16,29 @@ from typing import Iterable, Mapping
 
 import msgspec
 
-from schemas.events import EventFinished, InputMessage, PeriodClosed
-from schemas.ratings import RatingsUpdated
+from schemas.events import EventContent, EventCorrected, EventFinished, EventWithdrawn, InputMessage, PeriodClosed
+from schemas.ratings import Cause, RatingsUpdated
 from schemas.records import PlayerRecord, PoolState, unrated_record
 from service.engine.contract import Engine, EngineRejection, EventInput
 from service.engine.registry import Registry
+from service.timeline import (
+    KEY_LEN,
+    Archived,
+    as_finished,
+    describe_key,
+    first_at_or_after,
+    order_key,
+    ordering_domain,
+    pack_state,
+    results_digest,
+    split_member,
+    timeline_member,
+    unpack_state,
+)
 
 LIST_CHUNK = 1_000  # players per `ratings.updated` message of kind `list` (FIDE)
+
+PlayerKey = tuple[str, str, str]  # (system, pool, player id)
 
 
 class Rejected(Exception):
@@ -35,33 +55,27 @@ class Rejected(Exception):
 
 class Needs(msgspec.Struct, frozen=True):
     """What to read before applying a message: the pool, the player ids (None: all of
-    the pool), the seed pool (if any), and the idempotency marker's key."""
+    the pool), the seed pool (if any), the idempotency marker's key, the ordering domain
+    and, for a correction or withdrawal, the event id whose archive decides the rest."""
 
     system: str
     pool: str
     player_ids: tuple[str, ...] | None
     seed_pool: str | None
     marker: str
-
-
-class Snapshot(msgspec.Struct, frozen=True):
-    """The part of the store a message needs, as read."""
-
-    records: Mapping[str, PlayerRecord]
-    pool: PoolState
-    seed_records: Mapping[str, PlayerRecord] = {}
-    marker_digest: str | None = None
+    domain: str = ""
+    revises: str | None = None
 
 
 class Applied(msgspec.Struct, frozen=True):
-    """The effect of one message: the output messages, the records and pool state to
-    store, and the idempotency marker (key -> content digest)."""
+    """The effect of one message: the output messages (the event's, then any revisions)
+    and the idempotency marker (key -> content digest); `rerated` counts the later events
+    re-rated by a cascade."""
 
     outputs: list[RatingsUpdated]
-    records: list[PlayerRecord]
-    pool: PoolState
     marker: str
     digest: str
+    rerated: int = 0
 
 
 class Duplicate(msgspec.Struct, frozen=True):
@@ -70,11 +84,34 @@ class Duplicate(msgspec.Struct, frozen=True):
     marker: str
 
 
+class MemberChanges:
+    """Members added to and removed from one sorted set (a timeline or a history); adding
+    back what was removed, or removing what was added, cancels out."""
+
+    __slots__ = ("added", "removed")
+
+    def __init__(self) -> None:
+        self.added: set[bytes] = set()
+        self.removed: set[bytes] = set()
+
+    def add(self, member: bytes) -> None:
+        if member in self.removed:
+            self.removed.discard(member)
+        else:
+            self.added.add(member)
+
+    def remove(self, member: bytes) -> None:
+        if member in self.added:
+            self.added.discard(member)
+        else:
+            self.removed.add(member)
+
+
 def marker_key(message: InputMessage) -> str:
     """The idempotency key: an event's id; a period's (system, pool, period)."""
-    if isinstance(message, EventFinished):
-        return f"event:{message.event_id}"
-    return f"period:{message.system}:{message.pool}:{message.period}"
+    if isinstance(message, PeriodClosed):
+        return f"period:{message.system}:{message.pool}:{message.period}"
+    return f"event:{message.event_id}"
 
 
 def content_digest(message: InputMessage) -> str:
@@ -82,13 +119,14 @@ def content_digest(message: InputMessage) -> str:
     return hashlib.sha256(msgspec.json.encode(message)).hexdigest()
 
 
-def engine_for(message: InputMessage, registry: Registry) -> Engine:
-    engine = registry.get(message.system, message.ruleset or "")
+def engine_for(message: InputMessage | EventContent, registry: Registry) -> Engine:
+    ruleset = getattr(message, "ruleset", None) or ""
+    engine = registry.get(message.system, ruleset)
     if engine is None:
         known = ", ".join(registry.rulesets(message.system)) or "none yet"
         raise Rejected(
             "unknown_system",
-            f"no engine for system {message.system!r} ruleset {message.ruleset!r} (available: {known})",
+            f"no engine for system {message.system!r} ruleset {ruleset!r} (available: {known})",
             "$.ruleset" if registry.rulesets(message.system) else "$.system",
             getattr(message, "event_id", None),
         )
@@ -98,96 +136,418 @@ def engine_for(message: InputMessage, registry: Registry) -> Engine:
 
 
 def needs(message: InputMessage, registry: Registry) -> Needs:
-    """What `apply` will need read from the store (raises Rejected for an unknown engine)."""
-    engine = engine_for(message, registry)
+    """What `process` will need read from the store (raises Rejected for an unknown engine)."""
     assert message.pool is not None  # normalized
-    if isinstance(message, EventFinished):
-        ids = tuple(p.id for p in message.players)
-        return Needs(message.system, message.pool, ids, engine.seed_pools.get(message.pool), marker_key(message))
-    return Needs(message.system, message.pool, None, None, marker_key(message))
-
-
-def apply(message: InputMessage, snapshot: Snapshot, registry: Registry, source_id: str) -> Applied | Duplicate:
-    """Apply one normalized input message to the snapshot read for `needs(message)`.
-
-    Raises Rejected when the message must go to the dead-letter stream.
-    """
-    key = marker_key(message)
-    digest = content_digest(message)
-    event_id = message.event_id if isinstance(message, EventFinished) else None
-    if snapshot.marker_digest is not None:
-        if snapshot.marker_digest == digest:
-            return Duplicate(key)
-        raise Rejected("conflict", f"{key} was already applied with other content", "$", event_id)
+    marker = marker_key(message)
+    domain = ordering_domain(message.system, message.pool)
+    if isinstance(message, EventWithdrawn):
+        return Needs(message.system, message.pool, (), None, marker, domain, message.event_id)
     engine = engine_for(message, registry)
-    try:
-        if isinstance(message, EventFinished):
-            records = {
-                p.id: snapshot.records.get(p.id) or unrated_record(message.system, message.pool or "", p.id)
-                for p in message.players
-            }
-            outcome = engine.rate_event(EventInput(message, records, snapshot.pool, snapshot.seed_records))
-        else:
-            outcome = engine.close_period(message, snapshot.records, snapshot.pool)
-    except EngineRejection as exc:
-        raise Rejected(exc.reason, exc.message, exc.path, event_id) from None
-    outputs = _outputs(message, engine, outcome.results, source_id)
-    return Applied(outputs, outcome.records, outcome.pool, key, digest)
+    if isinstance(message, EventContent):
+        ids = tuple(p.id for p in message.players)
+        revises = message.event_id if isinstance(message, EventCorrected) else None
+        return Needs(message.system, message.pool, ids, engine.seed_pools.get(message.pool), marker, domain, revises)
+    return Needs(message.system, message.pool, None, None, marker, domain)
 
 
-def _outputs(message: InputMessage, engine: Engine, results: list, source_id: str) -> list[RatingsUpdated]:
-    common = dict(system=message.system, pool=message.pool, ruleset=engine.ruleset, source_id=source_id)
-    if isinstance(message, EventFinished):
-        return [RatingsUpdated(kind="event", event_id=message.event_id, period=message.period, players=results, **common)]
-    assert isinstance(message, PeriodClosed)
+def event_output(event: EventFinished, engine: Engine, results: list, source_id: str, **revision) -> RatingsUpdated:
+    """The `ratings.updated/v1` of one event (a first result, or a revision of it)."""
+    names = {p.id: p.name for p in event.players if p.name}
+    if names:
+        results = [msgspec.structs.replace(r, name=names[r.id]) if r.id in names else r for r in results]
+    kind = "revision" if revision else "event"
+    return RatingsUpdated(
+        kind=kind, system=event.system, pool=event.pool or "", ruleset=engine.ruleset, source_id=source_id,
+        players=results, event_id=event.event_id, period=event.period, name=event.name,
+        start_date=event.start_date, end_date=event.end_date, **revision,
+    )
+
+
+def _list_outputs(message: PeriodClosed, engine: Engine, results: list, source_id: str) -> list[RatingsUpdated]:
     chunks = [results[i : i + LIST_CHUNK] for i in range(0, len(results), LIST_CHUNK)] or [[]]
     return [
-        RatingsUpdated(kind="list", period=message.period, players=chunk, chunk=n, chunks=len(chunks), **common)
+        RatingsUpdated(kind="list", system=message.system, pool=message.pool or "", ruleset=engine.ruleset,
+                       source_id=source_id, period=message.period, players=chunk, chunk=n, chunks=len(chunks))
         for n, chunk in enumerate(chunks, 1)
     ]
 
 
+def _rated(engine: Engine, data: EventInput, event_id: str, own: bool) -> tuple[list, list[PlayerRecord]]:
+    """Rate one event; a rejection names the event when it is a later one of a cascade."""
+    try:
+        outcome = engine.rate_event(data)
+    except EngineRejection as exc:
+        if own:
+            raise Rejected(exc.reason, exc.message, exc.path, event_id) from None
+        raise Rejected(exc.reason, f"re-rating the later event {data.event.event_id!r}: {exc.message}", "$",
+                       event_id) from None
+    return outcome.results, outcome.records
+
+
 class MemoryLedger:
-    """The store kept in memory: the offline `rate` command's twin of the Redis store."""
+    """The store kept in memory: the offline `rate` command's twin of the Redis store, and
+    the working set of one service commit (then it holds only what the commit read).
+
+    - `records[(system, pool)][id]`: the current records; `pools`: pool states; `markers`.
+    - `timelines[domain]`: sorted `key + event_id` members; `archives[event_id]`: Archived.
+    - `histories[(system, pool, id)]`: sorted `key + packed record before the event`.
+    """
 
     def __init__(self, records: Iterable[PlayerRecord] = (), pools: Iterable[PoolState] = (), markers=None):
         self.records: dict[tuple[str, str], dict[str, PlayerRecord]] = {}
         self.pools: dict[tuple[str, str], PoolState] = {(p.system, p.pool): p for p in pools}
         self.markers: dict[str, str] = dict(markers or {})
+        self.timelines: dict[str, list[bytes]] = {}
+        self.archives: dict[str, Archived] = {}
+        self.histories: dict[PlayerKey, list[bytes]] = {}
+        self.arrivals = 0  # the last arrival given to a message that came without one
         # What commits changed since the ledger was made (the service writes only these).
-        self.changed_records: dict[tuple[str, str, str], PlayerRecord] = {}
+        self.changed_records: dict[PlayerKey, PlayerRecord] = {}
         self.changed_pools: dict[tuple[str, str], PoolState] = {}
         self.changed_markers: dict[str, str] = {}
+        self.changed_archives: dict[str, Archived] = {}
+        self.timeline_changes: dict[str, MemberChanges] = {}
+        self.history_changes: dict[PlayerKey, MemberChanges] = {}
         for record in records:
             self.records.setdefault((record.system, record.pool), {})[record.id] = record
 
-    def snapshot(self, want: Needs) -> Snapshot:
-        pool_records = self.records.get((want.system, want.pool), {})
-        if want.player_ids is None:
-            records: Mapping[str, PlayerRecord] = dict(pool_records)
-        else:
-            records = {pid: pool_records[pid] for pid in want.player_ids if pid in pool_records}
-        seed: dict[str, PlayerRecord] = {}
-        if want.seed_pool is not None and want.player_ids is not None:
-            seed_records = self.records.get((want.system, want.seed_pool), {})
-            seed = {pid: seed_records[pid] for pid in want.player_ids if pid in seed_records}
-        pool = self.pools.get((want.system, want.pool)) or PoolState(system=want.system, pool=want.pool)  # type: ignore[arg-type]
-        return Snapshot(records, pool, seed, self.markers.get(want.marker))
+    # ------------------------------------------------------------------ reading
 
-    def commit(self, applied: Applied) -> None:
-        for record in applied.records:
+    def record(self, system: str, pool: str, player_id: str) -> PlayerRecord | None:
+        return self.records.get((system, pool), {}).get(player_id)
+
+    def pool_state(self, system: str, pool: str) -> PoolState:
+        return self.pools.get((system, pool)) or PoolState(system=system, pool=pool)  # type: ignore[arg-type]
+
+    def tail(self, domain: str) -> bytes | None:
+        """The order key of the last event of the domain's timeline."""
+        timeline = self.timelines.get(domain)
+        return timeline[-1][:KEY_LEN] if timeline else None
+
+    def in_order(self, message: InputMessage, arrival: int) -> bool:
+        """Whether the message is rated at the end of its timeline (no cascade)."""
+        if isinstance(message, PeriodClosed):
+            return True
+        if not isinstance(message, EventFinished):
+            return False
+        tail = self.tail(ordering_domain(message.system, message.pool or ""))
+        return tail is None or order_key(message, arrival) > tail
+
+    def stored_state(self, who: PlayerKey, key: bytes) -> PlayerRecord | None:
+        """The player's state at `key` as stored: the record before their first event at or
+        after `key`, else their current record (None: never seen)."""
+        history = self.histories.get(who)
+        if history:
+            i = first_at_or_after(history, key)
+            if i < len(history):
+                return unpack_state(*who, split_member(history[i])[1])
+        return self.record(*who)
+
+    def member_at(self, who: PlayerKey, key: bytes) -> bytes | None:
+        history = self.histories.get(who)
+        if history:
+            i = first_at_or_after(history, key)
+            if i < len(history) and history[i][:KEY_LEN] == key:
+                return history[i]
+        return None
+
+    # ------------------------------------------------------------------ applying
+
+    def process(self, message: InputMessage, registry: Registry, source_id: str, arrival: int | None = None,
+                max_cascade: int = 0) -> Applied | Duplicate:
+        """Apply one message and commit its effect (raises Rejected: then nothing changed).
+        `arrival` orders events with equal dates (the service: the entry id); `max_cascade`
+        (0: none) is the most later events one message may re-rate."""
+        if arrival is None:
+            self.arrivals += 1
+            arrival = self.arrivals
+        else:
+            self.arrivals = max(self.arrivals, arrival)
+        if isinstance(message, PeriodClosed):
+            return self._close(message, registry, source_id)
+        if isinstance(message, EventFinished):
+            key = marker_key(message)
+            digest = content_digest(message)
+            known = self.markers.get(key)
+            if known is not None:
+                if known == digest:
+                    return Duplicate(key)
+                raise Rejected("conflict", f"{key} was already applied with other content"
+                               " (to change a rated event, publish event.corrected/v1)", "$", message.event_id)
+            engine = engine_for(message, registry)
+            order = order_key(message, arrival)
+            if self.in_order(message, arrival):
+                outputs = self._append(message, engine, order, registry, source_id)
+                rerated = 0
+            else:
+                outputs, rerated = self._cascade(message.event_id, None, message, order, "inserted", registry,
+                                                 source_id, max_cascade)
+            self.markers[key] = self.changed_markers[key] = digest
+            return Applied(outputs, key, digest, rerated)
+        return self._revise(message, registry, source_id, max_cascade)
+
+    def _close(self, message: PeriodClosed, registry: Registry, source_id: str) -> Applied | Duplicate:
+        key = marker_key(message)
+        digest = content_digest(message)
+        known = self.markers.get(key)
+        if known is not None:
+            if known == digest:
+                return Duplicate(key)
+            raise Rejected("conflict", f"{key} was already applied with other content", "$")
+        engine = engine_for(message, registry)
+        pool = message.pool or ""
+        try:
+            outcome = engine.close_period(message, dict(self.records.get((message.system, pool), {})),
+                                          self.pool_state(message.system, pool))
+        except EngineRejection as exc:
+            raise Rejected(exc.reason, exc.message, exc.path) from None
+        self._store_records(outcome.records)
+        self.pools[(message.system, pool)] = self.changed_pools[(message.system, pool)] = outcome.pool
+        self.markers[key] = self.changed_markers[key] = digest
+        return Applied(_list_outputs(message, engine, outcome.results, source_id), key, digest)
+
+    def _inputs(self, event: EventFinished, engine: Engine, before: Mapping[PlayerKey, PlayerRecord]) -> EventInput:
+        """The engine's input: the players' records as given by `before` (None: unrated)
+        and, where the pool is seeded from another, their records there."""
+        pool = event.pool or ""
+        records = {p.id: before.get((event.system, pool, p.id)) or unrated_record(event.system, pool, p.id)
+                   for p in event.players}
+        seed_pool = engine.seed_pools.get(pool)
+        seeds: dict[str, PlayerRecord] = {}
+        if seed_pool is not None:
+            for p in event.players:
+                seed = before.get((event.system, seed_pool, p.id))
+                if seed is not None:
+                    seeds[p.id] = seed
+        return EventInput(event, records, self.pool_state(event.system, pool), seeds)
+
+    def _append(self, event: EventFinished, engine: Engine, key: bytes, registry: Registry,
+                source_id: str) -> list[RatingsUpdated]:
+        """Rate an event that comes last in date order: the players' current records."""
+        pool = event.pool or ""
+        seed_pool = engine.seed_pools.get(pool)
+        before: dict[PlayerKey, PlayerRecord] = {}
+        for p in event.players:
+            for pl in (pool, seed_pool) if seed_pool else (pool,):
+                found = self.record(event.system, pl, p.id)
+                if found is not None:
+                    before[(event.system, pl, p.id)] = found
+        data = self._inputs(event, engine, before)
+        results, records = _rated(engine, data, event.event_id, own=True)
+        for p in event.players:
+            self._history_change((event.system, pool, p.id)).add(key + pack_state(data.records[p.id]))
+        self._store_records(records)
+        self._timeline_change(ordering_domain(event.system, pool)).add(timeline_member(key, event.event_id))
+        self._archive(Archived(key, event, 0, results_digest(results)))
+        return [event_output(event, engine, results, source_id)]
+
+    def _revise(self, message: EventCorrected | EventWithdrawn, registry: Registry, source_id: str,
+                max_cascade: int) -> Applied | Duplicate:
+        """A correction or withdrawal of an archived event."""
+        marker = marker_key(message)
+        archived = self.archives.get(message.event_id)
+        if archived is None:
+            rated = " (it was rated before the archive began: re-rate offline and import)" if marker in self.markers else ""
+            raise Rejected("invalid", f"event {message.event_id!r} is not a rated event of this stream{rated}",
+                           "$.event_id", message.event_id)
+        old = archived.event
+        for field in ("system", "pool"):
+            if getattr(message, field) != getattr(old, field):
+                raise Rejected("invalid", f"event {message.event_id!r} was rated in {field} {getattr(old, field)!r};"
+                               f" a correction cannot change its {field}", f"$.{field}", message.event_id)
+        if isinstance(message, EventWithdrawn):
+            if archived.withdrawn:
+                return Duplicate(marker)
+            outputs, rerated = self._cascade(message.event_id, archived, None, None, "withdrawn", registry,
+                                             source_id, max_cascade)
+        else:
+            event = as_finished(message)
+            if not archived.withdrawn and event == old:
+                return Duplicate(marker)
+            engine_for(event, registry)
+            key = order_key(event, int.from_bytes(archived.key[9:], "big"))  # its arrival stays
+            outputs, rerated = self._cascade(message.event_id, archived, event, key, "corrected", registry,
+                                             source_id, max_cascade)
+        return Applied(outputs, marker, self.markers.get(marker, ""), rerated)
+
+    def _check_open(self, event: EventFinished, what: str) -> None:
+        """FIDE: nothing in a closed period is inserted, corrected or withdrawn."""
+        closed = self.pool_state(event.system, event.pool or "").closed_through
+        if closed is not None and event.period is not None and event.period <= closed:
+            raise Rejected("period_closed", f"{what} period {event.period}, which is closed (closed through {closed})",
+                           "$.period", event.event_id)
+
+    def _cascade(self, event_id: str, old: Archived | None, new: EventFinished | None, new_key: bytes | None,
+                 cause: str, registry: Registry, source_id: str, max_cascade: int) -> tuple[list[RatingsUpdated], int]:
+        """Re-rate from the earliest place the change touches (design "Order (v1.1)").
+
+        Walk the domain's events from there in date order, with `dirty` holding each player
+        whose state differs from the stored one. An event is re-rated when it is the changed
+        one or one of its players (or their seed records) is dirty; a dirty player whose
+        state equals the stored state before an event is clean again. Everything read is
+        the stored state; what changes is collected and committed at the end, so a
+        rejection changes nothing.
+        """
+        old_key = old.key if old is not None and not old.withdrawn else None
+        if old is not None and old_key:
+            self._check_open(old.event, "the event is in")
+        if new is not None:
+            self._check_open(new, "it would move the event into" if old is not None else "the event is in")
+        start = min(k for k in (old_key, new_key) if k)
+        domain = ordering_domain((new or old.event).system, (new or old.event).pool or "")  # type: ignore[union-attr]
+        timeline = self.timelines.get(domain, [])
+        steps: list[tuple[bytes, int, str]] = []  # (key, 0 removal / 1 event, event id)
+        for member in timeline[first_at_or_after(timeline, start):]:
+            key, eid = split_member(member)
+            steps.append((key, 0 if eid.decode() == event_id else 1, eid.decode()))
+        later = len(steps) - (1 if old_key else 0)
+        if max_cascade and later > max_cascade:
+            raise Rejected("too_large", f"this {cause} correction re-rates {later} later events of {domain}, over the"
+                           f" limit of {max_cascade} (RATING_MAX_CASCADE_EVENTS)", "$", event_id)
+        if new is not None:
+            steps.append((new_key, 1, event_id))  # type: ignore[arg-type]
+        steps.sort(key=lambda step: (step[0], step[1]))
+
+        dirty: dict[PlayerKey, PlayerRecord] = {}
+        history: dict[PlayerKey, MemberChanges] = {}
+        archives: dict[str, Archived] = {}
+        outputs: list[RatingsUpdated] = []
+        revision_cause = Cause(type=cause, event_id=event_id)  # type: ignore[arg-type]
+        rerated = 0
+        if cause == "withdrawn":
+            assert old is not None
+            engine = engine_for(old.event, registry)
+            outputs.append(event_output(old.event, engine, [], source_id, revision=old.revision + 1,
+                                        cause=revision_cause, withdrawn=True))
+            archives[event_id] = Archived(old.key, old.event, old.revision + 1, b"", True)
+        for key, kind, eid in steps:
+            if kind == 0:  # the changed event's old place: it no longer counts there
+                assert old is not None
+                for p in old.event.players:
+                    who = (old.event.system, old.event.pool or "", p.id)
+                    member = self.member_at(who, key)
+                    if member is not None:
+                        history.setdefault(who, MemberChanges()).remove(member)
+                    if who not in dirty:
+                        state = self.stored_state(who, key)
+                        if state is not None:
+                            dirty[who] = state
+                continue
+            changed = eid == event_id
+            archived = old if changed else self.archives[eid]
+            event = new if changed else archived.event  # type: ignore[union-attr]
+            assert event is not None
+            engine = engine_for(event, registry)
+            pool = event.pool or ""
+            seed_pool = engine.seed_pools.get(pool)
+            touched = [(event.system, pl, p.id) for p in event.players for pl in ((pool, seed_pool) if seed_pool else (pool,))]
+            if not changed:
+                for who in touched:
+                    if who in dirty:
+                        stored = self.stored_state(who, key)
+                        if stored is not None and pack_state(stored) == pack_state(dirty[who]):
+                            del dirty[who]
+                if not any(who in dirty for who in touched):
+                    continue
+                rerated += 1
+            before: dict[PlayerKey, PlayerRecord] = {}
+            for who in touched:
+                state = dirty.get(who) or self.stored_state(who, key)
+                if state is not None:
+                    before[who] = state
+            data = self._inputs(event, engine, before)
+            results, records = _rated(engine, data, event_id, own=changed)
+            after = {p.id: data.records[p.id] for p in event.players}
+            after.update({r.id: r for r in records if r.pool == pool and r.system == event.system})
+            for p in event.players:
+                who = (event.system, pool, p.id)
+                dirty[who] = after[p.id]
+                member = key + pack_state(data.records[p.id])
+                stored = None if changed else self.member_at(who, key)
+                if stored != member:
+                    changes = history.setdefault(who, MemberChanges())
+                    if stored is not None:
+                        changes.remove(stored)
+                    changes.add(member)
+            digest = results_digest(results)
+            if changed and cause == "inserted":
+                outputs.append(event_output(event, engine, results, source_id))
+                archives[eid] = Archived(key, event, 0, digest)
+            elif changed or digest != archived.digest:  # type: ignore[union-attr]
+                assert archived is not None
+                revision = archived.revision + 1
+                outputs.append(event_output(event, engine, results, source_id, revision=revision,
+                                            cause=revision_cause))
+                archives[eid] = Archived(key, event, revision, digest)
+
+        # Commit: nothing above changed the ledger.
+        records = []
+        for who, state in dirty.items():
+            current = self.record(*who)
+            if current is None or pack_state(current) != pack_state(state):
+                records.append(state)
+        self._store_records(records)
+        for who, changes in history.items():
+            mine = self._history_change(who)
+            for member in changes.removed:
+                mine.remove(member)
+            for member in changes.added:
+                mine.add(member)
+        line = self._timeline_change(domain)
+        if old_key:
+            line.remove(timeline_member(old_key, event_id))
+        if new_key:
+            line.add(timeline_member(new_key, event_id))
+        for archived in archives.values():
+            self._archive(archived)
+        return outputs, rerated
+
+    # ------------------------------------------------------------------ writing
+
+    def _store_records(self, records: Iterable[PlayerRecord]) -> None:
+        for record in records:
             self.records.setdefault((record.system, record.pool), {})[record.id] = record
             self.changed_records[(record.system, record.pool, record.id)] = record
-        pool_key = (applied.pool.system, applied.pool.pool)
-        self.pools[pool_key] = self.changed_pools[pool_key] = applied.pool
-        self.markers[applied.marker] = self.changed_markers[applied.marker] = applied.digest
 
-    def process(self, message: InputMessage, registry: Registry, source_id: str) -> Applied | Duplicate:
-        """Apply one message and commit its effect (raises Rejected)."""
-        result = apply(message, self.snapshot(needs(message, registry)), registry, source_id)
-        if isinstance(result, Applied):
-            self.commit(result)
-        return result
+    def _archive(self, archived: Archived) -> None:
+        self.archives[archived.event.event_id] = self.changed_archives[archived.event.event_id] = archived
+
+    def _timeline_change(self, domain: str) -> "_SortedChanges":
+        return _SortedChanges(self.timelines.setdefault(domain, []),
+                              self.timeline_changes.setdefault(domain, MemberChanges()))
+
+    def _history_change(self, who: PlayerKey) -> "_SortedChanges":
+        return _SortedChanges(self.histories.setdefault(who, []), self.history_changes.setdefault(who, MemberChanges()))
 
     def all_records(self) -> list[PlayerRecord]:
         return [r for key in sorted(self.records) for _, r in sorted(self.records[key].items())]
+
+    def describe(self, key: bytes) -> str:
+        return describe_key(key)
+
+
+class _SortedChanges:
+    """Adds to / removes from one sorted member list, noting the change for the store."""
+
+    __slots__ = ("members", "changes")
+
+    def __init__(self, members: list[bytes], changes: MemberChanges):
+        self.members = members
+        self.changes = changes
+
+    def add(self, member: bytes) -> None:
+        members = self.members
+        if not members or member > members[-1]:
+            members.append(member)  # the in-order case: no search
+        else:
+            i = first_at_or_after(members, member)
+            if i < len(members) and members[i] == member:
+                return
+            members.insert(i, member)
+        self.changes.add(member)
+
+    def remove(self, member: bytes) -> None:
+        i = first_at_or_after(self.members, member)
+        if i < len(self.members) and self.members[i] == member:
+            del self.members[i]
+        self.changes.remove(member)

@@ -113,8 +113,10 @@ def swiss_event(
 
 
 def two_player_event(system: str, a: PlayerRecord, b: PlayerRecord, event_id: str, rng: random.Random) -> dict:
-    """One online game as a platform reports it: an event of two players and one round."""
-    start, _ = EVENT_DATES[system]
+    """One online game as a platform reports it: an event of two players and one round.
+    Its dates are the Swiss events' (EVENT_DATES), so that a workload's events all count
+    in arrival order: the bench measures the in-order path, not re-rating."""
+    start, end = EVENT_DATES[system]
     return {
         "schema": "event.finished/v1",
         "event_id": event_id,
@@ -122,7 +124,7 @@ def two_player_event(system: str, a: PlayerRecord, b: PlayerRecord, event_id: st
         "pool": DEFAULT_POOLS[system],
         "name": "Online game",
         "start_date": start,
-        "end_date": start,
+        "end_date": end,
         "rounds": 1,
         "players": [{"id": a.id}, {"id": b.id}],
         "games": [{"round": 1, "a": a.id, "b": b.id, "score": rng.choice((0, 0.5, 1))}],

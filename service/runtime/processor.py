@@ -25,13 +25,15 @@ from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.runtime.metrics import Metrics
-from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, apply, needs
+from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, needs
+from service.timeline import arrival_of
 from service.runtime.settings import Settings
 from service.runtime.store import (
     DATA_FIELD,
     StreamKeys,
     encode,
     entry_order,
+    load_cascade,
     queue_ledger_reads,
     queue_ledger_writes,
     text,
@@ -151,9 +153,19 @@ class StreamProcessor:
                     reason = f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
                     ledger, decisions = MemoryLedger(), [Decision(entries[0], Rejected("poison", reason))]
                 else:
-                    # After a failed attempt the head entry is tried alone.
                     ledger = build_ledger(replies[2:])
-                    decisions = self._apply(entries if attempts == 1 else entries[:1], ledger)
+                    first = entries[0]
+                    if first.message is not None and not ledger.in_order(first.message, arrival_of(first.id)):
+                        # A late event, a correction or a withdrawal: re-rated from its place,
+                        # alone, with what that needs read under the same WATCH.
+                        assert first.want is not None
+                        await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
+                        ledger = await load_cascade(self.client, self.keys, first.message, first.want,
+                                                    arrival_of(first.id))
+                        decisions = self._apply([first], ledger)
+                    else:
+                        # After a failed attempt the head entry is tried alone.
+                        decisions = self._apply(entries if attempts == 1 else entries[:1], ledger)
                 pipe.multi()
                 queue_ledger_writes(pipe, self.keys, ledger)
                 self._queue_outputs(pipe, decisions)
@@ -180,15 +192,21 @@ class StreamProcessor:
 
     def _apply(self, entries: list[Entry], ledger: MemoryLedger) -> list[Decision]:
         """Apply the entries in order to the ledger. An unexpected failure stops the batch
-        before the failing entry; on the batch's first entry it is raised (and counted)."""
+        before the failing entry; on the batch's first entry it is raised (and counted). An
+        entry that needs re-rating from an earlier place also stops the batch before it
+        (unless it is first: then the ledger holds what it needs)."""
         decisions: list[Decision] = []
         for entry in entries:
             if entry.rejected is not None:
                 decisions.append(Decision(entry, entry.rejected))
                 continue
             assert entry.message is not None and entry.want is not None
+            arrival = arrival_of(entry.id)
+            if decisions and not ledger.in_order(entry.message, arrival):
+                break  # committed alone, next
             try:
-                outcome = apply(entry.message, ledger.snapshot(entry.want), self.registry, entry.id)
+                outcome = ledger.process(entry.message, self.registry, entry.id, arrival,
+                                         self.settings.max_cascade_events)
             except Rejected as exc:
                 outcome = exc
             except Exception:
@@ -196,8 +214,6 @@ class StreamProcessor:
                 if not decisions:
                     raise
                 break  # commit what came before; this entry comes first next time
-            if isinstance(outcome, Applied):
-                ledger.commit(outcome)
             decisions.append(Decision(entry, outcome))
         return decisions
 

@@ -22,6 +22,7 @@ from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.rating import Duplicate, MemoryLedger, Rejected
 from service.runtime.store import DATA_FIELD, StreamKeys, decode_record, encode, text
+from service.timeline import arrival_of, encode_archived
 
 _pool_decoder = msgspec.json.Decoder(PoolState)
 WRITE_CHUNK = 1_000
@@ -116,7 +117,7 @@ def _apply(ledger: MemoryLedger, registry: Registry, entry_id: str, fields: dict
         return "rejected"
     try:
         message = decode_input(data)
-        result = ledger.process(message, registry, source_id=entry_id)
+        result = ledger.process(message, registry, source_id=entry_id, arrival=arrival_of(entry_id))
     except (InvalidMessage, Rejected):
         return "rejected"
     return "duplicate" if isinstance(result, Duplicate) else "applied"
@@ -136,6 +137,17 @@ async def write_ledger(client: Any, keys: StreamKeys, ledger: MemoryLedger, curs
     markers = sorted(ledger.markers.items())
     for start in range(0, len(markers), WRITE_CHUNK):
         await client.hset(keys.markers, mapping=dict(markers[start : start + WRITE_CHUNK]))
+    archives = sorted(ledger.archives.items())
+    for start in range(0, len(archives), WRITE_CHUNK):
+        await client.hset(keys.events, mapping={e: encode_archived(a) for e, a in archives[start : start + WRITE_CHUNK]})
+    for domain, members in ledger.timelines.items():
+        for start in range(0, len(members), WRITE_CHUNK):
+            await client.zadd(keys.timeline(domain), dict.fromkeys(members[start : start + WRITE_CHUNK], 0))
+    async with client.pipeline(transaction=False) as pipe:
+        for (system, pool, pid), members in ledger.histories.items():
+            if members:
+                pipe.zadd(keys.history(system, pool, pid), dict.fromkeys(members, 0))
+        await pipe.execute()
     if cursor is not None:
         await client.set(keys.cursor, cursor)
     return written

@@ -39,6 +39,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_games", ("RATING_MAX_GAMES",), "100000", "most games in one event"),
     Setting("output_maxlen", ("RATING_OUTPUT_MAXLEN",), "1000000", "approximate MAXLEN of the output and dead-letter streams (0: no trimming)"),
     Setting("batch_size", ("RATING_BATCH_SIZE",), "64", "most input entries applied in one commit"),
+    Setting("max_cascade_events", ("RATING_MAX_CASCADE_EVENTS",), "0", "most later events one correction, withdrawal or late event may re-rate (0: no limit); more is dead-lettered too_large"),
     Setting("poll_ms", ("RATING_POLL_MS",), "1000", "how long one read blocks waiting for new entries (ms)"),
     Setting("http_host", ("RATING_HTTP_HOST",), "0.0.0.0", "address of the health / metrics / AsyncAPI endpoint"),
     Setting("http_port", ("RATING_HTTP_PORT",), "8080", "its port (0: no HTTP endpoint)"),
@@ -61,6 +62,7 @@ class Settings(msgspec.Struct, frozen=True):
     max_games: int = 100_000
     output_maxlen: int = 1_000_000
     batch_size: int = 64
+    max_cascade_events: int = 0
     poll_ms: int = 1_000
     http_host: str = "0.0.0.0"
     http_port: int = 8080
@@ -93,13 +95,13 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
     return Settings(**values)  # type: ignore[arg-type]
 
 
-_INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms"}
+_INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events"}
 
 
 def _convert(field: str, raw: str) -> object:
     if field in _INTS:
         value = int(raw)
-        if value < 0 or (value == 0 and field not in {"output_maxlen", "http_port"}):
+        if value < 0 or (value == 0 and field not in {"output_maxlen", "http_port", "max_cascade_events"}):
             raise ValueError("must be a positive whole number")
         return value
     if field == "input_streams":

@@ -8,6 +8,13 @@ hashes to the same slot), so one MULTI/EXEC covers them on Redis Cluster too:
     {S}:pools                        hash    "<system>:<pool>" -> pool state JSON (closed periods)
     {S}:markers                      hash    "event:<event_id>" / "period:..." -> content digest
     {S}:attempts                     hash    entry id -> failed attempts (poison detection)
+    {S}:events                       hash    event id -> archived event (MessagePack: order key,
+                                             content, revision, digest of its last results)
+    {S}:timeline:<domain>            zset    the domain's events in date order (lex: key + event id)
+    {S}:history:<system>:<pool>:<id> zset    the player's record before each event (lex: key + record)
+
+(service/timeline.py: order keys and encodings; domains are pools, or pools that read
+each other such as NASPA's nwl and csw.)
 
 The output and dead-letter streams are written in the same transaction: on a cluster,
 name them with the input stream's hash tag (e.g. `{events.finished}:ratings.updated`).
@@ -19,8 +26,16 @@ from typing import Any, Callable, Iterable
 
 import msgspec
 
+from schemas.events import EventContent, InputMessage
 from schemas.records import PlayerRecord, PoolState
 from service.rating import MemoryLedger, Needs
+from service.timeline import (
+    decode_archived,
+    domain_pools,
+    encode_archived,
+    order_key,
+    split_member,
+)
 
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -39,10 +54,19 @@ class StreamKeys:
         self.pools = f"{tag}:pools"
         self.markers = f"{tag}:markers"
         self.attempts = f"{tag}:attempts"
+        self.events = f"{tag}:events"
         self._players = f"{tag}:players"
+        self._timeline = f"{tag}:timeline"
+        self._history = f"{tag}:history"
 
     def players(self, system: str, pool: str) -> str:
         return f"{self._players}:{system}:{pool}"
+
+    def timeline(self, domain: str) -> str:
+        return f"{self._timeline}:{domain}"
+
+    def history(self, system: str, pool: str, player_id: str) -> str:
+        return f"{self._history}:{system}:{pool}:{player_id}"
 
 
 def entry_order(entry_id: str) -> tuple[int, int]:
@@ -63,11 +87,14 @@ def encode(message: Any) -> bytes:
     return _encoder.encode(message)
 
 
-def watched_keys(keys: StreamKeys, wants: Iterable[Needs]) -> list[str]:
-    """The pool hashes a batch reads: watched with the cursor, so that a write outside the
-    cursor protocol (an import) between the read and the commit makes the commit retry."""
+def watched_keys(keys: StreamKeys, wants: Iterable[Needs], cascade: bool = False) -> list[str]:
+    """The pool hashes a batch reads (for a cascade: every pool of the domain): watched with
+    the cursor, so that a write outside the cursor protocol (an import) between the read and
+    the commit makes the commit retry."""
     pools = set()
     for want in wants:
+        if cascade:
+            pools.update(keys.players(system, pool) for system, pool in domain_pools(want.domain))
         pools.add(keys.players(want.system, want.pool))
         if want.seed_pool is not None:
             pools.add(keys.players(want.system, want.seed_pool))
@@ -89,10 +116,13 @@ def queue_ledger_reads(pipe: Any, keys: StreamKeys, wants: list[Needs]) -> Calla
     some_keys = [(key, sorted(ids)) for key, ids in sorted(some.items())]
     pool_fields = sorted({f"{w.system}:{w.pool}" for w in wants})
     markers = sorted({w.marker for w in wants})
+    domains = sorted({w.domain for w in wants if w.player_ids})  # events: is each in date order?
     for system, pool in whole:
         pipe.hgetall(keys.players(system, pool))
     for (system, pool), ids in some_keys:
         pipe.hmget(keys.players(system, pool), ids)
+    for domain in domains:
+        pipe.zrange(keys.timeline(domain), -1, -1)
     if wants:
         pipe.hmget(keys.pools, pool_fields)
         pipe.hmget(keys.markers, markers)
@@ -103,13 +133,82 @@ def queue_ledger_reads(pipe: Any, keys: StreamKeys, wants: list[Needs]) -> Calla
         records: list[PlayerRecord] = []
         for reply in replies[: len(whole)]:
             records.extend(decode_record(raw) for raw in reply.values())
-        for reply in replies[len(whole) : len(whole) + len(some_keys)]:
+        at = len(whole) + len(some_keys)
+        for reply in replies[len(whole) : at]:
             records.extend(decode_record(raw) for raw in reply if raw is not None)
         pools = [_pool_decoder.decode(raw) for raw in replies[-2] if raw is not None]
         found = {m: text(d) for m, d in zip(markers, replies[-1]) if d is not None}
-        return MemoryLedger(records, pools, found)
+        ledger = MemoryLedger(records, pools, found)
+        for domain, tail in zip(domains, replies[at : at + len(domains)]):
+            if tail:
+                ledger.timelines[domain] = list(tail)
+        return ledger
 
     return build
+
+
+async def load_cascade(client: Any, keys: StreamKeys, message: InputMessage, want: Needs, arrival: int) -> MemoryLedger:
+    """Read what re-rating from `message`'s place needs (inside the commit's WATCH): its
+    archive, the domain's events from the earliest place it touches, their players'
+    records and histories from there, and the domain's pool states."""
+    domain = want.domain
+    async with client.pipeline(transaction=False) as reads:
+        reads.hget(keys.events, want.revises or "")
+        reads.hget(keys.markers, want.marker)
+        archived_raw, marker = await reads.execute()
+    archived = decode_archived(archived_raw) if archived_raw is not None and want.revises else None
+    ledger = MemoryLedger(markers={want.marker: text(marker)} if marker is not None else None)
+    starts = []
+    if isinstance(message, EventContent):
+        starts.append(order_key(message, int.from_bytes(archived.key[9:], "big") if archived else arrival))
+    if archived is not None:
+        ledger.archives[archived.event.event_id] = archived
+        if not archived.withdrawn:
+            starts.append(archived.key)
+    if not starts:  # withdrawal of an unknown event: process() says why
+        return ledger
+    start = min(starts)
+    members = await client.zrange(keys.timeline(domain), b"[" + start, b"+", bylex=True)
+    ledger.timelines[domain] = list(members)
+    ids = sorted({split_member(m)[1].decode() for m in members} - set(ledger.archives))
+    players: set[str] = set()
+    for archive in ledger.archives.values():
+        players.update(p.id for p in archive.event.players)
+    if isinstance(message, EventContent):
+        players.update(p.id for p in message.players)
+    for first in range(0, len(ids), 1_000):
+        chunk = ids[first : first + 1_000]
+        for raw in await client.hmget(keys.events, chunk):
+            archive = decode_archived(raw)
+            ledger.archives[archive.event.event_id] = archive
+            players.update(p.id for p in archive.event.players)
+    pools = domain_pools(domain)
+    ordered = sorted(players)
+    async with client.pipeline(transaction=False) as reads:
+        reads.hmget(keys.pools, [f"{system}:{pool}" for system, pool in pools])
+        for system, pool in pools:
+            if ordered:
+                reads.hmget(keys.players(system, pool), ordered)
+            for pid in ordered:
+                reads.zrange(keys.history(system, pool, pid), b"[" + start, b"+", bylex=True)
+        replies = await reads.execute()
+    for raw in replies[0]:
+        if raw is not None:
+            state = _pool_decoder.decode(raw)
+            ledger.pools[(state.system, state.pool)] = state
+    at = 1
+    for system, pool in pools:
+        if not ordered:
+            continue
+        for raw in replies[at]:
+            if raw is not None:
+                record = decode_record(raw)
+                ledger.records.setdefault((system, pool), {})[record.id] = record
+        for pid, history in zip(ordered, replies[at + 1 : at + 1 + len(ordered)]):
+            if history:
+                ledger.histories[(system, pool, pid)] = list(history)
+        at += 1 + len(ordered)
+    return ledger
 
 
 def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger) -> None:
@@ -123,6 +222,19 @@ def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger) -> No
         pipe.hset(keys.pools, mapping={f"{s}:{p}": encode(state) for (s, p), state in ledger.changed_pools.items()})
     if ledger.changed_markers:
         pipe.hset(keys.markers, mapping=ledger.changed_markers)
+    if ledger.changed_archives:
+        pipe.hset(keys.events, mapping={eid: encode_archived(a) for eid, a in ledger.changed_archives.items()})
+    for domain, changes in ledger.timeline_changes.items():
+        _queue_member_changes(pipe, keys.timeline(domain), changes)
+    for (system, pool, pid), changes in ledger.history_changes.items():
+        _queue_member_changes(pipe, keys.history(system, pool, pid), changes)
+
+
+def _queue_member_changes(pipe: Any, key: str, changes: Any) -> None:
+    if changes.removed:
+        pipe.zrem(key, *changes.removed)
+    if changes.added:
+        pipe.zadd(key, dict.fromkeys(changes.added, 0))
 
 
 def xadd(client: Any, stream: str, data: bytes) -> Any:

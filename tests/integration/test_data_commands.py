@@ -130,7 +130,8 @@ def test_trf_ratings_rewrites_from_the_service_list(tmp_path, redis_url, key_pre
 
 def many_events(count: int, seed: int = 9) -> list[bytes]:
     """`count` input entries: CFC events, FIDE events over three periods with their
-    closings, a duplicate, a conflict and an invalid message."""
+    closings, a duplicate, a conflict and an invalid message. The events arrive in date
+    order (re-rating from late events has tests of its own)."""
     rng = random.Random(seed)
     cfc_ids = [f"c{i}" for i in range(150)]
     fide_ids = [str(5000 + i) for i in range(60)]
@@ -141,10 +142,10 @@ def many_events(count: int, seed: int = 9) -> list[bytes]:
         month = months[min(n // third, 2)]
         if n % 5 == 4:
             players = rng.sample(fide_ids, 4)
-            system, day = "fide", f"{month}-{1 + n % 27:02d}"
+            system, day = "fide", f"{month}-{1 + (n % third) * 27 // third:02d}"
         else:
             players = rng.sample(cfc_ids, 4)
-            system, day = "cfc", f"2025-11-{1 + n % 27:02d}"
+            system, day = "cfc", f"2025-11-{1 + n * 27 // count:02d}"
         games = [
             {"round": r + 1, "a": a, "b": b, "score": rng.choice([1, 0.5, 0])}
             for r, (a, b) in enumerate([(players[0], players[1]), (players[2], players[3]),

@@ -17,7 +17,7 @@ def test_every_message_has_a_schema_file():
     names = sorted(p.name for p in jsonschema.JSON_DIR.glob("*.json"))
     assert names == sorted(
         ["event.finished.v1.json", "period.closed.v1.json", "ratings.updated.v1.json",
-         "event.rejected.v1.json", "player.record.v1.json"]
+         "event.rejected.v1.json", "player.record.v1.json", "event.corrected.v1.json", "event.withdrawn.v1.json"]
     )
 
 

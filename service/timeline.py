@@ -1,0 +1,158 @@
+"""Date order (design "Order (v1.1)"): the keys that put a pool's events in order, and the
+compact encodings of what the service keeps so that it can re-rate from any point.
+
+- An **ordering domain** is the set of pools whose events form one sequence: one pool, or
+  pools that read each other (NASPA `csw` seeds a newcomer from `nwl`: both are `naspa`).
+- An event's **order key** sorts as its place in the domain: by `end_date`, then
+  `start_date`, then arrival (input-stream order). FIDE counts events in their rating
+  period, so a FIDE key starts with the period: a closed period is never re-entered.
+- The **timeline** of a domain is its events' keys in order (`key + event_id`, bytes that
+  sort as the key); the **archive** holds each event's current content, revision count and
+  a digest of its last published results; a player's **history** holds, per event, the
+  player's record just before it (`key + packed record`).
+
+Pure: bytes in, bytes out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from bisect import bisect_left
+from typing import Iterable
+
+import msgspec
+
+from schemas.events import EventContent, EventFinished
+from schemas.ratings import PlayerResult
+from schemas.records import PlayerRecord
+
+KEY_LEN = 17  # period months (3 bytes) + end (3) + start (3) + arrival (8)
+LAST_KEY = b"\xff" * KEY_LEN
+
+_SHARED_DOMAINS = {("naspa", "nwl"): "naspa", ("naspa", "csw"): "naspa"}
+
+
+def ordering_domain(system: str, pool: str) -> str:
+    """The sequence a pool's events belong to (NASPA csw reads nwl: one domain)."""
+    return _SHARED_DOMAINS.get((system, pool), f"{system}:{pool}")
+
+
+def domain_pools(domain: str) -> list[tuple[str, str]]:
+    """The (system, pool) pairs of an ordering domain."""
+    shared = sorted(pair for pair, name in _SHARED_DOMAINS.items() if name == domain)
+    if shared:
+        return shared
+    system, _, pool = domain.partition(":")
+    return [(system, pool)]
+
+
+def arrival_of(entry_id: str) -> int:
+    """A stream entry id ("1700000000000-3") as one sortable integer."""
+    ms, _, seq = entry_id.partition("-")
+    return (int(ms) << 16) | min(int(seq or 0), 0xFFFF)
+
+
+def order_key(event: EventContent, arrival: int) -> bytes:
+    """The event's place in its domain: (FIDE period,) end_date, start_date, arrival."""
+    months = 0
+    if event.system == "fide" and event.period:
+        year, month = event.period.split("-")
+        months = int(year) * 12 + int(month) - 1
+    return (
+        months.to_bytes(3, "big")
+        + event.end_date.toordinal().to_bytes(3, "big")
+        + event.start_date.toordinal().to_bytes(3, "big")
+        + arrival.to_bytes(8, "big")
+    )
+
+
+def describe_key(key: bytes) -> str:
+    """An order key for people: `2025-11-30 (started 2025-11-28), arrival N`."""
+    end = dt.date.fromordinal(int.from_bytes(key[3:6], "big"))
+    start = dt.date.fromordinal(int.from_bytes(key[6:9], "big"))
+    return f"{end} (started {start}), arrival {int.from_bytes(key[9:17], 'big')}"
+
+
+def timeline_member(key: bytes, event_id: str) -> bytes:
+    return key + event_id.encode()
+
+
+def split_member(member: bytes) -> tuple[bytes, bytes]:
+    """(order key, payload) of a timeline or history member."""
+    return member[:KEY_LEN], member[KEY_LEN:]
+
+
+# ------------------------------------------------------------------ player states
+
+_STATE_FIELDS = ("rating", "status", "games", "highest", "birth_year", "ever_2300", "ever_2400", "k", "cfc", "fide")
+_STATUSES = ("unrated", "provisional", "established")
+_STATE_DEFAULTS = (None, 0, 0, None, None, False, False, None, None, None)
+_builtins = msgspec.msgpack.Encoder()
+_list_decoder = msgspec.msgpack.Decoder(list)
+
+
+def pack_state(record: PlayerRecord) -> bytes:
+    """A record without what its key already says (system, pool, id): its fields in a fixed
+    order, trailing defaults left out, as MessagePack (a CFC established player: ~8 bytes)."""
+    values = [msgspec.to_builtins(getattr(record, name)) for name in _STATE_FIELDS]
+    values[1] = _STATUSES.index(record.status)
+    while values and values[-1] == _STATE_DEFAULTS[len(values) - 1]:
+        values.pop()
+    return _builtins.encode(values)
+
+
+def unpack_state(system: str, pool: str, player_id: str, packed: bytes) -> PlayerRecord:
+    values = _list_decoder.decode(packed)
+    fields = dict(zip(_STATE_FIELDS, values))
+    if "status" in fields:
+        fields["status"] = _STATUSES[fields["status"]]
+    return msgspec.convert({"system": system, "pool": pool, "id": player_id, **fields}, PlayerRecord)
+
+
+# ------------------------------------------------------------------ the archive
+
+
+class Archived(msgspec.Struct, frozen=True, array_like=True):
+    """One rated event as kept for re-rating: where it stands (`key`; a withdrawn event keeps
+    it, for its arrival), its current content, how many revisions were published, and a digest of the players'
+    results last published (a re-rate that gives the same results publishes nothing)."""
+
+    key: bytes
+    event: EventFinished
+    revision: int = 0
+    digest: bytes = b""
+    withdrawn: bool = False
+
+
+_archive_encoder = msgspec.msgpack.Encoder()
+_archive_decoder = msgspec.msgpack.Decoder(Archived)
+
+
+def encode_archived(archived: Archived) -> bytes:
+    return _archive_encoder.encode(archived)
+
+
+def decode_archived(raw: bytes) -> Archived:
+    return _archive_decoder.decode(raw)
+
+
+def results_digest(results: Iterable[PlayerResult]) -> bytes:
+    """8 bytes that change when any published figure of the results changes."""
+    return hashlib.blake2b(_builtins.encode(list(results)), digest_size=8).digest()
+
+
+def as_finished(event: EventContent) -> EventFinished:
+    """The content of a correction as the event it now is (what the engines rate)."""
+    if type(event) is EventFinished:
+        return event
+    fields = {f: getattr(event, f) for f in EventFinished.__struct_fields__}
+    return EventFinished(**fields)
+
+
+# ------------------------------------------------------------------ sorted members
+
+
+def first_at_or_after(members: list[bytes], key: bytes) -> int:
+    """Index of the first member whose key is `key` or later (members sort by their key)."""
+    return bisect_left(members, key)
