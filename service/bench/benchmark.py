@@ -22,8 +22,8 @@ Four groups of figures, each the median of several runs (ratios from the same ru
 
 `--json` prints one object with exactly those keys plus `targets` (a list of `name`,
 `value`, `target`, `met`) and `settings` (runs, sizes, quick). Without `--redis-url` a
-private `redis-server` is started on a free loopback port (no persistence) and stopped
-by its pid at the end; with one, every key the bench writes carries a fresh
+private server is started on a free loopback port (the embedded server's binary,
+service/runtime/embedded.py, without persistence) and stopped at the end; with one, every key the bench writes carries a fresh
 `bench-<hex>` prefix and is removed at the end.
 """
 
@@ -32,13 +32,10 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -62,6 +59,7 @@ from service.bench.workloads import (
 )
 from service.engine.contract import EventInput
 from service.engine.registry import default_registry
+from service.runtime.embedded import EmbeddedError, EmbeddedServer
 from service.runtime.settings import Settings
 from service.runtime.store import DATA_FIELD, StreamKeys, import_records
 
@@ -142,44 +140,10 @@ def bench_engines(runs: int) -> dict:
 
 
 # ------------------------------------------------------------------ Redis
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class PrivateRedis:
-    """A `redis-server` on a free loopback port, no persistence; stopped by its pid."""
-
-    def __init__(self) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise LookupError("no redis-server binary on PATH: pass --redis-url URL")
-        self.port = _free_port()
-        self.dir = tempfile.mkdtemp(prefix="rating-bench-")
-        self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self.dir],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        client = redis.Redis.from_url(self.url)
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        client.close()
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
+def private_server() -> EmbeddedServer:
+    """The bench's own server: the embedded server's binary (runtime/embedded.py) on a free
+    loopback port, without persistence; stopped (and its directory removed) at the end."""
+    return EmbeddedServer(persistent=False).start()
 
 
 @dataclass(frozen=True)
@@ -467,7 +431,10 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
     names = Names(f"bench-{uuid.uuid4().hex[:8]}")
     progress("engines")
     engines = engines if engines is not None else bench_engines(sizes.engine_runs)
-    private = PrivateRedis() if url is None else None
+    try:
+        private = private_server() if url is None else None
+    except EmbeddedError as exc:
+        raise LookupError(f"{exc}; or pass --redis-url URL") from None
     redis_url = private.url if private is not None else url
     assert redis_url is not None
     try:
@@ -487,7 +454,7 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
                           "two_player_events": sizes.two_player_events, "swiss_events": sizes.swiss_events,
                           "latency_seconds": sizes.latency_seconds, "memory_records": sizes.memory_records,
                           "platform_players": sizes.platform_players, "batch_size": BATCH_SIZE,
-                          "redis": "private redis-server" if private is not None else "given URL", "cpus": os.cpu_count(),
+                          "redis": f"private {private.binary.describe()}" if private and private.binary else "given URL", "cpus": os.cpu_count(),
                           "prefix": names.prefix}
     return report
 

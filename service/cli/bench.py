@@ -31,6 +31,6 @@ def register(commands: Any) -> None:
                             description=benchmark.__doc__.split("\n\n")[0] if benchmark.__doc__ else None)
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.add_argument("--redis-url", help="use this Redis (keys under a fresh bench-<hex> prefix, removed after); "
-                                       "default: a private redis-server on a free port")
+                                       "default: a private embedded server (no persistence) on a free port")
     p.add_argument("--quick", action="store_true", help="smaller runs (about a minute; 100,000 records for memory)")
     p.set_defaults(func=cmd_bench)

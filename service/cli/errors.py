@@ -4,10 +4,12 @@ connection every Redis-backed command shares. Imports nothing else of the comman
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Callable
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-REDIS_HELP = "default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0"
+REDIS_HELP = ("default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0, else the embedded server "
+              "a running `rating-service serve` wrote to RATING_DATA_DIR/redis.url")
 
 
 class UserError(Exception):
@@ -15,9 +17,26 @@ class UserError(Exception):
 
 
 def redis_url(args: argparse.Namespace) -> str:
-    from service.runtime.settings import load_settings
+    """--redis-url; else RATING_REDIS_URL / REDIS_URL; else the default address if a Redis
+    answers there; else the URL of the embedded server a running `serve` recorded in its data
+    directory (said on standard error); else the default address (which then fails)."""
+    resolved = getattr(args, "_resolved_redis_url", None)
+    if resolved:
+        return resolved
+    from service.runtime.settings import load_settings, redis_url_configured
 
-    return args.redis_url or load_settings().redis_url
+    settings = load_settings()
+    url = args.redis_url or settings.redis_url
+    if not args.redis_url and not redis_url_configured():
+        from service.runtime.embedded import URL_FILE, answers, running_url
+
+        embedded = None if answers(url) else running_url(settings.data_dir)
+        if embedded is not None:
+            print(f"rating-service: no Redis at {url}: using the embedded server of `rating-service serve` at "
+                  f"{embedded} (from {settings.data_dir}/{URL_FILE})", file=sys.stderr)
+            url = embedded
+    args._resolved_redis_url = url
+    return url
 
 
 def run_redis(args: argparse.Namespace, work: Callable) -> object:
@@ -37,7 +56,11 @@ def run_redis(args: argparse.Namespace, work: Callable) -> object:
     try:
         return asyncio.run(main())
     except (RedisError, OSError) as exc:
-        from service.runtime.settings import redact, redact_error
+        from service.runtime.settings import DEFAULT_REDIS_URL, redact, redact_error, redis_url_configured
 
         url = redis_url(args)
-        raise UserError(f"Redis at {redact(url)}: {redact_error(exc, url)}") from None
+        hint = ""
+        if url == DEFAULT_REDIS_URL and not args.redis_url and not redis_url_configured():
+            hint = " (no Redis configured, none there, and no `rating-service serve` runs an embedded server: " \
+                   "start one, or give --redis-url)"
+        raise UserError(f"Redis at {redact(url)}: {redact_error(exc, url)}{hint}") from None

@@ -1,4 +1,5 @@
-"""`rating-service serve`: run the service until SIGTERM / SIGINT."""
+"""`rating-service serve`: run the service until SIGTERM / SIGINT; with no Redis configured
+and none answering on the default address, on an embedded server of its own."""
 
 from __future__ import annotations
 
@@ -13,13 +14,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
 
     from service.runtime.app import serve
-    from service.runtime.settings import SettingsError, load_settings
+    from service.runtime.embedded import EmbeddedError, redis_for_serve
+    from service.runtime.settings import SettingsError, load_settings, redis_url_configured
 
     try:
-        settings = load_settings(redis_url=args.redis_url, consumer=args.consumer)
+        settings = load_settings(redis_url=args.redis_url, consumer=args.consumer, data_dir=args.data_dir)
     except SettingsError as exc:
         raise UserError(str(exc)) from None
-    asyncio.run(serve(settings))
+    configured = bool(args.redis_url) or redis_url_configured()
+    try:
+        with redis_for_serve(settings, configured) as settings:
+            asyncio.run(serve(settings))
+    except EmbeddedError as exc:
+        raise UserError(str(exc)) from None
     return EXIT_OK
 
 
@@ -30,10 +37,15 @@ def register(commands: Any) -> None:
     p = commands.add_parser(
         "serve",
         help="run the service: consume events, rate them, publish ratings",
-        description="Run the rating service. Settings come from environment variables.",
+        description="Run the rating service. Settings come from environment variables. With no Redis "
+                    "configured (--redis-url, RATING_REDIS_URL, REDIS_URL) and none answering on "
+                    "redis://127.0.0.1:6379/0, it starts an embedded Redis-compatible server on 127.0.0.1 "
+                    "(AOF in the data directory), logs its URL, writes it to DATA_DIR/redis.url, and stops "
+                    "it when the service stops.",
         epilog=describe(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--redis-url", help="overrides RATING_REDIS_URL / REDIS_URL")
     p.add_argument("--consumer", help="overrides RATING_CONSUMER")
+    p.add_argument("--data-dir", help="overrides RATING_DATA_DIR: the embedded server's data")
     p.set_defaults(func=cmd_serve)

@@ -16,6 +16,17 @@ def _default_consumer() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
+def default_data_dir(environ: Mapping[str, str] | None = None) -> str:
+    """Where the embedded server keeps its data: `$XDG_DATA_HOME/rating-service`, else
+    `~/.local/share/rating-service` (the XDG default)."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "rating-service")
+
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
 class Setting(msgspec.Struct, frozen=True):
     """One environment variable: its name(s), default and meaning."""
 
@@ -26,7 +37,11 @@ class Setting(msgspec.Struct, frozen=True):
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("redis_url", ("RATING_REDIS_URL", "REDIS_URL"), "redis://127.0.0.1:6379/0", "Redis to consume from and store into"),
+    Setting("redis_url", ("RATING_REDIS_URL", "REDIS_URL"), DEFAULT_REDIS_URL,
+            "Redis to consume from and store into; when none is set and none answers there, serve starts an "
+            "embedded server"),
+    Setting("data_dir", ("RATING_DATA_DIR",), "$XDG_DATA_HOME/rating-service, else ~/.local/share/rating-service",
+            "the embedded server's data (AOF), its log and redis.url"),
     Setting("input_streams", ("RATING_INPUT_STREAMS",), "events.finished", "input stream(s), comma-separated; each has its own applied cursor"),
     Setting("group", ("RATING_GROUP",), "rating-service", "consumer group (created at 0 on start-up)"),
     Setting("consumer", ("RATING_CONSUMER",), "<host name>-<pid>", "this replica's consumer name"),
@@ -49,7 +64,8 @@ SETTINGS: tuple[Setting, ...] = (
 
 
 class Settings(msgspec.Struct, frozen=True):
-    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_url: str = DEFAULT_REDIS_URL
+    data_dir: str = msgspec.field(default_factory=default_data_dir)
     input_streams: tuple[str, ...] = ("events.finished",)
     group: str = "rating-service"
     consumer: str = msgspec.field(default_factory=_default_consumer)
@@ -91,8 +107,15 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
             values[setting.field] = _convert(setting.field, raw)
         except ValueError as exc:
             raise SettingsError(f"{name}={raw!r}: {exc}") from None
+    values.setdefault("data_dir", default_data_dir(env))
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Settings(**values)  # type: ignore[arg-type]
+
+
+def redis_url_configured(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the environment names a Redis (RATING_REDIS_URL or REDIS_URL)."""
+    env = os.environ if environ is None else environ
+    return any(env.get(name, "").strip() for name in SETTINGS[0].names)
 
 
 _INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events"}
@@ -109,6 +132,8 @@ def _convert(field: str, raw: str) -> object:
         if not streams:
             raise ValueError("names no stream")
         return streams
+    if field == "data_dir":
+        return os.path.expanduser(raw)
     if field == "log_json":
         lowered = raw.lower()
         if lowered not in {"true", "false", "auto", "1", "0"}:

