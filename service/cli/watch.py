@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import select
 import sys
 from typing import Any, Iterable
 
@@ -13,6 +14,7 @@ from service.cli.errors import EXIT_OK, REDIS_HELP, run_redis
 from service.runtime.store import DATA_FIELD
 
 _decoder = msgspec.json.Decoder(RatingsUpdated)
+WATCH_TIMEOUT_MARGIN_S = 10.0  # socket timeout of watch's connection = --block-ms + this
 
 
 def _cell(value: Any) -> str:
@@ -70,17 +72,41 @@ def decode(data: bytes) -> RatingsUpdated:
     return _decoder.decode(data)
 
 
+def _reader_gone() -> bool:
+    """True when standard output is a pipe whose reader has exited (`watch | head -1`).
+    A write would fail then, but an idle stream brings no write: without this check watch
+    would wait for the next message before noticing. poll() reports POLLERR on such a pipe."""
+    poll = getattr(select, "poll", None)
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False  # no descriptor (captured output): nothing to check
+    if poll is None:
+        return False
+    poller = poll()
+    poller.register(fd, 0)  # no events asked: only POLLERR / POLLHUP / POLLNVAL come back
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     """watch: follow the output stream and print each message as a table."""
 
     async def follow(client) -> None:
-        last = "0-0" if args.from_start else "$"
+        if args.from_start:
+            last = "0-0"
+        else:
+            # From the newest entry now, by id: reading "$" again after each empty block
+            # would miss an entry added between two reads.
+            newest = await client.xrevrange(args.stream, count=1)
+            last = newest[0][0].decode() if newest else "0-0"
         shown = 0
         while args.count is None or shown < args.count:
             reply = await client.xread({args.stream: last}, block=args.block_ms, count=100)
             if not reply:
                 if args.count is not None:
                     return  # nothing more within the wait: stop
+                if _reader_gone():
+                    raise BrokenPipeError("standard output: its reader has gone")
                 continue
             for raw_id, fields in reply[0][1]:
                 last = raw_id.decode()
@@ -90,7 +116,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
                     print(f"{last}: not a ratings.updated/v1 message ({exc})", file=sys.stderr)
                 shown += 1
 
-    run_redis(args, follow)
+    # Each XREAD blocks up to --block-ms on purpose, and redis-py's default socket timeout
+    # (5 s) equals the default block: an idle stream would end the command with "Timeout
+    # reading". Wait for the block plus a margin (a Redis that stops answering is still
+    # noticed); --block-ms 0 blocks without end, so no timeout then.
+    timeout = None if args.block_ms == 0 else args.block_ms / 1000 + WATCH_TIMEOUT_MARGIN_S
+    run_redis(args, follow, socket_timeout=timeout)
     return EXIT_OK
 
 
@@ -100,6 +131,8 @@ def register(commands: Any) -> None:
     p.add_argument("--stream", default="ratings.updated", help="output stream (default: ratings.updated)")
     p.add_argument("--from-start", action="store_true", help="show the messages already there too")
     p.add_argument("--count", type=int, help="stop after this many messages (or when none comes within --block-ms)")
-    p.add_argument("--block-ms", type=int, default=5000, help="how long one read waits (default: 5000)")
+    p.add_argument("--block-ms", type=int, default=5000,
+                   help="how long one read waits (default: 5000; 0: without end). Without --count, watch "
+                        "waits for new messages until Ctrl-C however long the stream stays idle")
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_watch)
