@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import select
+import signal
 import sys
 from typing import Any, Iterable
 
@@ -14,6 +16,7 @@ from service.cli.errors import EXIT_OK, REDIS_HELP, run_redis
 from service.runtime.store import DATA_FIELD
 
 _decoder = msgspec.json.Decoder(RatingsUpdated)
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports it (128 + SIGINT)
 WATCH_TIMEOUT_MARGIN_S = 10.0  # socket timeout of watch's connection = --block-ms + this
 
 
@@ -88,10 +91,76 @@ def _reader_gone() -> bool:
     return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
+class _Stop:
+    """Ctrl-C (SIGINT) and SIGTERM (`docker stop`, Kubernetes) end watch quietly: 130 and 0.
+
+    The loop's own handlers, not asyncio.run's: (1) in a container watch is process 1, and
+    the kernel drops a signal that process 1 has no handler for, so without one `docker
+    compose down` waits 10 s and SIGKILLs; (2) on Python 3.11 a cancellation that lands
+    while redis-py sends a command under `asyncio.wait_for` (it does whenever there is a
+    socket timeout) can be swallowed (CPython issue 86296 / bpo-42130, fixed in 3.12), and
+    Ctrl-C then did nothing. So the task is cancelled again every 0.25 s until the
+    cancellation has arrived."""
+
+    RETRY_S = 0.25
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.arrived = False
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._installed: list[int] = []
+
+    def __enter__(self) -> "_Stop":
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._loop.add_signal_handler(signum, self._on_signal, signum)
+                self._installed.append(signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
+                pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.arrived = True  # no more cancelling: the connection is closed next
+        for signum in self._installed:
+            self._loop.remove_signal_handler(signum)
+
+    def _on_signal(self, signum: int) -> None:
+        if self.signal is None:
+            self.signal = signum
+            self._cancel()
+
+    def _cancel(self) -> None:
+        if not self.arrived and self._task is not None and not self._task.done():
+            self._task.cancel()
+            self._loop.call_later(self.RETRY_S, self._cancel)
+
+    def took(self) -> bool:
+        """In an `except CancelledError`: True when the cancellation is ours (then it is
+        cleared and the task goes on to close the connection), False to re-raise it."""
+        if self.signal is None:
+            return False
+        self.arrived = True
+        while self._task is not None and self._task.uncancel() > 0:
+            pass
+        return True
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     """watch: follow the output stream and print each message as a table."""
 
+    stopped_by: list[int | None] = [None]
+
     async def follow(client) -> None:
+        with _Stop() as stop:
+            try:
+                await read(client)
+            except asyncio.CancelledError:
+                if not stop.took():
+                    raise
+            stopped_by[0] = stop.signal
+
+    async def read(client) -> None:
         if args.from_start:
             last = "0-0"
         else:
@@ -122,7 +191,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     # noticed); --block-ms 0 blocks without end, so no timeout then.
     timeout = None if args.block_ms == 0 else args.block_ms / 1000 + WATCH_TIMEOUT_MARGIN_S
     run_redis(args, follow, socket_timeout=timeout)
-    return EXIT_OK
+    return EXIT_INTERRUPTED if stopped_by[0] == signal.SIGINT else EXIT_OK
 
 
 def register(commands: Any) -> None:

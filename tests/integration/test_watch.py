@@ -133,3 +133,21 @@ def test_watch_ends_quietly_on_ctrl_c(tmp_path, redis_url, key_prefix):
     finally:
         code, err = finish(process)
     assert (code, err) == (130, "")
+
+
+def test_watch_stops_at_once_on_sigterm(tmp_path, redis_url, key_prefix):
+    """`docker stop` sends SIGTERM to watch as process 1 of the container, where a signal
+    without a handler is ignored: watch must handle it and end with 0 at once."""
+    stream = f"{key_prefix}.ratings"
+    add(redis_url, stream, ratings_updated(tmp_path))
+    process = watch(redis_url, stream, "--from-start")
+    try:
+        assert read_line(process, timeout=10).startswith(HEADING)
+        time.sleep(0.5)  # blocked in its next read (up to 5 s)
+        sent = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=5)
+        assert time.monotonic() - sent < 2  # not at the end of the block
+    finally:
+        code, err = finish(process)
+    assert (code, err) == (0, "")
