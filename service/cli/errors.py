@@ -7,6 +7,8 @@ import argparse
 import sys
 from typing import Callable
 
+_REDIS_DEFAULT = object()  # redis-py's own socket timeout (5 s in redis 8.1)
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 REDIS_HELP = ("default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0, else the embedded server "
               "a running `rating-service serve` wrote to RATING_DATA_DIR/redis.url")
@@ -39,15 +41,23 @@ def redis_url(args: argparse.Namespace) -> str:
     return url
 
 
-def run_redis(args: argparse.Namespace, work: Callable) -> object:
-    """Run `work(client)` against the Redis of --redis-url; a connection failure is one line."""
+def run_redis(args: argparse.Namespace, work: Callable, *, socket_timeout: object = _REDIS_DEFAULT) -> object:
+    """Run `work(client)` against the Redis of --redis-url; a connection failure is one line.
+
+    `socket_timeout` (seconds, None for none) replaces redis-py's default for a command whose
+    reads block on purpose for longer than that (`watch`'s XREAD BLOCK); a
+    `?socket_timeout=` in the URL still wins. A BrokenPipeError is our standard output
+    closed by its reader (`watch | head -1`), not Redis (redis-py wraps socket errors in
+    its own ConnectionError): it goes up to `main`, which ends quietly."""
     import asyncio
 
     import redis.asyncio as aioredis
     from redis.exceptions import RedisError
 
+    options = {} if socket_timeout is _REDIS_DEFAULT else {"socket_timeout": socket_timeout}
+
     async def main() -> object:
-        client = aioredis.Redis.from_url(redis_url(args))
+        client = aioredis.Redis.from_url(redis_url(args), **options)
         try:
             return await work(client)
         finally:
@@ -55,6 +65,8 @@ def run_redis(args: argparse.Namespace, work: Callable) -> object:
 
     try:
         return asyncio.run(main())
+    except BrokenPipeError:
+        raise
     except (RedisError, OSError) as exc:
         from service.runtime.settings import DEFAULT_REDIS_URL, redact, redact_error, redis_url_configured
 

@@ -8,6 +8,7 @@ check (`validate`, `schemas --check`) exits 1. Never a traceback for the user's 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable, Sequence
 
@@ -37,9 +38,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rating-service {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
+        _quiet_stdout()
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
+
+
+def _quiet_stdout() -> None:
+    """The reader of our standard output went away (`watch | head -1`): point the descriptor
+    at devnull, so that the interpreter's last flush at exit does not fail again and print
+    "Exception ignored ... BrokenPipeError" (the recipe of the Python docs, `signal` module,
+    "Note on SIGPIPE")."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass  # no real descriptor (e.g. captured by a test): nothing will be flushed to a pipe
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import select
+import signal
 import sys
 from typing import Any, Iterable
 
@@ -13,6 +16,8 @@ from service.cli.errors import EXIT_OK, REDIS_HELP, run_redis
 from service.runtime.store import DATA_FIELD
 
 _decoder = msgspec.json.Decoder(RatingsUpdated)
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports it (128 + SIGINT)
+WATCH_TIMEOUT_MARGIN_S = 10.0  # socket timeout of watch's connection = --block-ms + this
 
 
 def _cell(value: Any) -> str:
@@ -70,17 +75,107 @@ def decode(data: bytes) -> RatingsUpdated:
     return _decoder.decode(data)
 
 
+def _reader_gone() -> bool:
+    """True when standard output is a pipe whose reader has exited (`watch | head -1`).
+    A write would fail then, but an idle stream brings no write: without this check watch
+    would wait for the next message before noticing. poll() reports POLLERR on such a pipe."""
+    poll = getattr(select, "poll", None)
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False  # no descriptor (captured output): nothing to check
+    if poll is None:
+        return False
+    poller = poll()
+    poller.register(fd, 0)  # no events asked: only POLLERR / POLLHUP / POLLNVAL come back
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+class _Stop:
+    """Ctrl-C (SIGINT) and SIGTERM (`docker stop`, Kubernetes) end watch quietly: 130 and 0.
+
+    The loop's own handlers, not asyncio.run's: (1) in a container watch is process 1, and
+    the kernel drops a signal that process 1 has no handler for, so without one `docker
+    compose down` waits 10 s and SIGKILLs; (2) on Python 3.11 a cancellation that lands
+    while redis-py sends a command under `asyncio.wait_for` (it does whenever there is a
+    socket timeout) can be swallowed (CPython issue 86296 / bpo-42130, fixed in 3.12), and
+    Ctrl-C then did nothing. So the task is cancelled again every 0.25 s until the
+    cancellation has arrived."""
+
+    RETRY_S = 0.25
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self.arrived = False
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._installed: list[int] = []
+
+    def __enter__(self) -> "_Stop":
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._loop.add_signal_handler(signum, self._on_signal, signum)
+                self._installed.append(signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
+                pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.arrived = True  # no more cancelling: the connection is closed next
+        for signum in self._installed:
+            self._loop.remove_signal_handler(signum)
+
+    def _on_signal(self, signum: int) -> None:
+        if self.signal is None:
+            self.signal = signum
+            self._cancel()
+
+    def _cancel(self) -> None:
+        if not self.arrived and self._task is not None and not self._task.done():
+            self._task.cancel()
+            self._loop.call_later(self.RETRY_S, self._cancel)
+
+    def took(self) -> bool:
+        """In an `except CancelledError`: True when the cancellation is ours (then it is
+        cleared and the task goes on to close the connection), False to re-raise it."""
+        if self.signal is None:
+            return False
+        self.arrived = True
+        while self._task is not None and self._task.uncancel() > 0:
+            pass
+        return True
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     """watch: follow the output stream and print each message as a table."""
 
+    stopped_by: list[int | None] = [None]
+
     async def follow(client) -> None:
-        last = "0-0" if args.from_start else "$"
+        with _Stop() as stop:
+            try:
+                await read(client)
+            except asyncio.CancelledError:
+                if not stop.took():
+                    raise
+            stopped_by[0] = stop.signal
+
+    async def read(client) -> None:
+        if args.from_start:
+            last = "0-0"
+        else:
+            # From the newest entry now, by id: reading "$" again after each empty block
+            # would miss an entry added between two reads.
+            newest = await client.xrevrange(args.stream, count=1)
+            last = newest[0][0].decode() if newest else "0-0"
         shown = 0
         while args.count is None or shown < args.count:
             reply = await client.xread({args.stream: last}, block=args.block_ms, count=100)
             if not reply:
                 if args.count is not None:
                     return  # nothing more within the wait: stop
+                if _reader_gone():
+                    raise BrokenPipeError("standard output: its reader has gone")
                 continue
             for raw_id, fields in reply[0][1]:
                 last = raw_id.decode()
@@ -90,8 +185,13 @@ def cmd_watch(args: argparse.Namespace) -> int:
                     print(f"{last}: not a ratings.updated/v1 message ({exc})", file=sys.stderr)
                 shown += 1
 
-    run_redis(args, follow)
-    return EXIT_OK
+    # Each XREAD blocks up to --block-ms on purpose, and redis-py's default socket timeout
+    # (5 s) equals the default block: an idle stream would end the command with "Timeout
+    # reading". Wait for the block plus a margin (a Redis that stops answering is still
+    # noticed); --block-ms 0 blocks without end, so no timeout then.
+    timeout = None if args.block_ms == 0 else args.block_ms / 1000 + WATCH_TIMEOUT_MARGIN_S
+    run_redis(args, follow, socket_timeout=timeout)
+    return EXIT_INTERRUPTED if stopped_by[0] == signal.SIGINT else EXIT_OK
 
 
 def register(commands: Any) -> None:
@@ -100,6 +200,8 @@ def register(commands: Any) -> None:
     p.add_argument("--stream", default="ratings.updated", help="output stream (default: ratings.updated)")
     p.add_argument("--from-start", action="store_true", help="show the messages already there too")
     p.add_argument("--count", type=int, help="stop after this many messages (or when none comes within --block-ms)")
-    p.add_argument("--block-ms", type=int, default=5000, help="how long one read waits (default: 5000)")
+    p.add_argument("--block-ms", type=int, default=5000,
+                   help="how long one read waits (default: 5000; 0: without end). Without --count, watch "
+                        "waits for new messages until Ctrl-C however long the stream stays idle")
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_watch)

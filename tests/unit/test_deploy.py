@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from importlib import metadata
 from pathlib import Path
 
-import pytest
 import yaml
 from packaging.requirements import Requirement
 
@@ -105,15 +103,6 @@ def test_the_image_runs_as_a_user_and_checks_its_health():
     assert 'ENTRYPOINT ["rating-service"]' in final_stage
 
 
-@pytest.mark.skipif(shutil.which("docker") is None, reason="no docker client")
-def test_docker_build_when_an_engine_answers():
-    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
-        pytest.skip("no Docker engine answers here")
-    done = subprocess.run(["docker", "build", "-f", "deploy/Dockerfile", "-t", "rating-service:test", "."],
-                          cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-
-
 def test_the_readme_two_commands_come_first_and_are_what_ci_runs():
     readme = (ROOT / "README.md").read_text()
     assert readme.index("## Two commands") < readme.index("\n| system |") < readme.index("## Quick start")
@@ -143,3 +132,59 @@ def test_the_data_directory_setting():
     assert load_settings({"RATING_DATA_DIR": "/a"}, data_dir="/b").data_dir == "/b"  # serve --data-dir
     assert "RATING_DATA_DIR" in describe()
     assert "RATING_DATA_DIR" in (ROOT / "README.md").read_text()
+
+
+# The image built and compose.yaml run for real, demo included: tests/container/.
+
+
+class _ComposeLoader(yaml.SafeLoader):
+    """YAML with Compose's `!reset` tag (an override dropping a key of compose.yaml)."""
+
+
+RESET = object()
+_ComposeLoader.add_constructor("!reset", lambda loader, node: RESET)
+
+
+def host_override() -> dict:
+    return yaml.load((ROOT / "deploy" / "compose.host-network.yaml").read_text(), Loader=_ComposeLoader)
+
+
+def default_of(text: str, variable: str) -> str:
+    """The default of `${VARIABLE:-default}` in text (the one form the override uses)."""
+    found = set(re.findall(r"\$\{" + variable + r":-([^}]*)\}", text))
+    assert len(found) == 1, f"{variable}: defaults {found}"
+    return found.pop()
+
+
+def test_the_host_network_override_covers_every_service():
+    """deploy/compose.host-network.yaml (for an engine without a bridge network): every
+    service on the host network, no published ports, builds on the host network, settings
+    only, and every address it names agrees with the others."""
+    base, override = compose()["services"], host_override()["services"]
+    assert set(override) == set(base)
+    for name, service in override.items():
+        assert service["network_mode"] == "host", name
+        if "ports" in base[name]:
+            assert service["ports"] is RESET, f"{name}: published ports cannot work on the host network"
+        if "build" in base[name]:
+            assert service["build"] == {"network": "host"}, name
+        for variable in service.get("environment", {}):
+            assert variable in SETTING_NAMES, f"{name}: {variable} is not a setting"
+    text = (ROOT / "deploy" / "compose.host-network.yaml").read_text()
+    redis_port = default_of(text, "HOST_REDIS_PORT")
+    assert redis_port == "16379"  # what ../shared/tools/docker-local.sh uses too
+    assert "${HOST_REDIS_PORT:-16379}" in override["redis"]["command"]
+    assert "${HOST_REDIS_PORT:-16379}" in override["redis"]["healthcheck"]["test"]
+    for name in ("rating-service-1", "rating-service-2", "demo-producer", "demo-subscriber"):
+        env = override[name]["environment"]
+        assert env["RATING_REDIS_URL"] == "redis://127.0.0.1:${HOST_REDIS_PORT:-16379}/0"
+        assert env["RATING_HTTP_HOST"] == "127.0.0.1"
+    for n in (1, 2):
+        name, variable = f"rating-service-{n}", f"HOST_HTTP_PORT_{n}"
+        port = override[name]["environment"]["RATING_HTTP_PORT"]
+        assert port == f"${{{variable}:-{default_of(text, variable)}}}"
+        # The default is the port compose.yaml publishes; the health check asks that port.
+        assert base[name]["ports"] == [f"127.0.0.1:{default_of(text, variable)}:8080"]
+        assert f"http://127.0.0.1:{port}/health/ready" in override[name]["healthcheck"]["test"][-1]
+    for name in ("demo-producer", "demo-subscriber"):
+        assert override[name]["environment"]["RATING_HTTP_PORT"] == "0"  # all on one network: no endpoint
