@@ -1,25 +1,43 @@
-"""`rating-service serve`: run the service until SIGTERM / SIGINT."""
+"""`rating-service serve`: run the service until SIGTERM / SIGINT.
+
+Exit codes: 0 after SIGTERM / SIGINT (at any stage, start-up included); 1 when the service
+cannot run and retrying would not help (the HTTP port is taken, Redis refuses a command it
+needs), with one line saying why; 2 for a setting that cannot be used. A Redis that does
+not answer yet is waited for.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from service.cli.errors import EXIT_OK, UserError
+from service.cli.errors import EXIT_FAILED, EXIT_OK, UserError
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """serve: run the service until SIGTERM / SIGINT."""
+    import signal
+
+    # Until the service's own handlers are in place, remember a SIGTERM instead of dying of it.
+    early: list[int] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda number, frame: early.append(number))
+
     import asyncio
 
-    from service.runtime.app import serve
+    from service.runtime.app import StartupFailed, serve
     from service.runtime.settings import SettingsError, load_settings
 
     try:
         settings = load_settings(redis_url=args.redis_url, consumer=args.consumer)
     except SettingsError as exc:
         raise UserError(str(exc)) from None
-    asyncio.run(serve(settings))
+    try:
+        asyncio.run(serve(settings, signalled=early))
+    except StartupFailed as exc:
+        print(f"rating-service serve: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 

@@ -42,6 +42,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("poll_ms", ("RATING_POLL_MS",), "1000", "how long one read blocks waiting for new entries (ms)"),
     Setting("http_host", ("RATING_HTTP_HOST",), "0.0.0.0", "address of the health / metrics / AsyncAPI endpoint"),
     Setting("http_port", ("RATING_HTTP_PORT",), "8080", "its port (0: no HTTP endpoint)"),
+    Setting("outage_log_ms", ("RATING_OUTAGE_LOG_MS",), "60000", "while Redis stays unreachable, how often (ms) the log says so again"),
     Setting("log_level", ("RATING_LOG_LEVEL",), "INFO", "log level"),
     Setting("log_json", ("RATING_LOG_JSON",), "auto", "JSON logs: true, false, or auto (JSON unless on a terminal)"),
 )
@@ -64,6 +65,7 @@ class Settings(msgspec.Struct, frozen=True):
     poll_ms: int = 1_000
     http_host: str = "0.0.0.0"
     http_port: int = 8080
+    outage_log_ms: int = 60_000
     log_level: str = "INFO"
     log_json: bool | None = None
 
@@ -93,7 +95,7 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
     return Settings(**values)  # type: ignore[arg-type]
 
 
-_INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms"}
+_INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "outage_log_ms"}
 
 
 def _convert(field: str, raw: str) -> object:
