@@ -342,7 +342,6 @@ async def _watch_groups(
     """Every `every` seconds: tell the OutageLog whether Redis answers a PING (and keep
     `rating_redis_up`), update the gauges (consumer groups, lag, dead-letter stream), and
     create a consumer group again if it is gone."""
-    metrics = health.metrics
     problem_said = None
     while True:
         problem = await health.redis_answers()
@@ -354,8 +353,6 @@ async def _watch_groups(
                 for processor in processors:
                     if not await processor.observe_group():
                         await processor.recover_group()
-                dead = await health.client.xlen(settings.dead_letter_stream)
-                metrics.dead_letters.labels(settings.dead_letter_stream).set(dead)
                 problem_said = None
             except REDIS_AWAY as exc:
                 outage.unreachable(_reason(exc, settings))

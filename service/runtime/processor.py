@@ -265,14 +265,18 @@ class StreamProcessor:
             log.warning("rejected", reason=outcome.reason, path=outcome.path, detail=outcome.message, **where)
 
     async def observe_group(self) -> bool:
-        """Update the consumer-group gauges (lag: entries not yet delivered; pending) and the
-        age of the oldest entry not yet applied. False when the group does not exist."""
+        """Update the gauges: the consumer group's (lag: entries not yet delivered; pending),
+        the age of the oldest entry not yet applied, the dead-letter stream's length.
+        False when the group does not exist."""
         async with self.client.pipeline(transaction=False) as pipe:
             pipe.xinfo_groups(self.stream)
             pipe.get(self.keys.cursor)
-            groups, cursor = await pipe.execute(raise_on_error=False)
-        if isinstance(cursor, Exception):
-            raise cursor
+            pipe.xlen(self.settings.dead_letter_stream)
+            groups, cursor, dead_letters = await pipe.execute(raise_on_error=False)
+        for reply in (cursor, dead_letters):
+            if isinstance(reply, Exception):
+                raise reply
+        self.metrics.dead_letters.labels(self.settings.dead_letter_stream).set(int(dead_letters))
         if isinstance(groups, Exception):
             if "no such key" in str(groups).lower():
                 groups = []  # the stream is gone, and its group with it

@@ -25,6 +25,7 @@ from tests.integration.processes import (
     check_final_state,
     free_port,
     load_club,
+    log_containing,
     random_events,
 )
 from tests.integration.tcpproxy import CuttingProxy
@@ -56,16 +57,6 @@ async def publish_retrying(url: str, settings, events: list[dict]) -> None:
                 await asyncio.sleep(0.1)
             finally:
                 await client.aclose()
-
-
-async def log_containing(services, process, text: str, timeout: float = 30.0) -> str:
-    """The replica's log once it contains `text` (the process may take a while to start)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        log = services.logs(process)
-        if text in log or asyncio.get_running_loop().time() > deadline:
-            return log
-        await asyncio.sleep(0.1)
 
 
 async def test_redis_restarts_mid_flow(private_redis, tmp_path):
