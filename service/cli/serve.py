@@ -2,7 +2,7 @@
 
 Exit codes: 0 after SIGTERM / SIGINT (at any stage, start-up included); 1 when the service
 cannot run and retrying would not help (the HTTP port is taken, Redis refuses a command it
-needs), with one line saying why; 2 for a setting that cannot be used. A Redis that does
+needs at start-up, a subscriber stopped for good), with one line saying why; 2 for a setting that cannot be used. A Redis that does
 not answer yet is waited for.
 """
 
@@ -26,7 +26,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     import asyncio
 
-    from service.runtime.app import StartupFailed, serve
+    from service.runtime.app import ServiceFailed, serve
     from service.runtime.settings import SettingsError, load_settings
 
     try:
@@ -35,7 +35,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     try:
         asyncio.run(serve(settings, signalled=early))
-    except StartupFailed as exc:
+    except ServiceFailed as exc:
         print(f"rating-service serve: {exc}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK

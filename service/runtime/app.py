@@ -6,6 +6,12 @@ Per input stream, two subscribers share the consumer group: one reads new entrie
 FastStream's own acknowledgement is off (AckPolicy.MANUAL): the XACK is part of the
 commit. The handler reads the raw fields itself so that a malformed entry is
 dead-lettered by us rather than failing inside the framework.
+
+`serve` runs the app itself rather than through `FastStream.run`: it owns SIGTERM / SIGINT
+across every start-up try, starts again when Redis cuts a start-up short, and raises
+ServiceFailed (one line, exit 1) for what retrying cannot fix. The subscribers' read errors
+are taken before FastStream's loop sees them (`_guard_reads`): an outage is logged once per
+change of state (OutageLog), a lost consumer group is created again at the applied cursor.
 """
 
 from __future__ import annotations
@@ -42,9 +48,10 @@ READ_RETRY_MAX = 1.0  # a subscriber whose read failed tries again within a seco
 REDIS_AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
-class StartupFailed(Exception):
+class ServiceFailed(Exception):
     """A failure that retrying cannot fix (the HTTP port is taken, Redis refuses a command the
-    service needs): said in one line, and the process exits non-zero."""
+    service needs at start-up, a subscriber stopped for good): said in one line, and the
+    process exits non-zero."""
 
 
 def build_app(settings: Settings | None = None, registry: Registry | None = None) -> FastStream:
@@ -87,7 +94,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
             try:
                 await health.start()  # live at once; ready once Redis answers
             except OSError as exc:
-                raise StartupFailed(_http_problem(exc, settings)) from None
+                raise ServiceFailed(_http_problem(exc, settings)) from None
         await _until_redis_answers(processors.values(), settings)
         tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings)))
         log.info(
@@ -130,7 +137,7 @@ async def serve(settings: Settings, registry: Registry | None = None, signalled:
     SIGTERM is honoured at every stage: while waiting for Redis, during FastStream's own
     start-up, between two tries, and while running (the commit in progress is finished).
     A start-up cut short by Redis going away starts again, with backoff. A failure that
-    retrying cannot fix raises StartupFailed. `signalled`: signals the caller caught before
+    retrying cannot fix raises ServiceFailed. `signalled`: signals the caller caught before
     (checked once the service's own handlers are in place)."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -162,14 +169,14 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
         except REDIS_AWAY as exc:
             await app.release()  # type: ignore[attr-defined]
             log.warning("start-up interrupted, starting again", error=_reason(exc, settings), retry_in=delay)
-            if await _first(asyncio.sleep(delay), stop) is False:
+            if not await _first(asyncio.sleep(delay), stop):  # SIGTERM between two tries
                 log.info("stopped during start-up", consumer=settings.consumer)
                 return
             delay = min(delay * 2, BACKOFF_MAX)
             continue
         except RedisError as exc:  # e.g. an ACL without a command the service needs
             await app.release()  # type: ignore[attr-defined]
-            raise StartupFailed(f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}") from None
+            raise ServiceFailed(f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}") from None
         except BaseException:
             await app.release()  # type: ignore[attr-defined]
             raise
@@ -179,7 +186,7 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
     await _first(stop.wait(), exit_requested)
     await app.stop()
     if not stop.is_set():
-        raise StartupFailed("a subscriber stopped for good (see the log above); restart the service")
+        raise ServiceFailed("a subscriber stopped for good (see the log above); restart the service")
 
 
 async def _first(work: Awaitable | asyncio.Task, stop: asyncio.Event) -> bool:

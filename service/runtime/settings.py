@@ -28,7 +28,7 @@ class Setting(msgspec.Struct, frozen=True):
 SETTINGS: tuple[Setting, ...] = (
     Setting("redis_url", ("RATING_REDIS_URL", "REDIS_URL"), "redis://127.0.0.1:6379/0", "Redis to consume from and store into"),
     Setting("input_streams", ("RATING_INPUT_STREAMS",), "events.finished", "input stream(s), comma-separated; each has its own applied cursor"),
-    Setting("group", ("RATING_GROUP",), "rating-service", "consumer group (created at 0 on start-up)"),
+    Setting("group", ("RATING_GROUP",), "rating-service", "consumer group (created at the applied cursor, or 0, on start-up and when lost)"),
     Setting("consumer", ("RATING_CONSUMER",), "<host name>-<pid>", "this replica's consumer name"),
     Setting("output_stream", ("RATING_OUTPUT_STREAM",), "ratings.updated", "stream of ratings.updated/v1 messages"),
     Setting("dead_letter_stream", ("RATING_DEAD_LETTER_STREAM",), "events.rejected", "stream of event.rejected/v1 messages"),
