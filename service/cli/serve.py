@@ -1,19 +1,34 @@
 """`rating-service serve`: run the service until SIGTERM / SIGINT; with no Redis configured
-and none answering on the default address, on an embedded server of its own."""
+and none answering on the default address, on an embedded server of its own.
+
+Exit codes: 0 after SIGTERM / SIGINT (at any stage, start-up included); 1 when the service
+cannot run and retrying would not help (the HTTP port is taken, Redis refuses a command it
+needs at start-up, a subscriber stopped for good), with one line saying why; 2 for a setting
+that cannot be used, or an embedded server that cannot start. A Redis that does not answer
+yet is waited for.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
-from service.cli.errors import EXIT_OK, UserError
+from service.cli.errors import EXIT_FAILED, EXIT_OK, UserError
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """serve: run the service until SIGTERM / SIGINT."""
+    import signal
+
+    # Until the service's own handlers are in place, remember a SIGTERM instead of dying of it.
+    early: list[int] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda number, frame: early.append(number))
+
     import asyncio
 
-    from service.runtime.app import serve
+    from service.runtime.app import ServiceFailed, serve
     from service.runtime.embedded import EmbeddedError, redis_for_serve
     from service.runtime.settings import SettingsError, load_settings, redis_url_configured
 
@@ -24,9 +39,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     configured = bool(args.redis_url) or redis_url_configured()
     try:
         with redis_for_serve(settings, configured) as settings:
-            asyncio.run(serve(settings))
+            asyncio.run(serve(settings, signalled=early))
     except EmbeddedError as exc:
         raise UserError(str(exc)) from None
+    except ServiceFailed as exc:
+        print(f"rating-service serve: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 

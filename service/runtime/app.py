@@ -6,12 +6,21 @@ Per input stream, two subscribers share the consumer group: one reads new entrie
 FastStream's own acknowledgement is off (AckPolicy.MANUAL): the XACK is part of the
 commit. The handler reads the raw fields itself so that a malformed entry is
 dead-lettered by us rather than failing inside the framework.
+
+`serve` runs the app itself rather than through `FastStream.run`: it owns SIGTERM / SIGINT
+across every start-up try, starts again when Redis cuts a start-up short, and raises
+ServiceFailed (one line, exit 1) for what retrying cannot fix. The subscribers' read errors
+are taken before FastStream's loop sees them (`_guard_reads`): an outage is logged once per
+change of state (OutageLog), a lost consumer group is created again at the applied cursor.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
+import signal
+from typing import Any, Awaitable, Sequence
 
 import redis.asyncio as aioredis
 import structlog
@@ -21,7 +30,7 @@ from faststream.redis.annotations import RedisMessage
 from faststream.redis.message import RedisBatchStreamMessage, RedisStreamMessage
 
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.runtime.processor import StreamProcessor
@@ -29,12 +38,20 @@ from service.engine.registry import Registry, default_registry
 from service.runtime.health import HealthServer
 from service.runtime.logconfig import configure_logging
 from service.runtime.metrics import Metrics
+from service.runtime.outage import OutageLog
 from service.runtime.settings import Settings, load_settings, redact, redact_error
 
 log = structlog.get_logger("rating.app")
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0
+READ_RETRY_MAX = 1.0  # a subscriber whose read failed tries again within a second
 # Errors that mean "Redis is not there right now" (BusyLoadingError is a ConnectionError).
 REDIS_AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+class ServiceFailed(Exception):
+    """A failure that retrying cannot fix (the HTTP port is taken, Redis refuses a command the
+    service needs at start-up, a subscriber stopped for good): said in one line, and the
+    process exits non-zero."""
 
 
 def build_app(settings: Settings | None = None, registry: Registry | None = None) -> FastStream:
@@ -42,29 +59,44 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     settings = settings or load_settings()
     registry = registry if registry is not None else default_registry()
     # FastStream's own log lines go through the standard library into structlog's JSON; its
-    # per-message lines at DEBUG, its errors (a failed read while Redis is away) as errors.
+    # per-message lines at DEBUG. Its read errors never reach it (see _guard_reads).
     broker = RedisBroker(
         settings.redis_url, graceful_timeout=30.0, logger=logging.getLogger("rating.faststream"), log_level=logging.DEBUG
     )
     client = aioredis.Redis.from_url(settings.redis_url)
     metrics = Metrics()
+    outage = OutageLog(settings.outage_log_ms / 1000)
+    stopping = asyncio.Event()  # set when the shutdown starts: handlers stop waiting for Redis
     processors = {s: StreamProcessor(client, settings, s, registry, metrics) for s in settings.input_streams}
     health = HealthServer(client, metrics, settings.http_host, settings.http_port, settings.redis_url)
     tasks: list[asyncio.Task] = []
 
     for stream, processor in processors.items():
-        _subscribe(broker, settings, processor, reclaim=False)
-        _subscribe(broker, settings, processor, reclaim=True)
+        for reclaim in (False, True):
+            _subscribe(broker, settings, processor, outage, stopping, reclaim=reclaim)
 
     app = FastStream(broker, logger=logging.getLogger("rating.faststream"))
+    # A subscriber that stops for good asks the app to exit (FastStream does this on errors it
+    # deems terminal); `serve` tells that apart from SIGTERM and exits non-zero.
+    app.exit_requested = asyncio.Event()  # type: ignore[attr-defined]
+    faststream_exit = app.exit
+
+    def exit() -> None:
+        faststream_exit()
+        app.exit_requested.set()  # type: ignore[attr-defined]
+
+    app.exit = exit  # type: ignore[method-assign]
 
     @app.on_startup
     async def create_groups() -> None:
         configure_logging(settings.log_level, settings.log_json)
         if settings.http_port:
-            await health.start()  # live at once; ready once Redis answers
+            try:
+                await health.start()  # live at once; ready once Redis answers
+            except OSError as exc:
+                raise ServiceFailed(_http_problem(exc, settings)) from None
         await _until_redis_answers(processors.values(), settings)
-        tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health)))
+        tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings)))
         log.info(
             "starting",
             streams=list(settings.input_streams),
@@ -76,6 +108,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
 
     @app.on_shutdown
     async def stop_side_tasks() -> None:
+        stopping.set()
         for task in tasks:
             task.cancel()
         await health.stop()
@@ -86,31 +119,105 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         log.info("stopped", consumer=settings.consumer)
 
     async def release() -> None:
-        """What the shutdown hooks release, for a start-up that failed before them."""
+        """What the shutdown releases, for a start-up that failed or was stopped before it."""
         await stop_side_tasks()
+        try:
+            await broker.stop()
+        except Exception as exc:  # a half-started broker: nothing more to release
+            log.debug("broker stop after a failed start-up", error=repr(exc))
         await client.aclose()
 
     app.release = release  # type: ignore[attr-defined]
     return app
 
 
-async def serve(settings: Settings, registry: Registry | None = None) -> None:
-    """Run the service until SIGTERM / SIGINT. A start-up cut short by Redis going away
-    (FastStream's own connect or group set-up) starts again, with backoff."""
+async def serve(settings: Settings, registry: Registry | None = None, signalled: Sequence[int] = ()) -> None:
+    """Run the service until SIGTERM / SIGINT, then return (the process exits 0).
+
+    SIGTERM is honoured at every stage: while waiting for Redis, during FastStream's own
+    start-up, between two tries, and while running (the commit in progress is finished).
+    A start-up cut short by Redis going away starts again, with backoff. A failure that
+    retrying cannot fix raises ServiceFailed. `signalled`: signals the caller caught before
+    (checked once the service's own handlers are in place)."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    handled = (signal.SIGTERM, signal.SIGINT)
+    for sig in handled:
+        loop.add_signal_handler(sig, stop.set)
+    if signalled:
+        stop.set()
+    try:
+        await _run_until(stop, settings, registry)
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+
+
+async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry | None) -> None:
     delay = BACKOFF_FIRST
     while True:
         app = build_app(settings, registry)
-        try:
-            await app.run()
+        starting = asyncio.create_task(app.start())
+        if not await _first(starting, stop):  # SIGTERM during the start-up
+            starting.cancel()
+            await asyncio.gather(starting, return_exceptions=True)
+            await app.release()  # type: ignore[attr-defined]
+            log.info("stopped during start-up", consumer=settings.consumer)
             return
+        try:
+            starting.result()
         except REDIS_AWAY as exc:
             await app.release()  # type: ignore[attr-defined]
             log.warning("start-up interrupted, starting again", error=_reason(exc, settings), retry_in=delay)
-            await asyncio.sleep(delay)
+            if not await _first(asyncio.sleep(delay), stop):  # SIGTERM between two tries
+                log.info("stopped during start-up", consumer=settings.consumer)
+                return
             delay = min(delay * 2, BACKOFF_MAX)
+            continue
+        except RedisError as exc:  # e.g. an ACL without a command the service needs
+            await app.release()  # type: ignore[attr-defined]
+            raise ServiceFailed(f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}") from None
+        except BaseException:
+            await app.release()  # type: ignore[attr-defined]
+            raise
+        break
+    log.info("ready", consumer=settings.consumer)
+    exit_requested: asyncio.Event = app.exit_requested  # type: ignore[attr-defined]
+    await _first(stop.wait(), exit_requested)
+    await app.stop()
+    if not stop.is_set():
+        raise ServiceFailed("a subscriber stopped for good (see the log above); restart the service")
 
 
-def _subscribe(broker: RedisBroker, settings: Settings, processor: StreamProcessor, *, reclaim: bool) -> None:
+async def _first(work: Awaitable | asyncio.Task, stop: asyncio.Event) -> bool:
+    """Wait for `work` or for `stop`, whichever comes first; True when `work` finished
+    (an unfinished `work` is cancelled unless it is a task the caller holds)."""
+    task = work if isinstance(work, asyncio.Task) else asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if task.done():
+        return True
+    if task is not work:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    return False
+
+
+def _http_problem(exc: OSError, settings: Settings) -> str:
+    """The one line that says why the HTTP endpoint cannot listen."""
+    where = f"{settings.http_host}:{settings.http_port}"
+    if exc.errno == errno.EADDRINUSE:
+        return f"HTTP port {where} is already in use (RATING_HTTP_PORT)"
+    if exc.errno == errno.EACCES:
+        return f"HTTP port {where}: permission denied (a port below 1024 needs privileges; RATING_HTTP_PORT)"
+    return f"cannot listen on HTTP {where}: {exc.strerror or exc} (RATING_HTTP_HOST, RATING_HTTP_PORT)"
+
+
+def _subscribe(
+    broker: RedisBroker, settings: Settings, processor: StreamProcessor, outage: OutageLog, stopping: asyncio.Event,
+    *, reclaim: bool,
+) -> None:
     sub = StreamSub(
         processor.stream,
         group=settings.group,
@@ -128,22 +235,67 @@ def _subscribe(broker: RedisBroker, settings: Settings, processor: StreamProcess
         while ids:
             try:
                 await processor.handle(*ids)
+                outage.reachable()
                 return
             except REDIS_AWAY as exc:
                 # Redis went away (or is loading its data after a restart): nothing was half
                 # done (each commit is one MULTI/EXEC); try again when it is back, in order.
-                log.warning("redis unavailable, retrying", stream=processor.stream, error=_reason(exc, settings),
-                            retry_in=delay)
-                await asyncio.sleep(delay)
+                # On shutdown, leave the entries pending (reclaimed or caught up later).
+                outage.unreachable(_reason(exc, settings))
+                if not await _first(asyncio.sleep(delay), stopping):
+                    return
                 delay = min(delay * 2, BACKOFF_MAX)
 
-    broker.subscriber(
+    subscriber = broker.subscriber(
         stream=sub,
         ack_policy=AckPolicy.MANUAL,
         parser=_ids_only,
         decoder=_no_body,
         title=f"{processor.stream}{':reclaim' if reclaim else ''}",
-    )(on_entries)
+    )
+    subscriber(on_entries)
+    _guard_reads(subscriber, processor, outage, settings)
+
+
+def _guard_reads(subscriber: Any, processor: StreamProcessor, outage: OutageLog, settings: Settings) -> None:
+    """Take the subscriber's read errors before FastStream's read loop does.
+
+    FastStream (0.7, `_StreamHandlerMixin._consume`) logs every failed read with its
+    traceback and waits 5 s, and on a lost consumer group (NOGROUP) stops the subscriber and
+    makes the app exit 0, which leaves the service down under an on-failure restart policy.
+    Here a read that fails because Redis is away goes to the OutageLog (a line per change
+    of state) and is tried again within a second; a lost group is created again at the
+    applied cursor (StreamProcessor.recover_group). Anything else still reaches FastStream.
+    """
+    read = subscriber._get_msgs
+    delay = BACKOFF_FIRST
+
+    async def guarded_read(*args: Any) -> None:
+        nonlocal delay
+        try:
+            await read(*args)
+        except REDIS_AWAY as exc:
+            outage.unreachable(_reason(exc, settings))
+        except ResponseError as exc:
+            if "NOGROUP" in str(exc):
+                outage.reachable()
+                try:
+                    await processor.recover_group()
+                    return
+                except REDIS_AWAY as again:
+                    outage.unreachable(_reason(again, settings))
+            elif str(exc).startswith("UNBLOCKED"):
+                return  # the stream was deleted under a blocked read: the next read says NOGROUP
+            else:
+                raise
+        else:
+            outage.reachable()
+            delay = BACKOFF_FIRST
+            return
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, READ_RETRY_MAX)
+
+    subscriber._get_msgs = guarded_read
 
 
 async def _ids_only(raw: dict, original_parser: object) -> RedisStreamMessage | RedisBatchStreamMessage:
@@ -158,15 +310,29 @@ async def _no_body(message: object, original_decoder: object) -> None:
 
 
 async def _until_redis_answers(processors, settings: Settings) -> None:
-    """Create the consumer groups, waiting (with backoff, saying why) until Redis answers."""
+    """Create the consumer groups, waiting (with backoff) until Redis answers. Says why once,
+    again when the reason changes or every RATING_OUTAGE_LOG_MS, and when Redis answers."""
+    loop = asyncio.get_running_loop()
     delay = BACKOFF_FIRST
+    since = said = 0.0
+    said_kind = None
     while True:
         try:
             for processor in processors:
                 await processor.ensure_group()
+            if said_kind is not None:
+                log.warning("redis answers", waited_seconds=round(loop.time() - since, 1))
             return
         except REDIS_AWAY as exc:
-            log.warning("waiting for redis", redis=redact(settings.redis_url), error=_reason(exc, settings), retry_in=delay)
+            now, kind = loop.time(), type(exc).__name__
+            where = {"redis": redact(settings.redis_url), "error": _reason(exc, settings)}
+            if said_kind is None:
+                since = said = now
+                log.warning("waiting for redis", **where)
+            elif kind != said_kind or now - said >= settings.outage_log_ms / 1000:
+                said = now
+                log.warning("still waiting for redis", waited_seconds=round(now - since, 1), **where)
+            said_kind = kind
             await asyncio.sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
 
@@ -176,21 +342,29 @@ def _reason(exc: BaseException, settings: Settings) -> str:
     return f"{type(exc).__name__}: {redact_error(exc, settings.redis_url)}"
 
 
-async def _watch_groups(processors: list[StreamProcessor], health: HealthServer, every: float = 2.0) -> None:
-    """Keep the consumer-group gauges and `rating_redis_up` current; say when Redis goes
-    away and when it is back."""
-    was_up = True
+async def _watch_groups(
+    processors: list[StreamProcessor], health: HealthServer, outage: OutageLog, settings: Settings,
+    every: float = 2.0,
+) -> None:
+    """Every `every` seconds: tell the OutageLog whether Redis answers a PING (and keep
+    `rating_redis_up`), update the gauges (consumer groups, lag, dead-letter stream), and
+    create a consumer group again if it is gone."""
+    problem_said = None
     while True:
         problem = await health.redis_answers()
-        if problem is not None and was_up:
-            log.error("redis unreachable", error=problem)
-        elif problem is None and not was_up:
-            log.info("redis reachable again")
-        was_up = problem is None
-        if was_up:
-            for processor in processors:
-                try:
-                    await processor.observe_group()
-                except RedisError as exc:
-                    log.warning("cannot read the consumer group", stream=processor.stream, error=str(exc))
+        if problem is not None:
+            outage.unreachable(problem)
+        else:
+            outage.reachable()
+            try:
+                for processor in processors:
+                    if not await processor.observe_group():
+                        await processor.recover_group()
+                problem_said = None
+            except REDIS_AWAY as exc:
+                outage.unreachable(_reason(exc, settings))
+            except RedisError as exc:
+                if str(exc) != problem_said:  # once per problem, not every `every` seconds
+                    log.warning("cannot read the consumer groups", error=_reason(exc, settings))
+                    problem_said = str(exc)
         await asyncio.sleep(every)

@@ -2,7 +2,29 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+import platform
+from importlib import metadata
+
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    GCCollector,
+    Gauge,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    generate_latest,
+)
+
+DISTRIBUTION = "rating-service"
+
+
+def version() -> str:
+    """The installed version of the service's distribution ("unknown" when not installed)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 class Metrics:
@@ -11,6 +33,16 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
+        # The process (process_resident_memory_bytes, process_cpu_seconds_total, open fds ...),
+        # the interpreter (python_info) and its garbage collector, on this registry.
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
+        self.build_info = Gauge(
+            "rating_service_build_info", "Always 1: the service's version and the Python running it",
+            ["version", "python"], registry=r,
+        )
+        self.build_info.labels(version(), platform.python_version()).set(1)
         self.rated = Counter("rating_events_rated", "Events (and period closings) applied", ["stream", "system"], registry=r)
         self.rejected = Counter("rating_events_rejected", "Entries dead-lettered, by reason", ["stream", "reason"], registry=r)
         self.duplicates = Counter("rating_events_duplicate", "Entries already applied (same content)", ["stream"], registry=r)
@@ -28,6 +60,19 @@ class Metrics:
         self.retries = Counter("rating_transaction_retries", "Commits retried after a WatchError", ["stream"], registry=r)
         self.lag = Gauge("rating_consumer_group_lag", "Entries not yet delivered to the group", ["stream"], registry=r)
         self.pending = Gauge("rating_consumer_group_pending", "Entries delivered but not acknowledged", ["stream"], registry=r)
+        self.lag_seconds = Gauge(
+            "rating_consumer_lag_seconds",
+            "Age of the oldest entry not yet applied (after the applied cursor); 0 when none",
+            ["stream"], registry=r,
+        )
+        self.dead_letters = Gauge(
+            "rating_dead_letter_stream_length", "Entries in the dead-letter stream (XLEN)", ["stream"], registry=r,
+        )
+        self.groups_recreated = Counter(
+            "rating_consumer_group_recreated",
+            "Consumer groups found missing (XGROUP DESTROY, FLUSHALL, Redis restarted empty) and created again",
+            ["stream"], registry=r,
+        )
         self.redis_up = Gauge("rating_redis_up", "1 when the last Redis check answered", registry=r)
 
     def render(self) -> bytes:

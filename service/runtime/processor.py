@@ -77,12 +77,44 @@ class StreamProcessor:
         self._forgiven: str | None = None  # head entry whose attempt failed through Redis
 
     async def ensure_group(self) -> None:
-        """Create the consumer group at 0 (the whole stream), ignoring BUSYGROUP."""
+        """Create the consumer group, if it does not exist, at the applied cursor (at 0, the
+        whole stream, when nothing was applied yet)."""
+        cursor = await self._create_group()
+        if cursor not in (None, "0"):
+            log.warning("consumer group created at the applied cursor", stream=self.stream,
+                        group=self.settings.group, cursor=cursor)
+
+    async def recover_group(self) -> bool:
+        """The consumer group was found missing while the service runs (XGROUP DESTROY,
+        FLUSHALL, Redis restarted without its data): create it again where the applied
+        cursor is, so that nothing is applied twice and nothing is skipped, and say so as an
+        error. False when another replica was first."""
+        cursor = await self._create_group()
+        if cursor is None:
+            return False
+        self.metrics.groups_recreated.labels(self.stream).inc()
+        where = {"stream": self.stream, "group": self.settings.group}
+        if cursor != "0":
+            log.error("consumer group lost, created again at the applied cursor", cursor=cursor, **where)
+        else:
+            log.error(
+                "consumer group lost with the applied cursor, created again at the start of the stream: "
+                "the store was probably wiped (FLUSHALL, or Redis restarted without its data), and the "
+                "records and markers of what was rated before with it", **where,
+            )
+        return True
+
+    async def _create_group(self) -> str | None:
+        """XGROUP CREATE at the applied cursor (or 0), MKSTREAM; the id it was created at,
+        None when the group exists already (BUSYGROUP)."""
+        cursor = text(await self.client.get(self.keys.cursor)) or "0"
         try:
-            await self.client.xgroup_create(self.stream, self.settings.group, id="0", mkstream=True)
+            await self.client.xgroup_create(self.stream, self.settings.group, id=cursor, mkstream=True)
         except RedisError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
+            return None
+        return cursor
 
     async def handle(self, *entry_ids: str) -> None:
         """Make the entries take effect (after every entry before them), then ack them."""
@@ -248,14 +280,39 @@ class StreamProcessor:
             self.metrics.rejected.labels(self.stream, outcome.reason).inc()
             log.warning("rejected", reason=outcome.reason, path=outcome.path, detail=outcome.message, **where)
 
-    async def observe_group(self) -> None:
-        """Update the consumer-group gauges (lag: entries not yet delivered; pending)."""
-        for group in await self.client.xinfo_groups(self.stream):
+    async def observe_group(self) -> bool:
+        """Update the gauges: the consumer group's (lag: entries not yet delivered; pending),
+        the age of the oldest entry not yet applied, the dead-letter stream's length.
+        False when the group does not exist."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.xinfo_groups(self.stream)
+            pipe.get(self.keys.cursor)
+            pipe.xlen(self.settings.dead_letter_stream)
+            groups, cursor, dead_letters = await pipe.execute(raise_on_error=False)
+        for reply in (cursor, dead_letters):
+            if isinstance(reply, Exception):
+                raise reply
+        self.metrics.dead_letters.labels(self.settings.dead_letter_stream).set(int(dead_letters))
+        if isinstance(groups, Exception):
+            if "no such key" in str(groups).lower():
+                groups = []  # the stream is gone, and its group with it
+            else:
+                raise groups
+        found = False
+        for group in groups:
             name = group["name"].decode() if isinstance(group["name"], bytes) else group["name"]
             if name == self.settings.group:
+                found = True
                 self.metrics.pending.labels(self.stream).set(int(group["pending"]))
                 if group.get("lag") is not None:
                     self.metrics.lag.labels(self.stream).set(int(group["lag"]))
+        cursor = text(cursor)
+        oldest = await self.client.xrange(self.stream, min=f"({cursor}" if cursor else "-", count=1)
+        age = 0.0
+        if oldest:
+            age = max(0.0, time.time() - entry_order(text(oldest[0][0]) or "0-0")[0] / 1000)
+        self.metrics.lag_seconds.labels(self.stream).set(age)
+        return found
 
 
 def rejection_message(rejected: Rejected, stream: str, entry: Entry) -> EventRejected:

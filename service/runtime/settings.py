@@ -43,7 +43,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("data_dir", ("RATING_DATA_DIR",), "$XDG_DATA_HOME/rating-service, else ~/.local/share/rating-service",
             "the embedded server's data (AOF), its log and redis.url"),
     Setting("input_streams", ("RATING_INPUT_STREAMS",), "events.finished", "input stream(s), comma-separated; each has its own applied cursor"),
-    Setting("group", ("RATING_GROUP",), "rating-service", "consumer group (created at 0 on start-up)"),
+    Setting("group", ("RATING_GROUP",), "rating-service", "consumer group (created at the applied cursor, or 0, on start-up and when lost)"),
     Setting("consumer", ("RATING_CONSUMER",), "<host name>-<pid>", "this replica's consumer name"),
     Setting("output_stream", ("RATING_OUTPUT_STREAM",), "ratings.updated", "stream of ratings.updated/v1 messages"),
     Setting("dead_letter_stream", ("RATING_DEAD_LETTER_STREAM",), "events.rejected", "stream of event.rejected/v1 messages"),
@@ -58,6 +58,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("poll_ms", ("RATING_POLL_MS",), "1000", "how long one read blocks waiting for new entries (ms)"),
     Setting("http_host", ("RATING_HTTP_HOST",), "0.0.0.0", "address of the health / metrics / AsyncAPI endpoint"),
     Setting("http_port", ("RATING_HTTP_PORT",), "8080", "its port (0: no HTTP endpoint)"),
+    Setting("outage_log_ms", ("RATING_OUTAGE_LOG_MS",), "60000", "while Redis stays unreachable, how often (ms) the log says so again"),
     Setting("log_level", ("RATING_LOG_LEVEL",), "INFO", "log level"),
     Setting("log_json", ("RATING_LOG_JSON",), "auto", "JSON logs: true, false, or auto (JSON unless on a terminal)"),
 )
@@ -82,6 +83,7 @@ class Settings(msgspec.Struct, frozen=True):
     poll_ms: int = 1_000
     http_host: str = "0.0.0.0"
     http_port: int = 8080
+    outage_log_ms: int = 60_000
     log_level: str = "INFO"
     log_json: bool | None = None
 
@@ -118,7 +120,7 @@ def redis_url_configured(environ: Mapping[str, str] | None = None) -> bool:
     return any(env.get(name, "").strip() for name in SETTINGS[0].names)
 
 
-_INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events"}
+_INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events", "outage_log_ms"}
 
 
 def _convert(field: str, raw: str) -> object:

@@ -56,7 +56,9 @@ def random_events(count: int, seed: int, players: int = 24) -> list[dict]:
 class Services:
     """Service processes on one set of settings (the environment they read)."""
 
-    def __init__(self, settings, engines: str = "default"):
+    def __init__(self, settings, engines: str = "default", command: tuple[str, ...] | None = None):
+        """`command`: what runs after the interpreter (default the test runner with `engines`;
+        `("-m", "service", "serve")` runs the real command line)."""
         self.env = {
             **os.environ,
             "PYTHONPATH": str(ROOT),
@@ -72,7 +74,7 @@ class Services:
             "RATING_HTTP_PORT": "0",
         }
         self.env.pop("RATING_CONSUMER", None)
-        self.engines = engines
+        self.command = command or ("-m", "tests.integration.service_runner", engines)
         self.running: list[subprocess.Popen] = []
         self.log_files: dict[int, Path] = {}
 
@@ -80,7 +82,7 @@ class Services:
         """Start one more replica; its log goes to a file of its own (see `logs`)."""
         log = tempfile.NamedTemporaryFile(prefix="rating-service-", suffix=".log", delete=False)
         process = subprocess.Popen(
-            [sys.executable, "-m", "tests.integration.service_runner", self.engines],
+            [sys.executable, *self.command],
             cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=log,
         )
         log.close()
@@ -104,6 +106,16 @@ class Services:
             self.kill(process, signal.SIGTERM)
         for path in self.log_files.values():
             path.unlink(missing_ok=True)
+
+
+async def log_containing(services: Services, process, text: str, timeout: float = 30.0) -> str:
+    """The replica's log once it contains `text` (the process may take a while to start)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        log = services.logs(process)
+        if text in log or asyncio.get_running_loop().time() > deadline:
+            return log
+        await asyncio.sleep(0.1)
 
 
 def offline_records(entries, tmp_path: Path, start: list[PlayerRecord] | None = None) -> dict[tuple, PlayerRecord]:

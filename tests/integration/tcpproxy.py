@@ -9,12 +9,18 @@ import socket
 
 
 class CuttingProxy:
-    def __init__(self, target_host: str, target_port: int, cut_on: bytes = b"", cut_occurrences: frozenset = frozenset()):
+    def __init__(self, target_host: str, target_port: int, cut_on: bytes = b"", cut_occurrences: frozenset = frozenset(),
+                 stall_occurrences: frozenset = frozenset()):
         """`cut_on` / `cut_occurrences`: also cut everything when a client sends the n-th
-        command containing `cut_on` (n counted from 1), for each n in `cut_occurrences`."""
+        command containing `cut_on` (n counted from 1), for each n in `cut_occurrences`;
+        `stall_occurrences`: hold that command instead (never forwarded, never answered),
+        and set `stalled`."""
         self.target = (target_host, target_port)
         self.cut_on = cut_on
         self.cut_occurrences = cut_occurrences
+        self.stall_occurrences = stall_occurrences
+        self.stalled = asyncio.Event()
+        self._closing = asyncio.Event()
         self.seen = 0
         self.server: asyncio.AbstractServer | None = None
         self.port = 0
@@ -26,6 +32,7 @@ class CuttingProxy:
         self.port = self.server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
+        self._closing.set()
         self.cut()
         if self.server is not None:
             self.server.close()
@@ -73,6 +80,10 @@ class CuttingProxy:
                 self.seen += data.count(self.cut_on)
                 if self.seen in self.cut_occurrences:
                     self.cut()  # the command never reaches Redis
+                    break
+                if self.seen in self.stall_occurrences:
+                    self.stalled.set()
+                    await self._closing.wait()  # nor here: the client waits for its answer
                     break
             writer.write(data)
             await writer.drain()

@@ -1,8 +1,18 @@
-"""What operators watch: the health endpoint, the metrics, the AsyncAPI document served."""
+"""What operators watch and rely on: the health endpoint, the metrics, the AsyncAPI document
+served; a start-up that cannot work exits at once; SIGTERM is honoured at every stage."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib.metadata
 import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
 
 import pytest
 import redis
@@ -13,7 +23,8 @@ from service.runtime.processor import StreamProcessor
 from service.runtime.metrics import Metrics
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
-from tests.integration.processes import PrivateRedis, free_port, http_get
+from tests.integration.processes import ROOT, PrivateRedis, Services, free_port, http_get, log_containing
+from tests.integration.tcpproxy import CuttingProxy
 from tests.messages import event
 
 pytestmark = pytest.mark.integration
@@ -95,3 +106,177 @@ async def test_each_metric_moves_when_its_event_happens(redis_url, key_prefix):
     assert sample(metrics, "rating_transaction_retries_total", stream=stream) == 1
     assert [o.event_id for o in await outputs(client, settings)] == ["club-2025-11-a"]  # the loser wrote nothing
     await client.aclose()
+
+
+async def test_lag_in_seconds_dead_letters_and_a_recreated_group_move(redis_url, key_prefix):
+    client = aioredis.Redis.from_url(redis_url)
+    settings = settings_for(redis_url, key_prefix, batch_size=1)  # one entry per commit
+    stream = settings.input_streams[0]
+    metrics = Metrics()
+    processor = StreamProcessor(client, settings, stream, counting_registry(), metrics)
+    await processor.ensure_group()
+    assert await processor.observe_group()
+    assert sample(metrics, "rating_consumer_lag_seconds", stream=stream) == 0
+    assert sample(metrics, "rating_dead_letter_stream_length", stream=settings.dead_letter_stream) == 0
+    # Entries waiting (nobody consumes): the lag is the age of the oldest one not applied.
+    first, second = await publish(client, settings, event(), b"nonsense")
+    await asyncio.sleep(0.3)
+    await processor.observe_group()
+    assert 0.3 <= sample(metrics, "rating_consumer_lag_seconds", stream=stream) < 30
+    await processor.handle(first)
+    await asyncio.sleep(0.1)
+    await processor.observe_group()
+    assert sample(metrics, "rating_consumer_lag_seconds", stream=stream) >= 0.3  # the second still waits
+    await processor.handle(second)
+    await processor.observe_group()
+    assert sample(metrics, "rating_consumer_lag_seconds", stream=stream) == 0
+    assert sample(metrics, "rating_dead_letter_stream_length", stream=settings.dead_letter_stream) == 1
+    # The group is lost (XGROUP DESTROY of this test's own group): found missing, created
+    # again at the applied cursor, counted.
+    await client.xgroup_destroy(stream, settings.group)
+    assert not await processor.observe_group()
+    assert await processor.recover_group()
+    assert not await processor.recover_group()  # another replica's attempt: already there
+    assert sample(metrics, "rating_consumer_group_recreated_total", stream=stream) == 1
+    [group] = await client.xinfo_groups(stream)
+    assert group["last-delivered-id"].decode() == second and group["lag"] == 0
+    await client.aclose()
+
+
+def scrape(text: str) -> dict[tuple, float]:
+    """The samples of a Prometheus text page: (name, sorted labels) -> value."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text) for s in family.samples
+    }
+
+
+async def test_metrics_page_has_process_build_lag_and_dead_letter_metrics(redis_url, key_prefix):
+    port = free_port()
+    settings = settings_for(redis_url, key_prefix, http_port=port, http_host="127.0.0.1")
+    app = build_app(settings, counting_registry())
+    async with app:
+        status, body = await http_get(port, "/metrics")
+        assert status == 200
+        page = scrape(body.decode())
+        expected_build = (("python", platform.python_version()), ("version", importlib.metadata.version("rating-service")))
+        assert page[("rating_service_build_info", expected_build)] == 1
+        assert page[("process_resident_memory_bytes", ())] > 10_000_000
+        assert ("python_gc_collections_total", (("generation", "0"),)) in page
+        cpu = page[("process_cpu_seconds_total", ())]
+        sum(i * i for i in range(3_000_000))  # some work: the CPU counter moves
+        # The periodic observer (every 2 s) sets the dead-letter length after a malformed entry.
+        client = aioredis.Redis.from_url(redis_url)
+        await publish(client, settings, b"nonsense")
+        await client.aclose()
+        dead = ("rating_dead_letter_stream_length", (("stream", settings.dead_letter_stream),))
+        for _ in range(100):
+            page = scrape((await http_get(port, "/metrics"))[1].decode())
+            if page.get(dead) == 1:
+                break
+            await asyncio.sleep(0.1)
+        assert page[dead] == 1
+        assert page[("process_cpu_seconds_total", ())] > cpu
+        assert page[("rating_consumer_lag_seconds", (("stream", settings.input_streams[0]),))] == 0
+
+
+async def wait_exit(process: subprocess.Popen, timeout: float = 30.0) -> tuple[int, float]:
+    """The exit code and how long the process took to exit (the event loop stays free)."""
+    started = time.monotonic()
+    while process.poll() is None:
+        if time.monotonic() - started > timeout:
+            process.kill()
+            raise AssertionError(f"still running {timeout}s after SIGTERM")
+        await asyncio.sleep(0.02)
+    return process.returncode, time.monotonic() - started
+
+
+@pytest.mark.parametrize(
+    ("environment", "code", "line"),
+    [
+        ({"RATING_HTTP_HOST": "127.0.0.1", "RATING_HTTP_PORT": "{port}"}, 1,
+         "rating-service serve: HTTP port 127.0.0.1:{port} is already in use (RATING_HTTP_PORT)"),
+        ({"RATING_HTTP_PORT": "eighty"}, 2,
+         "rating-service serve: RATING_HTTP_PORT='eighty': invalid literal for int() with base 10: 'eighty'"),
+    ],
+    ids=["http-port-in-use", "bad-setting"],
+)
+def test_a_start_up_that_retrying_cannot_fix_exits_at_once_with_one_line(environment, code, line):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {
+            **os.environ, "PYTHONPATH": str(ROOT), "RATING_LOG_JSON": "true",
+            # No Redis there: the service fails before it would wait for one.
+            "RATING_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
+            **{k: v.format(port=port) for k, v in environment.items()},
+        }
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "service", "serve"], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (code, line.format(port=port) + "\n")
+    assert time.monotonic() - started < 10
+
+
+STAGES = ["at-once", "waiting-for-redis", "between-start-up-tries", "during-faststream-start", "right-after-ready",
+          "redis-away-after-ready"]
+# FastStream's own XGROUP CREATE (at "$"); the service's own creates the group at 0 or the cursor.
+FASTSTREAM_XGROUP = b"$1\r\n$\r\n"
+
+
+@pytest.mark.parametrize("stage", STAGES)
+async def test_sigterm_is_honoured_at_every_stage_of_start_up(stage):
+    """`rating-service serve` exits 0, within a few seconds and without a traceback, whenever
+    SIGTERM comes. (`at-once`: before Python has loaded the service, the signal's default
+    action ends it, exit status 128 + 15, which is as clean.)"""
+    server = PrivateRedis()  # a redis-server on PATH, else the embedded server's binary
+    proxy = None
+    if stage != "waiting-for-redis":
+        server.start()
+        await server.wait_ready()
+    if stage == "between-start-up-tries":  # FastStream's start-up is cut, again and again
+        proxy = CuttingProxy("127.0.0.1", server.port, cut_on=FASTSTREAM_XGROUP, cut_occurrences=frozenset(range(1, 100)))
+    if stage == "during-faststream-start":  # FastStream's first XGROUP is never answered
+        proxy = CuttingProxy("127.0.0.1", server.port, cut_on=FASTSTREAM_XGROUP, stall_occurrences=frozenset({1}))
+    if proxy is not None:
+        await proxy.start()
+    url = f"redis://127.0.0.1:{proxy.port}/0" if proxy else server.url
+    services = Services(settings_for(url, "sigterm"), command=("-m", "service", "serve"))
+    services.env["RATING_LOG_LEVEL"] = "INFO"
+    try:
+        process = services.start()
+        if stage == "waiting-for-redis":
+            await log_containing(services, process, "waiting for redis")
+        elif stage == "between-start-up-tries":
+            # The fourth try failed; the next is 0.8 s away.
+            for _ in range(300):
+                if services.logs(process).count("start-up interrupted, starting again") >= 4:
+                    break
+                await asyncio.sleep(0.02)
+        elif stage == "during-faststream-start":
+            await asyncio.wait_for(proxy.stalled.wait(), 30)
+        elif stage in ("right-after-ready", "redis-away-after-ready"):
+            await log_containing(services, process, '"event": "ready"')
+            if stage == "redis-away-after-ready":
+                server.stop()
+                await log_containing(services, process, "redis unreachable")
+        assert process.poll() is None, services.logs(process)
+        process.send_signal(signal.SIGTERM)
+        code, took = await wait_exit(process)
+        services.running.remove(process)
+        log = services.logs(process)
+        assert took < 5, log
+        assert "Traceback" not in log, log
+        if stage == "at-once":
+            assert code in (0, -signal.SIGTERM), log
+        else:
+            assert code == 0, log
+            assert '"event": "stopped' in log, log  # "stopped" or "stopped during start-up"
+    finally:
+        services.stop_all()
+        if proxy is not None:
+            await proxy.stop()
+        server.remove()

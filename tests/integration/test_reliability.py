@@ -5,6 +5,7 @@ was lost or doubled: the final records equal an offline `rate` of the same entri
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import shutil
 import socket
@@ -27,8 +28,10 @@ from tests.integration.processes import (
     check_final_state,
     free_port,
     load_club,
+    log_containing,
     random_events,
     server_binary,
+    wait_until_applied,
 )
 from tests.integration.tcpproxy import CuttingProxy
 
@@ -56,16 +59,6 @@ async def publish_retrying(url: str, settings, events: list[dict]) -> None:
                 await asyncio.sleep(0.1)
             finally:
                 await client.aclose()
-
-
-async def log_containing(services, process, text: str, timeout: float = 30.0) -> str:
-    """The replica's log once it contains `text` (the process may take a while to start)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        log = services.logs(process)
-        if text in log or asyncio.get_running_loop().time() > deadline:
-            return log
-        await asyncio.sleep(0.1)
 
 
 async def test_redis_restarts_mid_flow(private_redis, tmp_path):
@@ -283,3 +276,92 @@ async def test_tls_through_the_url(tls_redis, tmp_path):
     with pytest.raises(Exception):
         await plain.ping()  # the port speaks TLS only
     await plain.aclose()
+
+
+def log_events(log: str) -> list[str]:
+    """The `event` of each JSON log line (a line that is not JSON counts as itself)."""
+    events = []
+    for line in log.splitlines():
+        try:
+            events.append(json.loads(line)["event"])
+        except (ValueError, KeyError, TypeError):
+            events.append(line)
+    return events
+
+
+@pytest.mark.parametrize("loss", ["xgroup-destroy", "flushall", "restart-without-data"])
+async def test_a_lost_consumer_group_is_created_again_and_nothing_is_rated_twice(private_redis, tmp_path, loss):
+    """The group disappears under two running replicas. They stay up, create it again once (at
+    the applied cursor, or at the start of the emptied stream), say so as an error, and rate
+    every event published afterwards exactly once."""
+    settings = settings_for(private_redis.url, "lost")
+    client = aioredis.Redis.from_url(private_redis.url)
+    await load_club(client, settings)
+    events = random_events(40, 31)
+    services = Services(settings)
+    services.env["RATING_LOG_LEVEL"] = "INFO"
+    try:
+        replicas = [services.start(), services.start()]
+        for replica in replicas:  # both running, not starting (a start-up creates a missing group quietly)
+            assert '"event": "ready"' in await log_containing(services, replica, '"event": "ready"')
+        await publish(client, settings, *events[:20])
+        await wait_until_applied(client, settings)
+        if loss == "xgroup-destroy":
+            assert await client.xgroup_destroy(settings.input_streams[0], settings.group) == 1
+        elif loss == "flushall":
+            await client.flushall()
+        else:
+            private_redis.stop()
+            shutil.rmtree(private_redis.dir)  # its AOF: Redis comes back empty
+            Path(private_redis.dir).mkdir()
+            private_redis.start()
+            await private_redis.wait_ready()
+            await client.aclose()
+            client = aioredis.Redis.from_url(private_redis.url)
+        after = events if loss == "xgroup-destroy" else events[20:]
+        if loss != "xgroup-destroy":
+            await load_club(client, settings)  # the operator imports the list again
+        await publish(client, settings, *events[20:])
+        await check_final_state(client, settings, after, tmp_path, services=services)
+        assert all(r.poll() is None for r in replicas), services.logs()
+        log = services.logs()
+        assert "Traceback" not in log, log
+        said = [e for e in log_events(log) if e.startswith("consumer group lost")]
+        assert len(said) == 1, log  # one replica created it; the other found it there
+        where = "at the applied cursor" if loss == "xgroup-destroy" else "at the start of the stream"
+        assert f"created again {where}" in said[0], said
+    finally:
+        services.stop_all()
+        await client.aclose()
+
+
+async def test_a_redis_outage_is_logged_once_per_change_of_state(private_redis, tmp_path):
+    settings = settings_for(private_redis.url, "outage")
+    client = aioredis.Redis.from_url(private_redis.url)
+    await load_club(client, settings)
+    events = random_events(30, 12)
+    services = Services(settings)
+    services.env["RATING_OUTAGE_LOG_MS"] = "5000"  # "still unreachable" every 5 s instead of every minute
+    try:
+        process = services.start()
+        await publish(client, settings, *events[:15])
+        await wait_until_applied(client, settings)
+        private_redis.stop()
+        await asyncio.sleep(12)
+        private_redis.start()
+        await private_redis.wait_ready()
+        await client.aclose()
+        client = aioredis.Redis.from_url(private_redis.url)
+        await publish(client, settings, *events[15:])
+        await check_final_state(client, settings, events, tmp_path, services=services)  # it rates again
+        await asyncio.sleep(1.5)  # "reachable again" is said once Redis has answered for a second
+        log = services.logs(process)
+        assert "Traceback" not in log and len(log) < 3000, log
+        said = log_events(log)
+        assert said.count("redis unreachable") == 1, log
+        assert 1 <= said.count("redis still unreachable") <= 3, log  # at 5 s and 10 s (and 15 s)
+        assert said.count("redis reachable again") == 1, log
+        assert len(said) <= 6, log  # nothing else per failed read or retry
+    finally:
+        services.stop_all()
+        await client.aclose()

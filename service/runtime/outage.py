@@ -1,0 +1,54 @@
+"""Saying that Redis is away, once per change of state, instead of once per failed call.
+
+Every part of the service that talks to Redis (the subscribers' reads, the handlers'
+commits, the periodic observer) reports here what it saw. The log gets one line when Redis
+becomes unreachable, one line every `every` seconds while it stays so, and one line when it
+answers again: a few lines per outage and replica, whatever the number of subscribers.
+Redis counts as back at the first success `settle` seconds after the last failure, so
+that the stragglers of an outage (a read that was in flight, a connection closing while
+Redis shuts down) do not make it flap.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import structlog
+
+log = structlog.get_logger("rating.redis")
+
+
+class OutageLog:
+    """The state of Redis as this process sees it, and the log lines of its changes."""
+
+    def __init__(self, every: float = 60.0, settle: float = 1.0, clock: Callable[[], float] = time.monotonic):
+        self.every = every
+        self.settle = settle
+        self.clock = clock
+        self.since: float | None = None  # when Redis was first seen unreachable
+        self._said = 0.0  # when that was last said
+        self._failed = 0.0  # the last failure
+
+    @property
+    def down(self) -> bool:
+        return self.since is not None
+
+    def unreachable(self, error: str) -> None:
+        """Something failed because Redis is away: say so if it is news, or if it was said
+        `every` seconds ago."""
+        now = self._failed = self.clock()
+        if self.since is None:
+            self.since = self._said = now
+            log.error("redis unreachable", error=error)
+        elif now - self._said >= self.every:
+            self._said = now
+            log.error("redis still unreachable", error=error, down_seconds=round(now - self.since, 1))
+
+    def reachable(self) -> None:
+        """Something Redis had to answer succeeded: say so if Redis was away."""
+        if self.since is not None:
+            now = self.clock()
+            if now - self._failed >= self.settle:
+                self.since, down = None, round(now - self.since, 1)
+                log.warning("redis reachable again", down_seconds=down)
