@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+import msgspec
+
 from schemas.common import POOLS, SYSTEMS
 from schemas.records import PlayerRecord
-from schemas.validation import InvalidMessage, Limits, decode_input
+from schemas.validation import InvalidMessage, decode_input
 from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
 from service.formats import trf
 from service.formats.jsonlines import FileProblem, read_documents
@@ -229,17 +231,15 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """publish FILE: append the file's messages to the input stream, each checked first."""
-    limits = Limits()
-    messages = []
-    for location, raw in publish_documents(args):
-        try:
-            decode_input(raw, limits)
-        except InvalidMessage as exc:
-            problem = exc.problems[0]
-            raise UserError(f"{location}: {problem} ({problem.reason})") from None
-        messages.append(raw)
+    messages = [_checked(location, raw) for location, raw in publish_documents(args)]
     if not messages:
         raise UserError(f"{args.file}: no messages")
+
+    return send_messages(args, messages)
+
+
+def send_messages(args: argparse.Namespace, messages: list[bytes]) -> int:
+    """Append checked messages to the input stream in one round trip; print their entry ids."""
 
     async def send(client) -> list[str]:
         async with client.pipeline(transaction=False) as pipe:
@@ -252,6 +252,45 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_correct(args: argparse.Namespace) -> int:
+    """correct FILE: publish the file's event (JSON, or a FIDE TRF) as event.corrected/v1,
+    the new content of the rated event with the same id."""
+    messages = []
+    for location, raw in publish_documents(args):
+        try:
+            document = msgspec.json.decode(raw)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            raise UserError(f"{location}: not valid JSON: {exc}") from None
+        if not isinstance(document, dict) or document.get("schema") not in ("event.finished/v1", "event.corrected/v1"):
+            raise UserError(f"{location}: not an event (schema event.finished/v1 or event.corrected/v1)")
+        document["schema"] = "event.corrected/v1"
+        if args.reason:
+            document["reason"] = args.reason
+        messages.append(_checked(location, msgspec.json.encode(document)))
+    if not messages:
+        raise UserError(f"{args.file}: no messages")
+    return send_messages(args, messages)
+
+
+def cmd_withdraw(args: argparse.Namespace) -> int:
+    """withdraw EVENT_ID --system S --pool P: publish event.withdrawn/v1."""
+    document = {"schema": "event.withdrawn/v1", "event_id": args.event_id, "system": args.system}
+    if args.pool:
+        document["pool"] = args.pool
+    if args.reason:
+        document["reason"] = args.reason
+    return send_messages(args, [_checked("withdraw", msgspec.json.encode(document))])
+
+
+def _checked(location: str, raw: bytes) -> bytes:
+    try:
+        decode_input(raw)
+    except InvalidMessage as exc:
+        problem = exc.problems[0]
+        raise UserError(f"{location}: {problem} ({problem.reason})") from None
+    return raw
+
+
 def register(commands: Any) -> None:
     """Add publish, import, export, convert, trf-ratings and replay to the command line."""
     p = commands.add_parser("publish", help="append event.finished / period.closed messages to the input stream")
@@ -260,6 +299,29 @@ def register(commands: Any) -> None:
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_trf_options(p)
     p.set_defaults(func=cmd_publish)
+
+    p = commands.add_parser(
+        "correct", help="publish a rated event's new content (event.corrected/v1): it and later events are re-rated",
+        description="Publish the new content of an already-rated event (same event id, system and pool): "
+                    "results, players or dates. The service re-rates it and every later event whose figures "
+                    "change, and publishes each changed result as a revision.",
+    )
+    p.add_argument("file", metavar="FILE", help="the event as JSON (event.finished/v1 or event.corrected/v1), or a FIDE TRF file")
+    p.add_argument("--reason", help="why, for the audit (e.g. 'round 3 result entered the wrong way round')")
+    p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    add_trf_options(p)
+    p.set_defaults(func=cmd_correct)
+
+    p = commands.add_parser(
+        "withdraw", help="publish event.withdrawn/v1: the event stops counting, later events are re-rated")
+    p.add_argument("event_id", metavar="EVENT_ID")
+    p.add_argument("--system", required=True, choices=SYSTEMS)
+    p.add_argument("--pool", help="the event's pool (default: the system's default)")
+    p.add_argument("--reason", help="why, for the audit")
+    p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    p.set_defaults(func=cmd_withdraw)
 
     p = commands.add_parser("import", help="load player records (JSON Lines or CSV) into the service's store")
     p.add_argument("file", metavar="FILE", help="player.record/v1 JSON Lines, or CSV with a header of field names")

@@ -40,12 +40,34 @@ def _projected(result: PlayerResult) -> str:
     return "-" if projected is None else f"{projected} (projected)"
 
 
-def render(message: RatingsUpdated) -> str:
-    """One message as a heading and a table of its players."""
-    what = message.event_id if message.kind == "event" else f"list {message.period} ({message.chunk}/{message.chunks})"
+_CAUSES = {"corrected": "the correction of", "withdrawn": "the withdrawal of", "inserted": "the late arrival of"}
+
+
+def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> str:
+    """One message as a heading and a table of its players. A revision says why, and, when
+    `previous` (the last message seen for the same event) is given, what changed: each
+    player's new rating as it was published before -> as it is now."""
+    if message.kind == "list":
+        what = f"list {message.period} ({message.chunk}/{message.chunks})"
+    elif message.kind == "revision":
+        what = f"{message.event_id}  REVISION {message.revision}"
+    else:
+        what = message.event_id
     lines = [f"{what}  {message.system}/{message.pool}  {message.ruleset}  entry {message.source_id}"]
-    fide_event = message.system == "fide" and message.kind == "event"
+    if message.kind == "revision" and message.cause is not None:
+        cause = message.cause
+        why = "corrected" if cause.event_id == message.event_id and cause.type == "corrected" else (
+            f"re-rated after {_CAUSES[cause.type]} {cause.event_id}")
+        if message.withdrawn:
+            why = "withdrawn: it no longer counts, and its players' later events are re-rated"
+        lines.append(f"  {why}")
+        if message.withdrawn:
+            return "\n".join(lines)
+    fide_event = message.system == "fide" and message.kind != "list"
+    was = {p.id: p.new_rating for p in previous.players} if previous is not None and message.kind == "revision" else None
     headers = ["player", "old", "new", "change", "status", "games", "event", "score"]
+    if was is not None:
+        headers.append("published before -> now")
     if fide_event:
         headers.append("projection")
     rows = []
@@ -53,9 +75,17 @@ def render(message: RatingsUpdated) -> str:
         status = p.status if p.status == p.old_status else f"{p.old_status} -> {p.status}"
         row = [p.id, _cell(p.old_rating), _cell(p.new_rating), _change(p), status, _cell(p.games),
                _cell(p.event_games), _cell(p.score)]
+        if was is not None:
+            if p.id not in was:
+                row.append("new in this result")
+            else:
+                row.append("unchanged" if was[p.id] == p.new_rating else f"{_cell(was[p.id])} -> {_cell(p.new_rating)}")
         if fide_event:
             row.append(_projected(p))
         rows.append(row)
+    if was is not None:
+        rows.extend([gone, "-", "-", "-", "", "-", "-", "-", "no longer in this result", *([""] if fide_event else [])]
+                    for gone in sorted(set(was) - {p.id for p in message.players}))
     lines.extend(_table(headers, rows))
     return "\n".join(lines)
 
@@ -169,6 +199,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             newest = await client.xrevrange(args.stream, count=1)
             last = newest[0][0].decode() if newest else "0-0"
         shown = 0
+        last_of: dict[str, RatingsUpdated] = {}  # per event: the last message shown (what a revision changes)
         while args.count is None or shown < args.count:
             reply = await client.xread({args.stream: last}, block=args.block_ms, count=100)
             if not reply:
@@ -180,7 +211,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
             for raw_id, fields in reply[0][1]:
                 last = raw_id.decode()
                 try:
-                    print(render(decode(fields[DATA_FIELD.encode()])) + "\n", flush=True)
+                    message = decode(fields[DATA_FIELD.encode()])
+                    previous = last_of.get(message.event_id) if message.event_id else None
+                    print(render(message, previous) + "\n", flush=True)
+                    if message.event_id and message.kind != "list":
+                        last_of[message.event_id] = message
                 except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
                     print(f"{last}: not a ratings.updated/v1 message ({exc})", file=sys.stderr)
                 shown += 1
