@@ -49,6 +49,7 @@ import redis.asyncio as aioredis
 from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
 from schemas.validation import decode_input
+from service.bench.cascade import bench_cascade
 from service.bench.workloads import (
     encode,
     fide_pool_before_close,
@@ -77,6 +78,10 @@ TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("service (b) 64x7 events", "service.swiss_64x7", "events_per_second", ">=", 300, "events/s"),
     ("Redis per player record", "memory", "redis_bytes_per_record", "<=", 300, "bytes"),
     ("service peak RSS", "memory", "service_peak_rss_mb", "<", 200, "MB"),
+    ("correction of the first event", "date_order.correction", "seconds", "<", 10, "s"),
+    ("RSS through that cascade", "date_order.correction", "service_peak_rss_mb", "<", 500, "MB"),
+    ("archive per two-player event", "date_order.archive", "bytes_per_event", "<=", 400, "bytes"),
+    ("history per player-event", "date_order.archive", "bytes_per_player_event", "<=", 120, "bytes"),
 )
 
 
@@ -91,12 +96,14 @@ class Sizes:
     latency_seconds: float
     memory_records: int
     platform_players: int = 10_000
+    cascade_players: int = 20_000
+    cascade_events: int = 10_000
 
     @staticmethod
     def of(quick: bool) -> "Sizes":
         if quick:
             return Sizes(runs=2, engine_runs=3, two_player_events=1_500, swiss_events=150, latency_seconds=2.0,
-                         memory_records=100_000)
+                         memory_records=100_000, cascade_players=2_000, cascade_events=1_000)
         return Sizes(runs=5, engine_runs=9, two_player_events=8_000, swiss_events=800, latency_seconds=8.0,
                      memory_records=1_000_000)
 
@@ -418,6 +425,7 @@ REPORT_KEYS = {
     "service": {"two_player", "swiss_64x7"},
     "ceiling": {"events_per_second", "ratio", "batch_size"},
     "memory": {"records", "redis_bytes_per_record", "service_peak_rss_mb"},
+    "date_order": {"archive", "correction"},
 }
 ENGINE_KEYS = {"players", "rounds", "newcomers", "games", "seconds", "games_per_second"}
 SERVICE_KEYS = {"events", "events_per_second", "latency_rate", "latency_samples", "p50_ms", "p99_ms"}
@@ -443,17 +451,21 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
         progress("memory")
         memory = bench_memory(redis_url, names, sizes.memory_records)
         memory["service_peak_rss_mb"] = rss
+        progress("date order")
+        order = bench_cascade(redis_url, names.prefix, sizes.cascade_players, sizes.cascade_events,
+                              lambda env: _start(["-m", "service", "serve"], env), _wait_for_group, peak_rss_mb, progress)
     finally:
         if private is not None:
             private.stop()
         else:
             _cleanup(redis_url, names.prefix)
-    report = {"engines": engines, "service": service, "ceiling": ceiling, "memory": memory}
+    report = {"engines": engines, "service": service, "ceiling": ceiling, "memory": memory, "date_order": order}
     report["targets"] = check_targets(report)
     report["settings"] = {"quick": quick, "runs": sizes.runs, "engine_runs": sizes.engine_runs,
                           "two_player_events": sizes.two_player_events, "swiss_events": sizes.swiss_events,
                           "latency_seconds": sizes.latency_seconds, "memory_records": sizes.memory_records,
                           "platform_players": sizes.platform_players, "batch_size": BATCH_SIZE,
+                          "cascade_players": sizes.cascade_players, "cascade_events": sizes.cascade_events,
                           "redis": f"private {private.binary.describe()}" if private and private.binary else "given URL", "cpus": os.cpu_count(),
                           "prefix": names.prefix}
     return report
@@ -476,6 +488,7 @@ def check_targets(report: dict) -> list[dict]:
 def render(report: dict) -> str:
     """The human table."""
     e, s, c, m = report["engines"], report["service"], report["ceiling"], report["memory"]
+    d = report["date_order"]
     lines = [
         f"engines (median of {report['settings']['engine_runs']} runs)",
         f"  CFC  1,000 players x 9 rounds   {e['cfc']['games']:>6} games  {e['cfc']['seconds'] * 1000:8.1f} ms  "
@@ -496,6 +509,12 @@ def render(report: dict) -> str:
         f"  service peak RSS (VmHWM)        {m['service_peak_rss_mb']:>10.1f} MB",
         f"  Redis per player record         {m['redis_bytes_per_record']:>10.1f} bytes  ({m['records']:,} records"
         f"{', --quick' if report['settings']['quick'] else ''})",
+        "date order",
+        f"  archive per two-player event    {d['archive']['bytes_per_event']:>10.1f} bytes  (timeline + archive hash)",
+        f"  history per player-event        {d['archive']['bytes_per_player_event']:>10.1f} bytes",
+        f"  correction of the first event   {d['correction']['seconds']:>10.2f} s      ({d['correction']['revisions']:,}"
+        f" revisions; {d['correction']['later_events']:,} later events, {d['correction']['players']:,} players)",
+        f"  service peak RSS through it     {d['correction']['service_peak_rss_mb']:>10.1f} MB",
         "targets",
     ]
     for t in report["targets"]:

@@ -32,7 +32,7 @@ async def test_ceiling_consumer_copies_each_entry_once_and_acks(redis_url, key_p
 
 def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
     tiny = Sizes(runs=1, engine_runs=1, two_player_events=20, swiss_events=2, latency_seconds=0.5,
-                 memory_records=500, platform_players=100)
+                 memory_records=500, platform_players=100, cascade_players=100, cascade_events=20)
     engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
     engines["fide_close"] = {"players": 1, "seconds": 1.0}
     report = msgspec.json.decode(msgspec.json.encode(run(redis_url, True, sizes=tiny, engines=engines)))
@@ -50,7 +50,7 @@ def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
 
 def test_bench_without_a_url_runs_on_a_private_embedded_server_and_stops_it():
     tiny = Sizes(runs=1, engine_runs=1, two_player_events=20, swiss_events=2, latency_seconds=0.5,
-                 memory_records=200, platform_players=100)
+                 memory_records=200, platform_players=100, cascade_players=100, cascade_events=20)
     engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
     engines["fide_close"] = {"players": 1, "seconds": 1.0}
     before = set(_servers())

@@ -1,0 +1,143 @@
+"""The bench of date order (design "Order (v1.1)"): what the service keeps per event and per
+player-event, and how long a correction at the start of a long history takes.
+
+- **Archive**: a stream of two-player events only; Redis bytes (MEMORY USAGE) of the archive
+  hash and the timeline per event, and of the players' history sets per player-event.
+- **Cascade**: a CFC pool of 20,000 players (2,000 with `--quick`) and a history of 10,000
+  events (1,000), alternately two-player games and 40-player 7-round Swiss events, in date
+  order; then the first event is corrected (its one result flipped). Measured: from the
+  correction's XADD until its revisions are on the output stream (one commit: they all
+  arrive together), the number of revisions, and the service's peak RSS.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import subprocess
+import time
+from typing import Callable
+
+import msgspec
+import redis
+
+from schemas.records import PlayerRecord
+from service.bench.workloads import encode, rated_list, swiss_event, two_player_event
+from service.runtime.store import DATA_FIELD, StreamKeys
+
+FIRST_DAY = dt.date(2020, 1, 1)
+
+
+def dated(message: dict, day: int) -> dict:
+    """The event moved to `day` days after FIRST_DAY (one-day events: date order = this order)."""
+    date = (FIRST_DAY + dt.timedelta(days=day)).isoformat()
+    return {**message, "start_date": date, "end_date": date}
+
+
+def history(players: list[PlayerRecord], events: int, prefix: str, seed: int = 23) -> list[dict]:
+    """`events` events in date order: two-player games and 40-player 7-round Swiss events, alternately."""
+    rng = random.Random(seed)
+    out = []
+    for n in range(events):
+        event_id = f"{prefix}-h{n}"
+        if n % 2 == 0:
+            a, b = rng.sample(players, 2)
+            message = two_player_event("cfc", a, b, event_id, rng)
+            if n == 0:  # the event the bench corrects: a decisive result, so that flipping it changes figures
+                message["games"][0]["score"] = 1
+        else:
+            message = swiss_event("cfc", rng.sample(players, 40), 7, event_id=event_id, seed=seed + n)
+        out.append(dated(message, n // 4))
+    return out
+
+
+def _xadd_all(client: redis.Redis, stream: str, messages: list[dict], chunk: int = 500) -> None:
+    for start in range(0, len(messages), chunk):
+        with client.pipeline(transaction=False) as pipe:
+            for message in messages[start : start + chunk]:
+                pipe.xadd(stream, {DATA_FIELD: encode(message)})
+            pipe.execute()
+
+
+def _wait_outputs(client: redis.Redis, output: str, count: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while client.xlen(output) < count:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{client.xlen(output)} of {count} outputs after {timeout:.0f} s")
+        time.sleep(0.05)
+
+
+def _memory(client: redis.Redis, keys: list[bytes | str]) -> int:
+    total = 0
+    with client.pipeline(transaction=False) as pipe:
+        for key in keys:
+            pipe.memory_usage(key, samples=0)
+        for used in pipe.execute():
+            total += used or 0
+    return total
+
+
+def archive_bytes(client: redis.Redis, stream: str, events: int, players: int) -> dict:
+    """Redis bytes per archived event (archive hash + timeline) and per player-event (histories)."""
+    keys = StreamKeys(stream)
+    archive = _memory(client, [keys.events, *client.scan_iter(match=keys.timeline("*"), count=1000)])
+    histories = _memory(client, list(client.scan_iter(match=keys.history("*", "*", "*"), count=1000)))
+    return {"events": events, "bytes_per_event": archive / events,
+            "player_events": players, "bytes_per_player_event": histories / players}
+
+
+def bench_cascade(url: str, prefix: str, pool: int, events: int, start_service: Callable[[dict], subprocess.Popen],
+                  wait_for_group: Callable, peak_rss_mb: Callable[[int], float],
+                  progress: Callable[[str], None] = lambda _: None) -> dict:
+    """The archive's size and a correction's cascade (see the module's docstring): a pool of
+    `pool` players and a history of `events` events."""
+    client = redis.Redis.from_url(url)
+    names = {"input": f"{prefix}.c-events", "output": f"{prefix}.c-ratings", "rejected": f"{prefix}.c-rejected",
+             "group": f"{prefix}.c-group", "archive": f"{prefix}.a-events"}
+    players = rated_list("cfc", pool, prefix=f"{prefix}-c")
+    keys = StreamKeys(names["input"])
+    for start in range(0, len(players), 1_000):
+        client.hset(keys.players("cfc", "regular"),
+                    mapping={r.id: msgspec.json.encode(r) for r in players[start : start + 1_000]})
+    env = {"RATING_REDIS_URL": url, "RATING_INPUT_STREAMS": f"{names['input']},{names['archive']}",
+           "RATING_OUTPUT_STREAM": names["output"], "RATING_DEAD_LETTER_STREAM": names["rejected"],
+           "RATING_GROUP": names["group"], "RATING_HTTP_PORT": "0", "RATING_LOG_LEVEL": "WARNING"}
+    service = start_service(env)
+    try:
+        wait_for_group(client, names["input"], names["group"], service)
+        progress("date order: archive of two-player events")
+        rng = random.Random(5)
+        two = [dated(two_player_event("cfc", *rng.sample(players, 2), f"{prefix}-a{n}", rng), n // 50)
+               for n in range(events)]
+        _xadd_all(client, names["archive"], two)
+        _wait_outputs(client, names["output"], events, timeout=600)
+        archive = archive_bytes(client, names["archive"], events, 2 * events)
+        progress(f"date order: a history of {events:,} events in a pool of {pool:,}")
+        messages = history(players, events, prefix)
+        started = time.perf_counter()
+        _xadd_all(client, names["input"], messages)
+        _wait_outputs(client, names["output"], 2 * events, timeout=1_800)
+        in_order_seconds = time.perf_counter() - started
+        progress("date order: the first event corrected")
+        correction = {**messages[0], "schema": "event.corrected/v1", "reason": "bench: result flipped"}
+        correction["games"] = [{**messages[0]["games"][0], "score": 0}]
+        before = client.xlen(names["output"])
+        started = time.perf_counter()
+        client.xadd(names["input"], {DATA_FIELD: encode(correction)})
+        _wait_outputs(client, names["output"], before + 1, timeout=600)
+        seconds = time.perf_counter() - started
+        revisions = client.xlen(names["output"]) - before
+        rss = peak_rss_mb(service.pid)
+        rejected = client.xlen(names["rejected"]) if client.exists(names["rejected"]) else 0
+        if rejected:
+            raise RuntimeError(f"{rejected} bench entries were dead-lettered: {client.xrange(names['rejected'], count=1)}")
+    finally:
+        service.terminate()
+        try:
+            service.wait(20)
+        except subprocess.TimeoutExpired:
+            service.kill()
+        client.close()
+    return {"archive": archive,
+            "correction": {"players": pool, "later_events": events - 1, "seconds": seconds, "revisions": revisions,
+                           "history_seconds": in_order_seconds, "service_peak_rss_mb": rss}}
