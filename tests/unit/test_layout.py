@@ -97,6 +97,8 @@ def test_nothing_outside_the_command_line_imports_it(graph):
         ("service.formats", ("service.runtime", "service.bench", "service.calculators", "service.rating")),
         ("service.calculators", ("service.runtime", "service.formats", "service.bench", "service.rating")),
         ("service.rating", ("service.runtime", "service.formats", "service.bench", "service.calculators")),
+        ("service.timeline", ("service.runtime", "service.formats", "service.bench", "service.calculators",
+                              "service.rating", "service.engine")),
         ("service.runtime", ("service.bench", "service.calculators", "service.formats")),
     ],
 )
