@@ -113,7 +113,78 @@ def unpack_state(system: str, pool: str, player_id: str, packed: bytes) -> Playe
 # ------------------------------------------------------------------ the archive
 
 
-class Archived(msgspec.Struct, frozen=True, array_like=True):
+class _Player(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    id: str
+    name: str | None = None
+    birth_year: int | None = None
+
+
+class _Game(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    round: int
+    a: str
+    b: str
+    halves: int  # a's score in half points: 2, 1, 0
+    forfeit: bool = False
+
+
+class _Bye(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    round: int
+    player: str
+    halves: int
+
+
+class _Event(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    """An event in the archive: its fields in a fixed order, dates as day numbers, scores in
+    half points, trailing defaults left out (a two-player event: about 120 bytes)."""
+
+    event_id: str
+    system: str
+    pool: str
+    ruleset: str
+    name: str
+    start: int
+    end: int
+    rounds: int
+    players: list[_Player]
+    games: list[_Game]
+    byes: list[_Bye] = []
+    period: str | None = None
+    one_third_rated: bool = False
+
+
+def _pack_event(event: EventFinished) -> _Event:
+    return _Event(
+        event.event_id, event.system, event.pool or "", event.ruleset or "", event.name,
+        event.start_date.toordinal(), event.end_date.toordinal(), event.rounds,
+        [_Player(p.id, p.name, p.birth_year) for p in event.players],
+        [_Game(g.round, g.a, g.b, round(g.score * 2), g.forfeit) for g in event.games],
+        [_Bye(b.round, b.player, round(b.score * 2)) for b in event.byes],
+        event.period, event.one_third_rated,
+    )
+
+
+def _unpack_event(packed: _Event) -> EventFinished:
+    return msgspec.convert({
+        "event_id": packed.event_id, "system": packed.system, "pool": packed.pool, "ruleset": packed.ruleset,
+        "name": packed.name, "start_date": dt.date.fromordinal(packed.start).isoformat(),
+        "end_date": dt.date.fromordinal(packed.end).isoformat(), "rounds": packed.rounds,
+        "players": [{"id": p.id, "name": p.name, "birth_year": p.birth_year} for p in packed.players],
+        "games": [{"round": g.round, "a": g.a, "b": g.b, "score": g.halves / 2, "forfeit": g.forfeit}
+                  for g in packed.games],
+        "byes": [{"round": b.round, "player": b.player, "score": b.halves / 2} for b in packed.byes],
+        "period": packed.period, "one_third_rated": packed.one_third_rated,
+    }, EventFinished)
+
+
+class _Stored(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    key: bytes
+    event: _Event
+    revision: int = 0
+    digest: bytes = b""
+    withdrawn: bool = False
+
+
+class Archived(msgspec.Struct, frozen=True):
     """One rated event as kept for re-rating: where it stands (`key`; a withdrawn event keeps
     it, for its arrival), its current content, how many revisions were published, and a digest of the players'
     results last published (a re-rate that gives the same results publishes nothing)."""
@@ -126,15 +197,17 @@ class Archived(msgspec.Struct, frozen=True, array_like=True):
 
 
 _archive_encoder = msgspec.msgpack.Encoder()
-_archive_decoder = msgspec.msgpack.Decoder(Archived)
+_archive_decoder = msgspec.msgpack.Decoder(_Stored)
 
 
 def encode_archived(archived: Archived) -> bytes:
-    return _archive_encoder.encode(archived)
+    stored = _Stored(archived.key, _pack_event(archived.event), archived.revision, archived.digest, archived.withdrawn)
+    return _archive_encoder.encode(stored)
 
 
 def decode_archived(raw: bytes) -> Archived:
-    return _archive_decoder.decode(raw)
+    stored = _archive_decoder.decode(raw)
+    return Archived(stored.key, _unpack_event(stored.event), stored.revision, stored.digest, stored.withdrawn)
 
 
 def results_digest(results: Iterable[PlayerResult]) -> bytes:

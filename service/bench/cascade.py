@@ -95,10 +95,10 @@ def bench_cascade(url: str, prefix: str, pool: int, events: int, start_service: 
     names = {"input": f"{prefix}.c-events", "output": f"{prefix}.c-ratings", "rejected": f"{prefix}.c-rejected",
              "group": f"{prefix}.c-group", "archive": f"{prefix}.a-events"}
     players = rated_list("cfc", pool, prefix=f"{prefix}-c")
-    keys = StreamKeys(names["input"])
-    for start in range(0, len(players), 1_000):
-        client.hset(keys.players("cfc", "regular"),
-                    mapping={r.id: msgspec.json.encode(r) for r in players[start : start + 1_000]})
+    for stream in (names["input"], names["archive"]):  # each input stream has its own store
+        for start in range(0, len(players), 1_000):
+            client.hset(StreamKeys(stream).players("cfc", "regular"),
+                        mapping={r.id: msgspec.json.encode(r) for r in players[start : start + 1_000]})
     env = {"RATING_REDIS_URL": url, "RATING_INPUT_STREAMS": f"{names['input']},{names['archive']}",
            "RATING_OUTPUT_STREAM": names["output"], "RATING_DEAD_LETTER_STREAM": names["rejected"],
            "RATING_GROUP": names["group"], "RATING_HTTP_PORT": "0", "RATING_LOG_LEVEL": "WARNING"}
