@@ -152,7 +152,7 @@ def needs(message: InputMessage, registry: Registry) -> Needs:
 
 def event_output(event: EventFinished, engine: Engine, results: list, source_id: str, **revision) -> RatingsUpdated:
     """The `ratings.updated/v1` of one event (a first result, or a revision of it)."""
-    names = {p.id: p.name for p in event.players if p.name}
+    names = {p.id: p.name for p in event.players if p.name} if any(p.name for p in event.players) else None
     if names:
         results = [msgspec.structs.replace(r, name=names[r.id]) if r.id in names else r for r in results]
     kind = "revision" if revision else "event"
@@ -276,7 +276,8 @@ class MemoryLedger:
                                " (to change a rated event, publish event.corrected/v1)", "$", message.event_id)
             engine = engine_for(message, registry)
             order = order_key(message, arrival)
-            if self.in_order(message, arrival):
+            tail = self.tail(ordering_domain(message.system, message.pool or ""))
+            if tail is None or order > tail:
                 outputs = self._append(message, engine, order, registry, source_id)
                 rerated = 0
             else:
@@ -323,20 +324,34 @@ class MemoryLedger:
 
     def _append(self, event: EventFinished, engine: Engine, key: bytes, registry: Registry,
                 source_id: str) -> list[RatingsUpdated]:
-        """Rate an event that comes last in date order: the players' current records."""
-        pool = event.pool or ""
+        """Rate an event that comes last in date order: the players' current records. Each
+        player's record before it is appended to their history (the hot path: no search)."""
+        system, pool = event.system, event.pool or ""
         seed_pool = engine.seed_pools.get(pool)
-        before: dict[PlayerKey, PlayerRecord] = {}
-        for p in event.players:
-            for pl in (pool, seed_pool) if seed_pool else (pool,):
-                found = self.record(event.system, pl, p.id)
-                if found is not None:
-                    before[(event.system, pl, p.id)] = found
-        data = self._inputs(event, engine, before)
-        results, records = _rated(engine, data, event.event_id, own=True)
-        for p in event.players:
-            self._history_change((event.system, pool, p.id)).add(key + pack_state(data.records[p.id]))
-        self._store_records(records)
+        current = self.records.get((system, pool), {})
+        records = {p.id: current.get(p.id) or unrated_record(system, pool, p.id) for p in event.players}
+        seeds: dict[str, PlayerRecord] = {}
+        if seed_pool is not None:
+            seeded = self.records.get((system, seed_pool), {})
+            seeds = {p.id: seeded[p.id] for p in event.players if p.id in seeded}
+        data = EventInput(event, records, self.pool_state(system, pool), seeds)
+        results, changed = _rated(engine, data, event.event_id, own=True)
+        for pid, record in records.items():
+            who = (system, pool, pid)
+            member = key + pack_state(record)
+            history = self.histories.get(who)
+            if history is None:
+                self.histories[who] = [member]
+            elif not history or member > history[-1]:
+                history.append(member)
+            else:
+                self._history_change(who).add(member)
+                continue
+            changes = self.history_changes.get(who)
+            if changes is None:
+                changes = self.history_changes[who] = MemberChanges()
+            changes.add(member)
+        self._store_records(changed)
         self._timeline_change(ordering_domain(event.system, pool)).add(timeline_member(key, event.event_id))
         self._archive(Archived(key, event, 0, results_digest(results)))
         return [event_output(event, engine, results, source_id)]

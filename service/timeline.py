@@ -85,21 +85,24 @@ def split_member(member: bytes) -> tuple[bytes, bytes]:
 
 # ------------------------------------------------------------------ player states
 
-_STATE_FIELDS = ("rating", "status", "games", "highest", "birth_year", "ever_2300", "ever_2400", "k", "cfc", "fide")
+_STATUS_CODES = {"unrated": 0, "provisional": 1, "established": 2}
 _STATUSES = ("unrated", "provisional", "established")
-_STATE_DEFAULTS = (None, 0, 0, None, None, False, False, None, None, None)
-_builtins = msgspec.msgpack.Encoder()
+_STATE_FIELDS = ("rating", "status", "games", "highest", "birth_year", "ever_2300", "ever_2400", "k", "cfc", "fide")
+_packer = msgspec.msgpack.Encoder()
 _list_decoder = msgspec.msgpack.Decoder(list)
 
 
 def pack_state(record: PlayerRecord) -> bytes:
     """A record without what its key already says (system, pool, id): its fields in a fixed
     order, trailing defaults left out, as MessagePack (a CFC established player: ~8 bytes)."""
-    values = [msgspec.to_builtins(getattr(record, name)) for name in _STATE_FIELDS]
-    values[1] = _STATUSES.index(record.status)
-    while values and values[-1] == _STATE_DEFAULTS[len(values) - 1]:
-        values.pop()
-    return _builtins.encode(values)
+    r = record
+    values = [r.rating, _STATUS_CODES[r.status], r.games, r.highest, r.birth_year, r.ever_2300, r.ever_2400, r.k,
+              r.cfc, r.fide]
+    n = 10
+    while n and (values[n - 1] is None or values[n - 1] is False or (n == 3 and values[2] == 0) or
+                 (n == 2 and values[1] == 0)):
+        n -= 1
+    return _packer.encode(values[:n])
 
 
 def unpack_state(system: str, pool: str, player_id: str, packed: bytes) -> PlayerRecord:
@@ -212,7 +215,7 @@ def decode_archived(raw: bytes) -> Archived:
 
 def results_digest(results: Iterable[PlayerResult]) -> bytes:
     """8 bytes that change when any published figure of the results changes."""
-    return hashlib.blake2b(_builtins.encode(list(results)), digest_size=8).digest()
+    return hashlib.blake2b(_packer.encode(results), digest_size=8).digest()
 
 
 def as_finished(event: EventContent) -> EventFinished:

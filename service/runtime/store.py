@@ -226,8 +226,25 @@ def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger) -> No
         pipe.hset(keys.events, mapping={eid: encode_archived(a) for eid, a in ledger.changed_archives.items()})
     for domain, changes in ledger.timeline_changes.items():
         _queue_member_changes(pipe, keys.timeline(domain), changes)
+    # Histories: the members appended (every event in date order adds one per player) go in
+    # one command for the whole commit; a cascade's removals and replacements per key.
+    append_keys: list[str] = []
+    append_members: list[bytes] = []
     for (system, pool, pid), changes in ledger.history_changes.items():
-        _queue_member_changes(pipe, keys.history(system, pool, pid), changes)
+        key = keys.history(system, pool, pid)
+        if changes.removed:
+            _queue_member_changes(pipe, key, changes)
+            continue
+        for member in changes.added:
+            append_keys.append(key)
+            append_members.append(member)
+    if append_keys:
+        pipe.eval(_ZADD_EACH, len(append_keys), *append_keys, *append_members)
+
+
+# ZADD KEYS[i] 0 ARGV[i] for every i: one round of command packing for a whole commit's history
+# members (all keys share the stream's hash tag, so one slot on a cluster).
+_ZADD_EACH = "for i = 1, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[i]) end return #KEYS"
 
 
 def _queue_member_changes(pipe: Any, key: str, changes: Any) -> None:

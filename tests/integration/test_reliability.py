@@ -170,7 +170,7 @@ def acl_rule(prefix: str, password: str) -> list[str]:
         "rating-service", "on", f">{password}", "resetkeys",
         f"~{events}", f"~{{{events}}}:*", f"~{prefix}.ratings", f"~{prefix}.rejected",
         "resetchannels", "-@all",
-        "+@stream", "+@hash", "+zrange", "+zadd", "+zrem", "+get", "+set", "+exists", "+del",
+        "+@stream", "+@hash", "+zrange", "+zadd", "+zrem", "+eval", "+get", "+set", "+exists", "+del",
         "+multi", "+exec", "+discard", "+watch", "+unwatch",
         "+ping", "+hello", "+client|setname", "+select",
     ]
