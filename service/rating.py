@@ -266,14 +266,9 @@ class MemoryLedger:
         if isinstance(message, PeriodClosed):
             return self._close(message, registry, source_id)
         if isinstance(message, EventFinished):
-            key = marker_key(message)
-            digest = content_digest(message)
-            known = self.markers.get(key)
-            if known is not None:
-                if known == digest:
-                    return Duplicate(key)
-                raise Rejected("conflict", f"{key} was already applied with other content"
-                               " (to change a rated event, publish event.corrected/v1)", "$", message.event_id)
+            key, digest = marker_key(message), content_digest(message)
+            if self._seen(key, digest, message.event_id):
+                return Duplicate(key)
             engine = engine_for(message, registry)
             order = order_key(message, arrival)
             tail = self.tail(ordering_domain(message.system, message.pool or ""))
@@ -287,14 +282,20 @@ class MemoryLedger:
             return Applied(outputs, key, digest, rerated)
         return self._revise(message, registry, source_id, max_cascade)
 
-    def _close(self, message: PeriodClosed, registry: Registry, source_id: str) -> Applied | Duplicate:
-        key = marker_key(message)
-        digest = content_digest(message)
+    def _seen(self, key: str, digest: str, event_id: str | None) -> bool:
+        """True when this content was applied already; Rejected (conflict) for other content."""
         known = self.markers.get(key)
-        if known is not None:
-            if known == digest:
-                return Duplicate(key)
-            raise Rejected("conflict", f"{key} was already applied with other content", "$")
+        if known is None:
+            return False
+        if known == digest:
+            return True
+        hint = " (to change a rated event, publish event.corrected/v1)" if event_id else ""
+        raise Rejected("conflict", f"{key} was already applied with other content{hint}", "$", event_id)
+
+    def _close(self, message: PeriodClosed, registry: Registry, source_id: str) -> Applied | Duplicate:
+        key, digest = marker_key(message), content_digest(message)
+        if self._seen(key, digest, None):
+            return Duplicate(key)
         engine = engine_for(message, registry)
         pool = message.pool or ""
         try:

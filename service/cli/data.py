@@ -340,6 +340,7 @@ def register(commands: Any) -> None:
     p.add_argument("--format", choices=("jsonl", "csv"), help="default: jsonl (csv for an --out ending in .csv)")
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_export)
+
     p = commands.add_parser("convert", help="print a FIDE TRF file as an event.finished/v1 message")
     p.add_argument("file", metavar="FILE.trf")
     p.add_argument("--system", choices=SYSTEMS, default="fide", help="rating system (default: fide)")
