@@ -113,7 +113,8 @@ def queue_ledger_reads(pipe: Any, keys: StreamKeys, wants: list[Needs]) -> Calla
         for pool in (want.pool, want.seed_pool):
             if pool is not None and (want.system, pool) not in whole:
                 some.setdefault((want.system, pool), set()).update(want.player_ids)
-    some_keys = [(key, sorted(ids)) for key, ids in sorted(some.items())]
+    # A withdrawal names no players (ids ()): HMGET with no field is an error, so skip it.
+    some_keys = [(key, sorted(ids)) for key, ids in sorted(some.items()) if ids]
     pool_fields = sorted({f"{w.system}:{w.pool}" for w in wants})
     markers = sorted({w.marker for w in wants})
     domains = sorted({w.domain for w in wants if w.player_ids})  # events: is each in date order?

@@ -1,0 +1,128 @@
+"""Date order (design "Order (v1.1)"), as properties of the ledger the service and `rate`
+share, with the real engines and no I/O.
+
+Random workloads (tests/cascade_workload.py) of finished, late, corrected and withdrawn
+events, duplicates and invalid messages, in a random arrival order, for CFC, FIDE (one
+open period; a period closed between two), and NASPA nwl + csw together. After EVERY
+message the ledger must hold what a fresh ledger fed the pool's current events in date
+order holds: the records, and the last message per event id (a withdrawn event's: a
+revision with `withdrawn` and no players). Each message does what the design says
+(applied, duplicate, or rejected at the field named), and a duplicate or a rejection
+changes nothing. At the end the ledger's own timelines, histories and archive equal the
+fold's too (what later cascades will read).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from service.engine.registry import default_registry
+from service.rating import Applied, Duplicate, MemoryLedger, Rejected
+from service.timeline import split_member
+from tests.cascade_workload import (
+    CASES,
+    Chooser,
+    Model,
+    Workload,
+    check_against_fold,
+    check_revisions,
+    date_order_fold,
+    decoded,
+    workload,
+)
+
+REGISTRY = default_registry()
+
+
+class Drawn(Chooser):
+    """Choices drawn by hypothesis (so that a failing workload shrinks)."""
+
+    def __init__(self, data):
+        self.data = data
+
+    def integer(self, lo: int, hi: int) -> int:
+        return self.data.draw(st.integers(lo, hi))
+
+
+def state_of(ledger: MemoryLedger) -> tuple:
+    """Everything a message may change (compared before and after one that must not)."""
+    return (
+        {k: dict(v) for k, v in ledger.records.items()}, dict(ledger.pools), dict(ledger.markers),
+        {k: list(v) for k, v in ledger.timelines.items()}, dict(ledger.archives),
+        {k: list(v) for k, v in ledger.histories.items()},
+        copy.copy(ledger.changed_records), copy.copy(ledger.changed_archives), copy.copy(ledger.changed_markers),
+    )
+
+
+def outcome_of(result) -> tuple:
+    if isinstance(result, Rejected):
+        return ("rejected", result.reason, result.path)
+    return ("duplicate", None, None) if isinstance(result, Duplicate) else ("applied", None, None)
+
+
+def same_structures(ledger: MemoryLedger, fold: MemoryLedger, model: Model) -> None:
+    """Timelines, histories and archive equal the fold's, the arrival part of keys aside
+    (it numbers messages differently; it only breaks ties of equal dates, in the same order)."""
+    def timeline(members):
+        return [(m[:9], split_member(m)[1]) for m in members]
+
+    assert {d: timeline(m) for d, m in ledger.timelines.items() if m} == \
+        {d: timeline(m) for d, m in fold.timelines.items() if m}
+    assert {w: [(m[:9], m[17:]) for m in h] for w, h in ledger.histories.items() if h} == \
+        {w: [(m[:9], m[17:]) for m in h] for w, h in fold.histories.items() if h}
+    for eid, event in model.events.items():
+        archived = ledger.archives[eid]
+        assert archived.withdrawn == event.withdrawn
+        if not event.withdrawn:
+            theirs = fold.archives[eid]
+            assert (archived.event, archived.key[:9], archived.digest) == (theirs.event, theirs.key[:9], theirs.digest)
+
+
+def run(w: Workload, every_step: bool = True) -> None:
+    ledger = MemoryLedger(w.case.start)
+    model = Model()
+    outputs = []
+    for arrival, raw in enumerate(w.messages, 1):
+        message = decoded(raw)
+        expected = model.apply(message, arrival)
+        before = state_of(ledger)
+        try:
+            result = ledger.process(message, REGISTRY, source_id=f"s{arrival}", arrival=arrival)
+        except Rejected as exc:
+            result = exc
+        assert outcome_of(result) == expected, (arrival, raw, getattr(result, "message", result))
+        if not isinstance(result, Applied):
+            assert state_of(ledger) == before, f"{expected[0]} message {arrival} changed the ledger"
+            continue
+        outputs.extend(result.outputs)
+        if every_step or arrival == len(w.messages):
+            last = {o.event_id: o for o in outputs if o.kind != "list"}
+            fold = date_order_fold(w.case.start, [model], REGISTRY)
+            check_against_fold(ledger.all_records(), last, [o for o in outputs if o.kind == "list"], [model], fold)
+    check_revisions(outputs)
+    fold = date_order_fold(w.case.start, [model], REGISTRY)
+    check_against_fold(ledger.all_records(), {o.event_id: o for o in outputs if o.kind != "list"},
+                       [o for o in outputs if o.kind == "list"], [model], fold)
+    same_structures(ledger, fold.ledger, model)
+
+
+@pytest.mark.parametrize("name", CASES)
+@settings(deadline=None, max_examples=40, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_every_arrival_order_ends_as_the_date_order_fold(name, data):
+    choose = Drawn(data)
+    run(workload(choose, name, events=choose.integer(2, 6), extra=choose.integer(0, 9)))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_busier_workloads(name):
+    """Fewer, larger workloads (checked at the end only): cascades through many events."""
+    import random
+
+    for seed in range(3):
+        run(workload(Chooser(random.Random(f"{name}-{seed}")), name, events=14, extra=16), every_step=False)
