@@ -243,6 +243,28 @@ class MemoryLedger:
                 return unpack_state(*who, split_member(history[i])[1])
         return self.record(*who)
 
+    def _state_at(self, who: PlayerKey, key: bytes, engine: Engine) -> PlayerRecord | None:
+        """The player's stored state at `key` with the period closings it missed applied.
+
+        A history keeps the state before each event as it was when the event was rated. An
+        event of a later period rated before an earlier period was closed (FIDE: November's
+        events reported before October's list) kept a state from before that closing:
+        re-rating from it as stored undid the published list (the closed period's sums open
+        again, the rating back to the old list). Each closed period the state still holds
+        games of is closed on it first, in order, as it was on the records."""
+        state = self.stored_state(who, key)
+        closed = self.pool_state(who[0], who[1]).closed_through
+        if state is None or state.fide is None or closed is None:
+            return state
+        periods = {s.period for s in state.fide.periods} | {g.period for g in state.fide.initial_games}
+        for period in sorted(p for p in periods if p <= closed):
+            year, month = (int(part) for part in period.split("-"))
+            before = f"{year - (month == 1):04d}-{(month - 2) % 12 + 1:02d}"  # closed through the month before
+            outcome = engine.close_period(PeriodClosed(system=who[0], pool=who[1], period=period),  # type: ignore[arg-type]
+                                          {who[2]: state}, PoolState(system=who[0], pool=who[1], closed_through=before))  # type: ignore[arg-type]
+            state = next((r for r in outcome.records if r.id == who[2]), state)
+        return state
+
     def member_at(self, who: PlayerKey, key: bytes) -> bytes | None:
         history = self.histories.get(who)
         if history:
@@ -445,7 +467,7 @@ class MemoryLedger:
                     if member is not None:
                         history.setdefault(who, MemberChanges()).remove(member)
                     if who not in dirty:
-                        state = self.stored_state(who, key)
+                        state = self._state_at(who, key, engine_for(old.event, registry))
                         if state is not None:
                             dirty[who] = state
                 continue
@@ -460,7 +482,7 @@ class MemoryLedger:
             if not changed:
                 for who in touched:
                     if who in dirty:
-                        stored = self.stored_state(who, key)
+                        stored = self._state_at(who, key, engine)
                         if stored is not None and pack_state(stored) == pack_state(dirty[who]):
                             del dirty[who]
                 if not any(who in dirty for who in touched):
@@ -468,7 +490,7 @@ class MemoryLedger:
                 rerated += 1
             before: dict[PlayerKey, PlayerRecord] = {}
             for who in touched:
-                state = dirty.get(who) or self.stored_state(who, key)
+                state = dirty.get(who) or self._state_at(who, key, engine)
                 if state is not None:
                     before[who] = state
             data = self._inputs(event, engine, before)

@@ -126,3 +126,58 @@ def test_busier_workloads(name):
 
     for seed in range(3):
         run(workload(Chooser(random.Random(f"{name}-{seed}")), name, events=14, extra=16), every_step=False)
+
+
+def _fide_event(rng, event_id: str, day: str, ids: list[str]) -> dict:
+    pairs = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
+    return {"schema": "event.finished/v1", "event_id": event_id, "system": "fide", "name": f"Event {event_id}",
+            "start_date": day, "end_date": day, "rounds": len(pairs), "players": [{"id": p} for p in ids],
+            "games": [{"round": r + 1, "a": a, "b": b, "score": rng.choice([0, 0.5, 1])}
+                      for r, (a, b) in enumerate(pairs)]}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_cascade_over_events_rated_before_an_earlier_period_closed_keeps_the_published_list(seed):
+    """November's events reported before October's list is closed (FIDE allows it), then a
+    correction of the first of them: re-rated from the players' states with October's list
+    applied (as the records have it), never from the states stored before the closing,
+    which would open October's sums again and put the ratings back on September's list."""
+    import random
+
+    from schemas.records import PlayerRecord
+    from tests.cascade_workload import figures
+
+    rng = random.Random(seed)
+    players = [f"f{i}" for i in range(6)]
+    start = [PlayerRecord(system="fide", pool="standard", id=p, rating=1800 + 50 * i, status="established",
+                          games=60, birth_year=1980) for i, p in enumerate(players)]
+    october = [_fide_event(rng, f"oct{n}", f"2025-10-{10 + n}", rng.sample(players, 4)) for n in range(3)]
+    november = [_fide_event(rng, f"nov{n}", f"2025-11-{10 + n}", ["f0", *rng.sample(players[1:], 3)])
+                for n in range(3)]
+    close = {"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-10"}
+    first = november[0]
+    if seed % 3 == 0:
+        change = dict(first, schema="event.corrected/v1", name="Renamed")  # the figures' inputs unchanged
+    elif seed % 3 == 1:
+        change = dict(first, schema="event.corrected/v1", games=[dict(g, score=1 - g["score"]) for g in first["games"]])
+    else:
+        change = {"schema": "event.withdrawn/v1", "event_id": first["event_id"], "system": "fide", "pool": "standard"}
+    live = MemoryLedger(start)
+    outputs = []
+    for message in [*october, *november, close, change]:
+        outputs += live.process(decoded(message), REGISTRY, "s").outputs  # type: ignore[union-attr]
+    for record in live.all_records():
+        assert all(s.period > "2025-10" for s in record.fide.periods), record  # October stays closed
+        assert [p.period for p in record.fide.published][-1] == "2025-11", record  # its list stays published
+    # As if the list had been closed before November's events came: the date-order fold.
+    final = november[1:] if change["schema"] == "event.withdrawn/v1" else [
+        dict(change, schema="event.finished/v1"), *november[1:]]
+    fold = MemoryLedger(start)
+    last = {}
+    for message in [*october, close, *final]:
+        for out in fold.process(decoded(message), REGISTRY, "f").outputs:  # type: ignore[union-attr]
+            last[out.event_id] = out
+    assert live.all_records() == fold.all_records()
+    mine = {o.event_id: o for o in outputs if o.kind != "list"}
+    for event in final:
+        assert figures(mine[event["event_id"]]) == figures(last[event["event_id"]])
