@@ -25,6 +25,7 @@ from service.rating import Applied, Duplicate, MemoryLedger, Rejected
 from service.timeline import split_member
 from tests.cascade_workload import (
     CASES,
+    EARLY,
     Chooser,
     Model,
     Workload,
@@ -82,7 +83,20 @@ def same_structures(ledger: MemoryLedger, fold: MemoryLedger, model: Model) -> N
             assert (archived.event, archived.key[:9], archived.digest) == (theirs.event, theirs.key[:9], theirs.digest)
 
 
+def closed_stays_closed(ledger: MemoryLedger) -> None:
+    """No record holds games of a closed period: a published list is never revised."""
+    for (system, pool), state in ledger.pools.items():
+        closed = state.closed_through
+        for record in ledger.records.get((system, pool), {}).values():
+            if closed is not None and record.fide is not None:
+                assert all(s.period > closed for s in record.fide.periods), record
+                if record.rating is not None:
+                    assert all(g.period > closed for g in record.fide.initial_games), record
+
+
 def run(w: Workload, every_step: bool = True) -> None:
+    if w.case.name == EARLY:
+        return run_early(w)
     ledger = MemoryLedger(w.case.start)
     model = Model()
     outputs = []
@@ -110,8 +124,34 @@ def run(w: Workload, every_step: bool = True) -> None:
     same_structures(ledger, fold.ledger, model)
 
 
-@pytest.mark.parametrize("name", CASES)
-@settings(deadline=None, max_examples=40, derandomize=True,
+def run_early(w: Workload) -> None:
+    """Events of the next period rated before the closing: each message does what the design
+    says, a duplicate or rejection changes nothing, the closed period stays closed."""
+    ledger = MemoryLedger(w.case.start)
+    model = Model()
+    outputs = []
+    for arrival, raw in enumerate(w.messages, 1):
+        message = decoded(raw)
+        expected = model.apply(message, arrival)
+        before = state_of(ledger)
+        try:
+            result = ledger.process(message, REGISTRY, source_id=f"s{arrival}", arrival=arrival)
+        except Rejected as exc:
+            result = exc
+        assert outcome_of(result) == expected, (arrival, raw, getattr(result, "message", result))
+        if isinstance(result, Applied):
+            outputs.extend(result.outputs)
+        else:
+            assert state_of(ledger) == before
+        closed_stays_closed(ledger)
+    check_revisions(outputs)
+    last = {o.event_id: o for o in outputs if o.kind != "list"}
+    for eid, event in model.events.items():
+        assert last[eid].withdrawn == event.withdrawn
+
+
+@pytest.mark.parametrize("name", [*CASES, EARLY])
+@settings(deadline=None, max_examples=120, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_every_arrival_order_ends_as_the_date_order_fold(name, data):
@@ -119,7 +159,7 @@ def test_every_arrival_order_ends_as_the_date_order_fold(name, data):
     run(workload(choose, name, events=choose.integer(2, 6), extra=choose.integer(0, 9)))
 
 
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name", [*CASES, EARLY])
 def test_busier_workloads(name):
     """Fewer, larger workloads (checked at the end only): cascades through many events."""
     import random
@@ -181,3 +221,31 @@ def test_a_cascade_over_events_rated_before_an_earlier_period_closed_keeps_the_p
     mine = {o.event_id: o for o in outputs if o.kind != "list"}
     for event in final:
         assert figures(mine[event["event_id"]]) == figures(last[event["event_id"]])
+
+
+def test_a_cascade_over_the_limit_is_rejected_and_changes_nothing():
+    """RATING_MAX_CASCADE_EVENTS: a change that would re-rate more later events is refused
+    (too_large) whole; one within the limit goes through."""
+    import random
+
+    from tests.cascade_workload import case, new_event, Window
+    import datetime as dt
+
+    c = case("cfc")
+    choose = Chooser(random.Random(3))
+    events = [new_event(choose, c, f"e{n}", [Window(dt.date(2025, 11, 1 + n), dt.date(2025, 11, 1 + n))])
+              for n in range(10)]
+    ledger = MemoryLedger(c.start)
+    for n, event in enumerate(events, 1):
+        ledger.process(decoded(event), REGISTRY, f"s{n}", max_cascade=3)
+    before = state_of(ledger)
+    late = new_event(choose, c, "late", [Window(dt.date(2025, 10, 30), dt.date(2025, 10, 30))])
+    for message in (dict(events[0], schema="event.corrected/v1", name="Renamed"), late,
+                    {"schema": "event.withdrawn/v1", "event_id": "e5", "system": "cfc", "pool": "regular"}):
+        with pytest.raises(Rejected) as info:
+            ledger.process(decoded(message), REGISTRY, "s-x", max_cascade=3)
+        assert info.value.reason == "too_large" and "over the limit of 3" in info.value.message
+        assert state_of(ledger) == before
+    applied = ledger.process(decoded({"schema": "event.withdrawn/v1", "event_id": "e6", "system": "cfc",
+                                      "pool": "regular"}), REGISTRY, "s-y", max_cascade=3)
+    assert isinstance(applied, Applied) and applied.outputs[0].withdrawn
