@@ -12,7 +12,6 @@ the live state.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 
 import msgspec
@@ -32,7 +31,7 @@ from tests.integration.corrections import (
     publish_all,
     redis_structures,
 )
-from tests.integration.helpers import outputs, rejections, settings_for
+from tests.integration.helpers import rejections, settings_for
 from tests.integration.processes import Services, stored_records, wait_until_applied
 
 pytestmark = pytest.mark.integration
