@@ -28,14 +28,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import msgspec
 
-from schemas.events import EventContent, EventCorrected, EventFinished, EventWithdrawn, InputMessage, PeriodClosed
+from schemas.events import EventContent, EventFinished, EventWithdrawn, InputMessage, PeriodClosed
 from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord, unrated_record
 from schemas.validation import decode_input
 from service.engine.registry import Registry
-from service.rating import Applied, Duplicate, MemoryLedger
+from service.rating import Applied, MemoryLedger
 from service.timeline import as_finished
 
 CASES = ("cfc", "fide", "fide-close", "naspa")
