@@ -25,7 +25,6 @@ from service.timeline import (
     KEY_LEN,
     Archived,
     as_finished,
-    describe_key,
     first_at_or_after,
     order_key,
     ordering_domain,
@@ -559,9 +558,6 @@ class MemoryLedger:
 
     def all_records(self) -> list[PlayerRecord]:
         return [r for key in sorted(self.records) for _, r in sorted(self.records[key].items())]
-
-    def describe(self, key: bytes) -> str:
-        return describe_key(key)
 
 
 class _SortedChanges:

@@ -28,7 +28,6 @@ from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord
 
 KEY_LEN = 17  # period months (3 bytes) + end (3) + start (3) + arrival (8)
-LAST_KEY = b"\xff" * KEY_LEN
 
 _SHARED_DOMAINS = {("naspa", "nwl"): "naspa", ("naspa", "csw"): "naspa"}
 
@@ -65,13 +64,6 @@ def order_key(event: EventContent, arrival: int) -> bytes:
         + event.start_date.toordinal().to_bytes(3, "big")
         + arrival.to_bytes(8, "big")
     )
-
-
-def describe_key(key: bytes) -> str:
-    """An order key for people: `2025-11-30 (started 2025-11-28), arrival N`."""
-    end = dt.date.fromordinal(int.from_bytes(key[3:6], "big"))
-    start = dt.date.fromordinal(int.from_bytes(key[6:9], "big"))
-    return f"{end} (started {start}), arrival {int.from_bytes(key[9:17], 'big')}"
 
 
 def timeline_member(key: bytes, event_id: str) -> bytes:
