@@ -1,0 +1,124 @@
+"""The read API's answers (`GET /v1/...`, README "For websites"): msgspec Structs, encoded
+as JSON by the HTTP layer and described by its OpenAPI document.
+
+Every field is always present (null when unknown), so a website can rely on the shape.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+import msgspec
+
+from schemas.common import Count, Period, Status, System
+from schemas.records import PlayerRecord
+
+
+class HistoryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One line of a player's history in one pool.
+
+    `kind` event: the player's result in one rated event, as last published for it (a
+    revision replaces it; a withdrawn event has none). For FIDE, `new_rating` is the
+    projection (the published rating plus the period's change so far, `projection` true)
+    and `period` the rating period the event counts in.
+    `kind` list: a published FIDE rating list; `list_period` is the month the list is in
+    force from (the record's `fide.published[].period`), `period` the rating period it
+    closes, `new_rating` the player's rating on it."""
+
+    kind: Literal["event", "list"]
+    event_id: str | None
+    name: str | None
+    start_date: dt.date | None
+    end_date: dt.date | None
+    period: Period | None
+    list_period: Period | None
+    old_rating: int | None
+    new_rating: int | None
+    change: int | None
+    old_status: Status
+    status: Status
+    games: Count
+    event_games: Count
+    score: float
+    expected: float | None
+    performance: float | None
+    revision: int = 0
+    projection: bool = False
+
+
+class PlayerHistory(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A player's history in one pool, in date order (FIDE lists after their period's events)."""
+
+    system: System
+    pool: str
+    id: str
+    name: str | None
+    entries: list[HistoryEntry]
+
+
+class PlayerView(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A player's current record in one pool, with the rank on the pool's list (null when
+    unrated) and the date of their last rated event."""
+
+    system: System
+    pool: str
+    id: str
+    name: str | None
+    rating: int | None
+    status: Status
+    games: Count
+    rank: int | None
+    last_event_date: dt.date | None
+    record: PlayerRecord
+
+
+class RankedPlayer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One line of a pool's rating list (`rank` null for an unrated player)."""
+
+    rank: int | None
+    id: str
+    name: str | None
+    rating: int | None
+    status: Status
+    games: Count
+
+
+class PlayerList(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One page of a pool's rating list, highest rating first (ties by player id). `total`
+    counts the players the query matches; `q` searches names (any word's beginning) and ids."""
+
+    system: System
+    pool: str
+    total: Count
+    offset: Count
+    limit: Count
+    q: str | None
+    unrated: bool
+    players: list[RankedPlayer]
+
+
+class PoolSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A pool the service rates: its players (all, and rated) and its last update (the
+    time of the input entry last applied to it). `stream` is the input stream it is rated
+    from; `closed_through` the last closed rating period (FIDE)."""
+
+    system: System
+    pool: str
+    players: Count
+    rated: Count
+    last_update: dt.datetime | None
+    closed_through: Period | None
+    stream: str
+
+
+class PoolList(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    pools: list[PoolSummary]
+
+
+class ApiError(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The body of every 4xx answer: `error` is `not_found` or `bad_request`; `message`
+    says what was not found or which parameter is wrong."""
+
+    error: Literal["not_found", "bad_request"]
+    message: str
