@@ -47,7 +47,11 @@ class RatingsUpdated(
     """New ratings: of one event (`kind` event), one chunk of a published list (`list`), or
     the complete new result of an already-published event (`revision`, with `revision`
     counting 1, 2, ... and the `cause`; a withdrawn event's revision has `withdrawn` and no
-    players). A consumer that keeps the last message per `event_id` holds the current results."""
+    players). A consumer that keeps the last message per `event_id` holds the current results.
+
+    A FIDE list message says which list it is: `list_period` is the month the list is in
+    force from (the records' `fide.published[].period`, e.g. `2025-12`) and `period` the
+    rating period it closes (`2025-11`)."""
 
     kind: Literal["event", "list", "revision"]
     system: System
@@ -65,3 +69,4 @@ class RatingsUpdated(
     revision: int | None = None
     cause: Cause | None = None
     withdrawn: bool = False
+    list_period: Period | None = None

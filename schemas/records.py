@@ -1,6 +1,7 @@
 """`player.record/v1`: one player's state in one pool, and the pool's own state.
 
-An import needs only `system`, `pool`, `id`, `rating`, `status` and `games`, plus the
+An import needs only `system`, `pool`, `id`, `rating`, `status` and `games` (and may give
+a `name`), plus the
 fields a system uses (CFC `highest`; FIDE `birth_year`, `ever_2300`, `ever_2400`, `k`).
 The engines keep their accumulators in `cfc` / `fide` (design: "player.record/v1").
 """
@@ -27,6 +28,9 @@ class PlayerRecord(
     system: System
     pool: str
     id: PlayerId
+    # The player's name as the federation lists it (from an import, else from the first
+    # event that names the player); never used by the rules.
+    name: str | None = None
     rating: Rating | None = None
     status: Status = "unrated"
     games: Count = 0

@@ -18,9 +18,11 @@ import msgspec
 
 from schemas.events import EventContent, EventCorrected, EventFinished, EventWithdrawn, InputMessage, PeriodClosed
 from schemas.ratings import Cause, RatingsUpdated
+from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord, PoolState, unrated_record
 from service.engine.contract import Engine, EngineRejection, EventInput
 from service.engine.registry import Registry
+from service.readmodel import entries_of, list_key, pack_entry, sorted_entries
 from service.timeline import (
     KEY_LEN,
     Archived,
@@ -164,9 +166,12 @@ def event_output(event: EventFinished, engine: Engine, results: list, source_id:
 
 def _list_outputs(message: PeriodClosed, engine: Engine, results: list, source_id: str) -> list[RatingsUpdated]:
     chunks = [results[i : i + LIST_CHUNK] for i in range(0, len(results), LIST_CHUNK)] or [[]]
+    year, month = (int(part) for part in message.period.split("-"))
+    in_force = f"{year + month // 12:04d}-{month % 12 + 1:02d}"  # the list closing November is December's
     return [
         RatingsUpdated(kind="list", system=message.system, pool=message.pool or "", ruleset=engine.ruleset,
-                       source_id=source_id, period=message.period, players=chunk, chunk=n, chunks=len(chunks))
+                       source_id=source_id, period=message.period, players=chunk, chunk=n, chunks=len(chunks),
+                       list_period=in_force)
         for n, chunk in enumerate(chunks, 1)
     ]
 
@@ -183,6 +188,13 @@ def _rated(engine: Engine, data: EventInput, event_id: str, own: bool) -> tuple[
     return outcome.results, outcome.records
 
 
+def _named(record: PlayerRecord, name: str | None) -> PlayerRecord:
+    """The record with the event's name for the player when it has none of its own."""
+    if name and record.name is None:
+        return msgspec.structs.replace(record, name=name)
+    return record
+
+
 class MemoryLedger:
     """The store kept in memory: the offline `rate` command's twin of the Redis store, and
     the working set of one service commit (then it holds only what the commit read).
@@ -190,6 +202,9 @@ class MemoryLedger:
     - `records[(system, pool)][id]`: the current records; `pools`: pool states; `markers`.
     - `timelines[domain]`: sorted `key + event_id` members; `archives[event_id]`: Archived.
     - `histories[(system, pool, id)]`: sorted `key + packed record before the event`.
+    - The read model (service/readmodel.py): `results[event_id]`, the last message published
+      for the event; `entries[(system, pool, id)][field]`, the player's history lines
+      (`key + packed entry`); `previous_records`, each changed record as it was before.
     """
 
     def __init__(self, records: Iterable[PlayerRecord] = (), pools: Iterable[PoolState] = (), markers=None):
@@ -207,6 +222,11 @@ class MemoryLedger:
         self.changed_archives: dict[str, Archived] = {}
         self.timeline_changes: dict[str, MemberChanges] = {}
         self.history_changes: dict[PlayerKey, MemberChanges] = {}
+        self.results: dict[str, RatingsUpdated] = {}
+        self.entries: dict[PlayerKey, dict[str, bytes]] = {}
+        self.changed_results: dict[str, RatingsUpdated] = {}
+        self.changed_entries: dict[PlayerKey, dict[str, bytes | None]] = {}
+        self.previous_records: dict[PlayerKey, PlayerRecord | None] = {}
         for record in records:
             self.records.setdefault((record.system, record.pool), {})[record.id] = record
 
@@ -327,14 +347,17 @@ class MemoryLedger:
         self._store_records(outcome.records)
         self.pools[(message.system, pool)] = self.changed_pools[(message.system, pool)] = outcome.pool
         self.markers[key] = self.changed_markers[key] = digest
-        return Applied(_list_outputs(message, engine, outcome.results, source_id), key, digest)
+        outputs = _list_outputs(message, engine, outcome.results, source_id)
+        for output in outputs:
+            self._publish(output, list_key(message.period))
+        return Applied(outputs, key, digest)
 
     def _inputs(self, event: EventFinished, engine: Engine, before: Mapping[PlayerKey, PlayerRecord]) -> EventInput:
         """The engine's input: the players' records as given by `before` (None: unrated)
         and, where the pool is seeded from another, their records there."""
         pool = event.pool or ""
-        records = {p.id: before.get((event.system, pool, p.id)) or unrated_record(event.system, pool, p.id)
-                   for p in event.players}
+        records = {p.id: _named(before.get((event.system, pool, p.id)) or unrated_record(event.system, pool, p.id),
+                                p.name) for p in event.players}
         seed_pool = engine.seed_pools.get(pool)
         seeds: dict[str, PlayerRecord] = {}
         if seed_pool is not None:
@@ -351,7 +374,8 @@ class MemoryLedger:
         system, pool = event.system, event.pool or ""
         seed_pool = engine.seed_pools.get(pool)
         current = self.records.get((system, pool), {})
-        records = {p.id: current.get(p.id) or unrated_record(system, pool, p.id) for p in event.players}
+        records = {p.id: _named(current.get(p.id) or unrated_record(system, pool, p.id), p.name)
+                   for p in event.players}
         seeds: dict[str, PlayerRecord] = {}
         if seed_pool is not None:
             seeded = self.records.get((system, seed_pool), {})
@@ -376,7 +400,9 @@ class MemoryLedger:
         self._store_records(changed)
         self._timeline_change(ordering_domain(event.system, pool)).add(timeline_member(key, event.event_id))
         self._archive(Archived(key, event, 0, results_digest(results)))
-        return [event_output(event, engine, results, source_id)]
+        output = event_output(event, engine, results, source_id)
+        self._publish(output, key)
+        return [output]
 
     def _revise(self, message: EventCorrected | EventWithdrawn, registry: Registry, source_id: str,
                 max_cascade: int) -> Applied | Duplicate:
@@ -449,6 +475,7 @@ class MemoryLedger:
         history: dict[PlayerKey, MemberChanges] = {}
         archives: dict[str, Archived] = {}
         outputs: list[RatingsUpdated] = []
+        published: list[tuple[RatingsUpdated, bytes, Iterable[str]]] = []  # (message, key, players it drops)
         revision_cause = Cause(type=cause, event_id=event_id)  # type: ignore[arg-type]
         rerated = 0
         if cause == "withdrawn":
@@ -456,6 +483,7 @@ class MemoryLedger:
             engine = engine_for(old.event, registry)
             outputs.append(event_output(old.event, engine, [], source_id, revision=old.revision + 1,
                                         cause=revision_cause, withdrawn=True))
+            published.append((outputs[-1], old.key, [p.id for p in old.event.players]))
             archives[event_id] = Archived(old.key, old.event, old.revision + 1, b"", True)
         for key, kind, eid in steps:
             if kind == 0:  # the changed event's old place: it no longer counts there
@@ -509,12 +537,16 @@ class MemoryLedger:
             digest = results_digest(results)
             if changed and cause == "inserted":
                 outputs.append(event_output(event, engine, results, source_id))
+                published.append((outputs[-1], key, ()))
                 archives[eid] = Archived(key, event, 0, digest)
             elif changed or digest != archived.digest:  # type: ignore[union-attr]
                 assert archived is not None
                 revision = archived.revision + 1
                 outputs.append(event_output(event, engine, results, source_id, revision=revision,
                                             cause=revision_cause))
+                dropped = ({p.id for p in old.event.players} - {p.id for p in event.players}
+                           if changed and old is not None else ())
+                published.append((outputs[-1], key, dropped))
                 archives[eid] = Archived(key, event, revision, digest)
 
         # Commit: nothing above changed the ledger.
@@ -537,14 +569,42 @@ class MemoryLedger:
             line.add(timeline_member(new_key, event_id))
         for archived in archives.values():
             self._archive(archived)
+        for output, key, dropped in published:
+            self._publish(output, key, dropped)
         return outputs, rerated
 
     # ------------------------------------------------------------------ writing
 
     def _store_records(self, records: Iterable[PlayerRecord]) -> None:
         for record in records:
-            self.records.setdefault((record.system, record.pool), {})[record.id] = record
-            self.changed_records[(record.system, record.pool, record.id)] = record
+            pool = self.records.setdefault((record.system, record.pool), {})
+            current = pool.get(record.id)
+            if current is not None and record.name is None and current.name is not None:
+                record = msgspec.structs.replace(record, name=current.name)  # a state from a history has no name
+            who = (record.system, record.pool, record.id)
+            if who not in self.previous_records:
+                self.previous_records[who] = current
+            pool[record.id] = self.changed_records[who] = record
+
+    def _publish(self, message: RatingsUpdated, key: bytes, dropped: Iterable[str] = ()) -> None:
+        """Keep the read model's view of a published message: the event's last message and
+        each player's history line (a player the event no longer has loses theirs)."""
+        system, pool = message.system, message.pool
+        if message.event_id is not None:
+            self.results[message.event_id] = self.changed_results[message.event_id] = message
+            for pid in dropped:
+                who = (system, pool, pid)
+                self.entries.get(who, {}).pop(message.event_id, None)
+                self.changed_entries.setdefault(who, {})[message.event_id] = None
+        for pid, field, entry in entries_of(message):
+            who = (system, pool, pid)
+            value = pack_entry(key, entry)
+            self.entries.setdefault(who, {})[field] = value
+            self.changed_entries.setdefault(who, {})[field] = value
+
+    def history(self, system: str, pool: str, player_id: str) -> list[HistoryEntry]:
+        """The player's history lines in date order (service/readmodel.py)."""
+        return sorted_entries(self.entries.get((system, pool, player_id), {}).items())
 
     def _archive(self, archived: Archived) -> None:
         self.archives[archived.event.event_id] = self.changed_archives[archived.event.event_id] = archived

@@ -26,11 +26,13 @@ import datetime as dt
 import json
 import random
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
+import msgspec
 
 from schemas.events import EventContent, EventFinished, EventWithdrawn, InputMessage, PeriodClosed
 from schemas.ratings import RatingsUpdated
+from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord, unrated_record
 from schemas.validation import decode_input
 from service.engine.registry import Registry
@@ -432,9 +434,12 @@ def figures(out: RatingsUpdated) -> tuple:
 
 
 def significant(records: Iterable[PlayerRecord]) -> dict[tuple, PlayerRecord]:
-    """Records by (system, pool, id), less those equal to a never-seen player's (a withdrawn
-    event's newcomer is left unrated: the same as absent)."""
-    return {(r.system, r.pool, r.id): r for r in records if r != unrated_record(r.system, r.pool, r.id)}
+    """Records by (system, pool, id), without their names, less those equal to a never-seen
+    player's (a withdrawn event's newcomer is left unrated: the same as absent). A name is
+    a label kept once known (README "For websites"), not rating state: which events named
+    a player first depends on the arrival order."""
+    stripped = (msgspec.structs.replace(r, name=None) for r in records)
+    return {(r.system, r.pool, r.id): r for r in stripped if r != unrated_record(r.system, r.pool, r.id)}
 
 
 def check_against_fold(records: Iterable[PlayerRecord], last: dict[str, RatingsUpdated], lists: list[RatingsUpdated],
@@ -451,6 +456,20 @@ def check_against_fold(records: Iterable[PlayerRecord], last: dict[str, RatingsU
         else:
             assert figures(out) == figures(fold.last[eid]), (eid, out, fold.last[eid])
     assert [(o.period, o.chunk, o.players) for o in lists] == [(o.period, o.chunk, o.players) for o in fold.lists]
+
+
+def check_histories(history_of: Callable[[str, str, str], list[HistoryEntry]], players: Iterable[tuple[str, str, str]],
+                    fold: Fold) -> None:
+    """Every player's history (from `history_of`) equals the fold's, line for line, but for
+    the revision counts (a fold publishes each event once). `players`: whose histories
+    the tested side holds (none may be missing from the fold, nor the fold's from it)."""
+    def plain(entries: list[HistoryEntry]) -> list[HistoryEntry]:
+        return [msgspec.structs.replace(e, revision=0) for e in entries]
+
+    expected = {who for who, lines in fold.ledger.entries.items() if lines}
+    assert set(players) == expected, sorted(set(players) ^ expected)
+    for who in sorted(expected):
+        assert plain(history_of(*who)) == plain(fold.ledger.history(*who)), who
 
 
 def check_revisions(outputs: list[RatingsUpdated]) -> None:

@@ -199,9 +199,9 @@ class StreamProcessor:
                         # After a failed attempt the head entry is tried alone.
                         decisions = self._apply(entries if attempts == 1 else entries[:1], ledger)
                 pipe.multi()
-                queue_ledger_writes(pipe, self.keys, ledger)
-                self._queue_outputs(pipe, decisions)
                 done = [d.entry.id for d in decisions]
+                queue_ledger_writes(pipe, self.keys, ledger, stamp=int(done[-1].partition("-")[0]))
+                self._queue_outputs(pipe, decisions)
                 pipe.set(self.keys.cursor, done[-1])
                 pipe.xack(self.stream, self.settings.group, *done)
                 # Counts are only ever for the entry after the cursor: once it moves, every

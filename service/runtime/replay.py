@@ -21,7 +21,8 @@ from schemas.records import PlayerRecord, PoolState
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.rating import Duplicate, MemoryLedger, Rejected
-from service.runtime.store import DATA_FIELD, StreamKeys, decode_record, encode, text
+from service.readmodel import pack_message
+from service.runtime.store import DATA_FIELD, StreamKeys, decode_record, encode, queue_indexes, text
 from service.timeline import arrival_of, encode_archived
 
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -147,6 +148,18 @@ async def write_ledger(client: Any, keys: StreamKeys, ledger: MemoryLedger, curs
         for (system, pool, pid), members in ledger.histories.items():
             if members:
                 pipe.zadd(keys.history(system, pool, pid), dict.fromkeys(members, 0))
+        await pipe.execute()
+    results = sorted(ledger.results.items())
+    for start in range(0, len(results), WRITE_CHUNK):
+        await client.hset(keys.results, mapping={e: pack_message(m) for e, m in results[start : start + WRITE_CHUNK]})
+    async with client.pipeline(transaction=False) as pipe:
+        for (system, pool, pid), fields in ledger.entries.items():
+            if fields:
+                pipe.hset(keys.entries(system, pool, pid), mapping=fields)
+        queue_indexes(pipe, keys, ((None, r) for pool in ledger.records.values() for r in pool.values()))
+        if cursor is not None and ledger.records:
+            stamp = int(cursor.partition("-")[0])
+            pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in ledger.records})
         await pipe.execute()
     if cursor is not None:
         await client.set(keys.cursor, cursor)

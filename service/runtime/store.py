@@ -13,6 +13,14 @@ hashes to the same slot), so one MULTI/EXEC covers them on Redis Cluster too:
     {S}:timeline:<domain>            zset    the domain's events in date order (lex: key + event id)
     {S}:history:<system>:<pool>:<id> zset    the player's record before each event (lex: key + record)
 
+The read model (service/readmodel.py), written in the same commit:
+
+    {S}:results                      hash    event id -> the last ratings.updated/v1 published for it (MessagePack)
+    {S}:entries:<system>:<pool>:<id> hash    event id (or list/<period>) -> key + the player's history line
+    {S}:ranking:<system>:<pool>      zset    the pool's list (lex: 20000 - rating, then id; unrated last)
+    {S}:names:<system>:<pool>        zset    name index (lex: word \0 id)
+    {S}:catalog                      hash    "<system>:<pool>" -> time (ms) of the input entry last applied to it
+
 (service/timeline.py: order keys and encodings; domains are pools, or pools that read
 each other such as NASPA's nwl and csw.)
 
@@ -22,6 +30,7 @@ name them with the input stream's hash tag (e.g. `{events.finished}:ratings.upda
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Iterable
 
 import msgspec
@@ -29,6 +38,7 @@ import msgspec
 from schemas.events import EventContent, InputMessage
 from schemas.records import PlayerRecord, PoolState
 from service.rating import MemoryLedger, Needs
+from service.readmodel import name_members, pack_message, rank_member
 from service.timeline import (
     decode_archived,
     domain_pools,
@@ -58,6 +68,11 @@ class StreamKeys:
         self._players = f"{tag}:players"
         self._timeline = f"{tag}:timeline"
         self._history = f"{tag}:history"
+        self.results = f"{tag}:results"
+        self.catalog = f"{tag}:catalog"
+        self._entries = f"{tag}:entries"
+        self._ranking = f"{tag}:ranking"
+        self._names = f"{tag}:names"
 
     def players(self, system: str, pool: str) -> str:
         return f"{self._players}:{system}:{pool}"
@@ -67,6 +82,15 @@ class StreamKeys:
 
     def history(self, system: str, pool: str, player_id: str) -> str:
         return f"{self._history}:{system}:{pool}:{player_id}"
+
+    def entries(self, system: str, pool: str, player_id: str) -> str:
+        return f"{self._entries}:{system}:{pool}:{player_id}"
+
+    def ranking(self, system: str, pool: str) -> str:
+        return f"{self._ranking}:{system}:{pool}"
+
+    def names(self, system: str, pool: str) -> str:
+        return f"{self._names}:{system}:{pool}"
 
 
 def entry_order(entry_id: str) -> tuple[int, int]:
@@ -212,8 +236,10 @@ async def load_cascade(client: Any, keys: StreamKeys, message: InputMessage, wan
     return ledger
 
 
-def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger) -> None:
-    """Queue, inside MULTI, what the batch changed: records, pool states, markers."""
+def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: int | None = None) -> None:
+    """Queue, inside MULTI, what the batch changed: records, pool states, markers, the
+    archive, timelines and histories, and the read model (`stamp`: the time, in ms, of
+    the last input entry of the commit, kept as the pools' last update)."""
     by_key: dict[str, dict[str, bytes]] = {}
     for (system, pool, pid), record in ledger.changed_records.items():
         by_key.setdefault(keys.players(system, pool), {})[pid] = encode(record)
@@ -241,6 +267,69 @@ def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger) -> No
             append_members.append(member)
     if append_keys:
         pipe.eval(_ZADD_EACH, len(append_keys), *append_keys, *append_members)
+    queue_read_model(pipe, keys, ledger, stamp)
+
+
+def queue_read_model(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: int | None) -> None:
+    """The read model's writes of a commit (service/readmodel.py): the events' last messages,
+    the players' history lines, the pools' rankings and name indexes, the last updates."""
+    if ledger.changed_results:
+        pipe.hset(keys.results, mapping={eid: pack_message(m) for eid, m in ledger.changed_results.items()})
+    set_args: list[Any] = []
+    set_keys: list[str] = []
+    for (system, pool, pid), fields in ledger.changed_entries.items():
+        key = keys.entries(system, pool, pid)
+        gone = [f for f, v in fields.items() if v is None]
+        if gone:
+            pipe.hdel(key, *gone)
+        for field, value in fields.items():
+            if value is not None:
+                set_keys.append(key)
+                set_args += (field, value)
+    if set_keys:
+        pipe.eval(_HSET_EACH, len(set_keys), *set_keys, *set_args)
+    queue_indexes(pipe, keys, ((ledger.previous_records.get(who), r) for who, r in ledger.changed_records.items()))
+    if stamp is not None:
+        pools = {(s, p) for s, p, _ in ledger.changed_records} | {(s, p) for s, p, _ in ledger.changed_entries}
+        pools |= {(m.system, m.pool) for m in ledger.changed_results.values()}
+        if pools:
+            pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in sorted(pools)})
+
+
+def queue_indexes(pipe: Any, keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]) -> None:
+    """Keep the rankings and name indexes of the records that changed (old, new): one
+    command for the whole commit."""
+    swap_keys: list[str] = []
+    swap_args: list[bytes] = []
+    for old, new in changes:
+        rank = keys.ranking(new.system, new.pool)
+        before = rank_member(old) if old is not None else b""
+        after = rank_member(new)
+        if before != after:
+            swap_keys.append(rank)
+            swap_args += (before, after)
+        if old is None or old.name != new.name:
+            names = keys.names(new.system, new.pool)
+            gone = set(name_members(old)) if old is not None else set()
+            fresh = set(name_members(new))
+            for member in sorted(gone - fresh):
+                swap_keys.append(names)
+                swap_args += (member, b"")
+            for member in sorted(fresh - gone):
+                swap_keys.append(names)
+                swap_args += (b"", member)
+    if swap_keys:
+        pipe.eval(_ZSWAP_EACH, len(swap_keys), *swap_keys, *swap_args)
+
+
+# HSET KEYS[i] ARGV[2i-1] ARGV[2i] for every i (one command for a commit's history lines).
+_HSET_EACH = "for i = 1, #KEYS do redis.call('HSET', KEYS[i], ARGV[2*i-1], ARGV[2*i]) end return #KEYS"
+# For every i: ZREM KEYS[i] ARGV[2i-1] (if not empty), ZADD KEYS[i] 0 ARGV[2i] (if not empty).
+_ZSWAP_EACH = (
+    "for i = 1, #KEYS do local old, new = ARGV[2*i-1], ARGV[2*i] "
+    "if old ~= '' then redis.call('ZREM', KEYS[i], old) end "
+    "if new ~= '' then redis.call('ZADD', KEYS[i], 0, new) end end return #KEYS"
+)
 
 
 # ZADD KEYS[i] 0 ARGV[i] for every i: one round of command packing for a whole commit's history
@@ -260,20 +349,25 @@ def xadd(client: Any, stream: str, data: bytes) -> Any:
     return client.xadd(stream, {DATA_FIELD: data})
 
 
-async def import_records(client: Any, keys: StreamKeys, records: list[PlayerRecord], batch: int = 1_000) -> tuple[int, int]:
-    """Write records into their pools (replacing what is there). Returns (new, replaced)."""
+async def import_records(client: Any, keys: StreamKeys, records: list[PlayerRecord], stamp: int | None = None,
+                         batch: int = 1_000) -> tuple[int, int]:
+    """Write records into their pools (replacing what is there), with their rankings and
+    name indexes; `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
+    stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
     for start in range(0, len(records), batch):
         chunk = records[start : start + batch]
         async with client.pipeline(transaction=False) as pipe:
             for record in chunk:
-                pipe.hexists(keys.players(record.system, record.pool), record.id)
-            exists = await pipe.execute()
-        replaced += sum(bool(e) for e in exists)
-        new += len(chunk) - sum(bool(e) for e in exists)
+                pipe.hget(keys.players(record.system, record.pool), record.id)
+            olds = [decode_record(raw) if raw is not None else None for raw in await pipe.execute()]
+        replaced += sum(old is not None for old in olds)
+        new += sum(old is None for old in olds)
         async with client.pipeline(transaction=True) as pipe:
             for record in chunk:
                 pipe.hset(keys.players(record.system, record.pool), record.id, encode(record))
+            queue_indexes(pipe, keys, zip(olds, chunk))
+            pipe.hset(keys.catalog, mapping={f"{r.system}:{r.pool}": stamp for r in chunk})
             await pipe.execute()
     return new, replaced
 

@@ -30,6 +30,7 @@ from tests.cascade_workload import (
     Model,
     Workload,
     check_against_fold,
+    check_histories,
     check_revisions,
     date_order_fold,
     decoded,
@@ -121,6 +122,7 @@ def run(w: Workload, every_step: bool = True) -> None:
     fold = date_order_fold(w.case.start, [model], REGISTRY)
     check_against_fold(ledger.all_records(), {o.event_id: o for o in outputs if o.kind != "list"},
                        [o for o in outputs if o.kind == "list"], [model], fold)
+    check_histories(ledger.history, [who for who, lines in ledger.entries.items() if lines], fold)
     same_structures(ledger, fold.ledger, model)
 
 

@@ -1,0 +1,166 @@
+"""The read model: what websites ask for (README "For websites"), kept from the published
+messages so that it always says what the last messages say.
+
+- A player's **history** in a pool holds, per rated event, the player's line of the last
+  message published for that event (`kind: "event"` or `"revision"`), and, per published
+  FIDE list, the player's rating on it. A revision replaces the line; a withdrawal, or a
+  correction that drops the player, removes it. So a history always equals the fold of an
+  offline re-rate's messages. Lines sort by the event's order key (date order,
+  service/timeline.py); a FIDE list sorts after every event of the period it closes.
+- The **ranking** of a pool: members `<20000 - rating, 5 digits>:<id>` in one sorted set, so
+  that lexical order is highest rating first, ties by id; unrated players sort last as
+  `~:<id>`.
+- The **name index** of a pool: `<word>\\0<id>` per word of a player's name (case and accents
+  folded), for prefix search.
+
+Pure: Structs and bytes in, bytes out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import unicodedata
+from typing import Iterable, Iterator, Literal
+
+import msgspec
+
+from schemas.common import Period, Status
+from schemas.ratings import RatingsUpdated
+from schemas.reads import HistoryEntry
+from schemas.records import PlayerRecord
+from service.timeline import KEY_LEN
+
+UNRATED_RANK = "~"  # sorts after every digit: unrated players come last
+RATED_END = b"(" + UNRATED_RANK.encode()  # ZRANGE BYLEX upper bound of the rated players
+
+
+def list_key(period: str) -> bytes:
+    """The order key of the FIDE list closing `period`: after every event of the period
+    (an event's key starts with its period's month number; the rest is 0xff)."""
+    year, month = period.split("-")
+    return (int(year) * 12 + int(month) - 1).to_bytes(3, "big") + b"\xff" * (KEY_LEN - 3)
+
+
+def list_field(period: str) -> str:
+    """The history field of the list closing `period` (event ids cannot contain '/')."""
+    return f"list/{period}"
+
+
+class _Packed(msgspec.Struct, frozen=True, array_like=True):
+    """A HistoryEntry as stored: its fields in order, as a MessagePack array."""
+
+    kind: Literal["event", "list"]
+    event_id: str | None
+    name: str | None
+    start_date: dt.date | None
+    end_date: dt.date | None
+    period: Period | None
+    list_period: Period | None
+    old_rating: int | None
+    new_rating: int | None
+    change: int | None
+    old_status: Status
+    status: Status
+    games: int
+    event_games: int
+    score: float
+    expected: float | None
+    performance: float | None
+    revision: int = 0
+    projection: bool = False
+
+
+_encoder = msgspec.msgpack.Encoder()
+_entry_decoder = msgspec.msgpack.Decoder(_Packed)
+_message_decoder = msgspec.msgpack.Decoder(RatingsUpdated)
+
+
+def pack_entry(key: bytes, entry: HistoryEntry) -> bytes:
+    """The stored value of a history line: its order key, then the entry."""
+    return key + _encoder.encode(_Packed(*msgspec.structs.astuple(entry)))
+
+
+def unpack_entry(value: bytes) -> HistoryEntry:
+    return HistoryEntry(*msgspec.structs.astuple(_entry_decoder.decode(value[KEY_LEN:])))
+
+
+def sorted_entries(values: Iterable[tuple[bytes, bytes]]) -> list[HistoryEntry]:
+    """History lines from (field, value) pairs, in date order (ties by field)."""
+    return [unpack_entry(v) for _, v in sorted(values, key=lambda fv: (fv[1][:KEY_LEN], fv[0]))]
+
+
+def last_event_date(values: Iterable[bytes]) -> dt.date | None:
+    """The end date of the player's last event, read off the stored keys (no decoding)."""
+    days = [int.from_bytes(v[3:6], "big") for v in values if v[3:6] != b"\xff\xff\xff"]
+    return dt.date.fromordinal(max(days)) if days else None
+
+
+def pack_message(message: RatingsUpdated) -> bytes:
+    return _encoder.encode(message)
+
+
+def unpack_message(raw: bytes) -> RatingsUpdated:
+    return _message_decoder.decode(raw)
+
+
+def entries_of(message: RatingsUpdated) -> Iterator[tuple[str, str, HistoryEntry]]:
+    """(player id, history field, line) for each player of a published message."""
+    fide = message.system == "fide"
+    if message.kind == "list":
+        assert message.period is not None
+        for r in message.players:
+            yield r.id, list_field(message.period), HistoryEntry(
+                kind="list", event_id=None, name=None, start_date=None, end_date=None, period=message.period,
+                list_period=message.list_period, old_rating=r.old_rating, new_rating=r.new_rating, change=r.change,
+                old_status=r.old_status, status=r.status, games=r.games, event_games=r.event_games, score=r.score,
+                expected=r.expected, performance=r.performance,
+            )
+        return
+    assert message.event_id is not None
+    for r in message.players:
+        yield r.id, message.event_id, HistoryEntry(
+            kind="event", event_id=message.event_id, name=message.name, start_date=message.start_date,
+            end_date=message.end_date, period=message.period if fide else None, list_period=None,
+            old_rating=r.old_rating, new_rating=r.new_rating, change=r.change, old_status=r.old_status,
+            status=r.status, games=r.games, event_games=r.event_games, score=r.score, expected=r.expected,
+            performance=r.performance, revision=message.revision or 0,
+            projection=bool(fide and r.details is not None and getattr(r.details, "projection", False)),
+        )
+
+
+# ------------------------------------------------------------------ ranking and names
+
+
+def rank_member(record: PlayerRecord) -> bytes:
+    """The record's member of its pool's ranking (highest rating first, ties by id)."""
+    if record.rating is None:
+        return f"{UNRATED_RANK}:{record.id}".encode()
+    return f"{20000 - record.rating:05d}:{record.id}".encode()
+
+
+def member_id(member: bytes) -> str:
+    return member.split(b":", 1)[1].decode()
+
+
+def fold(text: str) -> str:
+    """Lower case without accents: 'Ólafsson' -> 'olafsson'."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def name_words(name: str | None) -> list[str]:
+    """The searchable words of a name ('Carlsen, Magnus' -> ['carlsen', 'magnus'])."""
+    if not name:
+        return []
+    words = "".join(c if c.isalnum() else " " for c in fold(name)).split()
+    return sorted(set(words))
+
+
+def name_members(record: PlayerRecord) -> list[bytes]:
+    return [f"{word}\0{record.id}".encode() for word in name_words(record.name)]
+
+
+def matches(record: PlayerRecord, words: list[str]) -> bool:
+    """Whether every query word begins a word of the name (or is the id)."""
+    mine = name_words(record.name)
+    return all(any(w.startswith(q) for w in mine) or q == record.id.casefold() for q in words)
