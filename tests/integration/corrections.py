@@ -18,6 +18,8 @@ from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import default_registry
 from service.formats.ratinglists import render_jsonl
 from service.rating import Applied, Duplicate, MemoryLedger, Rejected
+from service.readmodel import rank_member
+from service.runtime.reads import ReadModel
 from service.runtime.store import DATA_FIELD, StreamKeys, import_records, text
 from service.timeline import arrival_of, encode_archived
 from tests.cascade_workload import (
@@ -25,6 +27,7 @@ from tests.cascade_workload import (
     Model,
     Workload,
     check_against_fold,
+    check_histories,
     check_revisions,
     date_order_fold,
     figures,
@@ -175,8 +178,32 @@ async def check_against_offline_and_fold(client, settings, m: Mixed, tmp_path: P
     ids = [text(i) for i, _ in entries]
     assert len(ids) == len(m.messages)
     assert dead == [(ids[n], reason, path) for n, (what, reason, path) in enumerate(m.expected) if what == "rejected"]
+    histories = await check_read_model(client, stream, twin.ledger)
     if fold:
+        folded = date_order_fold(m.start, m.models, REGISTRY)
         check_against_fold(stored.values(), last_per_event(produced), [o for o in produced if o.kind == "list"],
-                           m.models, date_order_fold(m.start, m.models, REGISTRY))
+                           m.models, folded)
+        check_histories(lambda *who: histories[who], histories, folded)
     assert await pending(client, settings) == 0
     return twin
+
+
+async def check_read_model(client, stream: str, ledger: MemoryLedger) -> dict:
+    """What the read API answers equals the offline twin's read model: every player's
+    history, every event's last message, every pool's ranked list. Returns the histories."""
+    reads = ReadModel(client, [stream])
+    histories = {}
+    for who in sorted(who for who, lines in ledger.entries.items() if lines):
+        answer = await reads.history(*who)
+        assert answer is not None, who
+        assert answer.entries == ledger.history(*who), who
+        histories[who] = answer.entries
+    for eid, message in ledger.results.items():
+        assert await reads.event(eid) == message, eid
+    for (system, pool), records in ledger.records.items():
+        page = await reads.players(system, pool, limit=10_000, unrated=True)
+        assert page is not None
+        assert [p.id for p in page.players] == [r.id for r in sorted(records.values(), key=rank_member)]
+        rated = sorted((r.rating for r in records.values() if r.rating is not None), reverse=True)
+        assert [p.rank for p in page.players if p.rating is not None] == [rated.index(r) + 1 for r in rated]
+    return histories
