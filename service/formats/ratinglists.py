@@ -3,7 +3,7 @@
 CSV columns are the record's field names (any order, only `id` required; a missing or
 empty cell is the field's default):
 
-    system, pool, id, rating, status, games, highest, birth_year, ever_2300,
+    system, pool, id, name, rating, status, games, highest, birth_year, ever_2300,
     ever_2400, k, cfc, fide
 
 `rating` empty = unrated; `ever_2300` / `ever_2400` true/false (also 1/0, yes/no);
@@ -26,7 +26,7 @@ from schemas.records import PlayerRecord
 from service.formats.jsonlines import FileProblem, read_documents
 
 CSV_COLUMNS = (
-    "system", "pool", "id", "rating", "status", "games", "highest", "birth_year",
+    "system", "pool", "id", "name", "rating", "status", "games", "highest", "birth_year",
     "ever_2300", "ever_2400", "k", "cfc", "fide",
 )  # fmt: skip
 _INTEGERS = {"rating", "games", "highest", "birth_year", "k"}

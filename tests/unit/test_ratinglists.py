@@ -30,9 +30,17 @@ def test_round_trip(tmp_path, suffix, render):
 
 def test_csv_header_and_cells():
     lines = render_csv(RECORDS).splitlines()
-    assert lines[0] == "system,pool,id,rating,status,games,highest,birth_year,ever_2300,ever_2400,k,cfc,fide"
-    assert lines[1] == "cfc,regular,100001,1850,established,120,1901,,false,false,,,"
-    assert lines[4] == "fide,standard,sn5@open,,unrated,0,,,false,false,,,"
+    assert lines[0] == "system,pool,id,name,rating,status,games,highest,birth_year,ever_2300,ever_2400,k,cfc,fide"
+    assert lines[1] == "cfc,regular,100001,,1850,established,120,1901,,false,false,,,"
+    assert lines[4] == "fide,standard,sn5@open,,,unrated,0,,,false,false,,,"
+
+
+def test_a_name_column_is_read_and_written(tmp_path):
+    path = tmp_path / "club.csv"
+    path.write_text('id,name,rating,status,games\n7,"Štoček, Jiří",1500,established,40\n', encoding="utf-8")
+    (record,) = read_list(path, "cfc", "regular")
+    assert record.name == "Štoček, Jiří"
+    assert render_csv([record]).splitlines()[1].startswith('cfc,regular,7,"Štoček, Jiří",1500,')
 
 
 def test_a_federation_csv_with_few_columns_and_the_pool_from_the_command_line(tmp_path):
