@@ -1,5 +1,5 @@
 """The `rating-service` command line: the parser, and one module per command family
-(offline, serve, data, watch, calc, bench) that adds its own subcommands.
+(offline, serve, data, lookup, watch, calc, bench) that adds its own subcommands.
 
 Bad input gets one line naming the file, line and field, and exit code 2; a failed
 check (`validate`, `schemas --check`) exits 1. Never a traceback for the user's input.
@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Callable, Sequence
 
-from service.cli import bench, calc, data, offline, serve, watch
+from service.cli import bench, calc, data, lookup, offline, serve, watch
 from service.cli.errors import EXIT_OK, EXIT_USAGE, UserError
 from service.formats.jsonlines import FileProblem
 
@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rating microservice for chess and Scrabble federations (CFC, FIDE, NASPA).",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for family in (offline, serve, data, watch, calc, bench):
+    for family in (offline, serve, data, lookup, watch, calc, bench):
         family.register(commands)
     return parser
 
