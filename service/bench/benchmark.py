@@ -16,6 +16,9 @@ Four groups of figures, each the median of several runs (ratios from the same ru
 - `ceiling`: service/bench/ceiling.py (XREADGROUP in batches of the service's
   RATING_BATCH_SIZE, one XADD per entry, XACK; no rating, no state) in a subprocess on
   the same two-player backlog; `ratio` = service (a) / ceiling.
+- `reads`: the read API on a 100,000-player pool with 1,000,000 history lines (10,000 and
+  100,000 with `--quick`): latency per kind of request at 200 requests/s, and the two-player
+  throughput with and without that load (service/bench/reads.py).
 - `memory`: the service process's peak RSS (VmHWM) and the Redis bytes per stored player
   record (INFO memory `used_memory` before and after importing minimal established CFC
   records into a fresh key prefix: 1,000,000, or 100,000 with `--quick`).
@@ -50,6 +53,7 @@ from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
 from schemas.validation import decode_input
 from service.bench.cascade import bench_cascade
+from service.bench.reads import bench_reads
 from service.bench.workloads import (
     encode,
     fide_pool_before_close,
@@ -82,6 +86,10 @@ TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("RSS through that cascade", "date_order.correction", "service_peak_rss_mb", "<", 500, "MB"),
     ("archive per two-player event", "date_order.archive", "bytes_per_event", "<=", 400, "bytes"),
     ("history per player-event", "date_order.archive", "bytes_per_player_event", "<=", 120, "bytes"),
+    ("player lookup p99 at 200 req/s", "reads.player", "p99_ms", "<", 10, "ms"),
+    ("history of 200 events p99", "reads.history", "p99_ms", "<", 20, "ms"),
+    ("ranked list first page p99", "reads.list", "p99_ms", "<", 20, "ms"),
+    ("throughput under read load", "reads.throughput", "ratio", ">=", 0.9, "x without"),
 )
 
 
@@ -383,6 +391,28 @@ def bench_service(url: str, names: Names, sizes: Sizes) -> tuple[dict, dict, flo
     return service_figures, ceiling_figures, rss
 
 
+def bench_read_side(url: str, names: Names, quick: bool, progress: Callable[[str], None]) -> dict:
+    """service/bench/reads.py with this module's service process and drain."""
+    client = redis.Redis.from_url(url)
+    stream, output = f"{names.prefix}.reads", f"{names.prefix}.reads-out"
+    env = {"RATING_REDIS_URL": url, "RATING_GROUP": names.group, "RATING_LOG_LEVEL": "WARNING"}
+
+    def start(extra: dict) -> subprocess.Popen:
+        process = _start(["-m", "service", "serve"], {**env, **extra})
+        _wait_for_group(client, stream, names.group, process)
+        return process
+
+    def two_player(records: list[PlayerRecord]) -> Callable[[], bytes]:
+        work = Workloads(f"{names.prefix}-reads", records)
+        return lambda: work.two_player()[1]
+
+    try:
+        return bench_reads(url, names.prefix, quick, start, _stop,
+                           lambda payloads: drain_rate(client, stream, output, payloads), two_player, progress)
+    finally:
+        client.close()
+
+
 def _latency(figures: dict) -> dict:
     return {"latency_rate": figures["rate"], "latency_samples": figures["samples"], "p50_ms": figures["p50_ms"],
             "p99_ms": figures["p99_ms"]}
@@ -426,6 +456,7 @@ REPORT_KEYS = {
     "ceiling": {"events_per_second", "ratio", "batch_size"},
     "memory": {"records", "redis_bytes_per_record", "service_peak_rss_mb"},
     "date_order": {"archive", "correction"},
+    "reads": {"players", "player_events", "history_lines", "rate", "seconds", "player", "history", "list", "throughput"},
 }
 ENGINE_KEYS = {"players", "rounds", "newcomers", "games", "seconds", "games_per_second"}
 SERVICE_KEYS = {"events", "events_per_second", "latency_rate", "latency_samples", "p50_ms", "p99_ms"}
@@ -454,12 +485,15 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
         progress("date order")
         order = bench_cascade(redis_url, names.prefix, sizes.cascade_players, sizes.cascade_events,
                               lambda env: _start(["-m", "service", "serve"], env), _wait_for_group, peak_rss_mb, progress)
+        progress("read side")
+        reads = bench_read_side(redis_url, names, quick, progress)
     finally:
         if private is not None:
             private.stop()
         else:
             _cleanup(redis_url, names.prefix)
-    report = {"engines": engines, "service": service, "ceiling": ceiling, "memory": memory, "date_order": order}
+    report = {"engines": engines, "service": service, "ceiling": ceiling, "memory": memory, "date_order": order,
+              "reads": reads}
     report["targets"] = check_targets(report)
     report["settings"] = {"quick": quick, "runs": sizes.runs, "engine_runs": sizes.engine_runs,
                           "two_player_events": sizes.two_player_events, "swiss_events": sizes.swiss_events,
@@ -488,7 +522,7 @@ def check_targets(report: dict) -> list[dict]:
 def render(report: dict) -> str:
     """The human table."""
     e, s, c, m = report["engines"], report["service"], report["ceiling"], report["memory"]
-    d = report["date_order"]
+    d, r = report["date_order"], report["reads"]
     lines = [
         f"engines (median of {report['settings']['engine_runs']} runs)",
         f"  CFC  1,000 players x 9 rounds   {e['cfc']['games']:>6} games  {e['cfc']['seconds'] * 1000:8.1f} ms  "
@@ -515,6 +549,14 @@ def render(report: dict) -> str:
         f"  correction of the first event   {d['correction']['seconds']:>10.2f} s      ({d['correction']['revisions']:,}"
         f" revisions; {d['correction']['later_events']:,} later events, {d['correction']['players']:,} players)",
         f"  service peak RSS through it     {d['correction']['service_peak_rss_mb']:>10.1f} MB",
+        f"read side ({r['players']:,} players, {r['player_events']:,} history lines, {r['rate']:.0f} requests/s"
+        f" for {r['seconds']:.0f} s)   requests   p50 ms   p99 ms",
+        *(f"  {label:<32}{r[k]['requests']:>10,} {r[k]['p50_ms']:>8.1f} {r[k]['p99_ms']:>8.1f}"
+          for k, label in (("player", "player lookup"), ("history", f"history of {r['history_lines']} events"),
+                           ("list", "ranked list, first page"))),
+        f"  two-player events/s alone       {r['throughput']['events_per_second']:>10,.0f}",
+        f"  ... under the read load         {r['throughput']['under_read_load']:>10,.0f}  "
+        f"({r['throughput']['ratio']:.2f}x, median of {r['throughput']['runs']} runs)",
         "targets",
     ]
     for t in report["targets"]:

@@ -99,6 +99,8 @@ def test_nothing_outside_the_command_line_imports_it(graph):
         ("service.rating", ("service.runtime", "service.formats", "service.bench", "service.calculators")),
         ("service.timeline", ("service.runtime", "service.formats", "service.bench", "service.calculators",
                               "service.rating", "service.engine")),
+        ("service.readmodel", ("service.runtime", "service.formats", "service.bench", "service.calculators",
+                               "service.rating", "service.engine")),
         ("service.runtime", ("service.bench", "service.calculators", "service.formats")),
     ],
 )
