@@ -7,9 +7,9 @@ messages so that it always says what the last messages say.
   correction that drops the player, removes it. So a history always equals the fold of an
   offline re-rate's messages. Lines sort by the event's order key (date order,
   service/timeline.py); a FIDE list sorts after every event of the period it closes.
-- The **ranking** of a pool: members `<20000 - rating, 5 digits>:<id>` in one sorted set, so
-  that lexical order is highest rating first, ties by id; unrated players sort last as
-  `~:<id>`.
+- The **ranking** of a pool: one sorted set, member the player id, score minus the rating
+  (unrated: UNRATED_SCORE), so that its order is highest rating first, ties by id, unrated
+  last; a rating change is one ZADD.
 - The **name index** of a pool: `<word>\\0<id>` per word of a player's name (case and accents
   folded), for prefix search.
 
@@ -30,8 +30,8 @@ from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord
 from service.timeline import KEY_LEN
 
-UNRATED_RANK = "~"  # sorts after every digit: unrated players come last
-RATED_END = b"(" + UNRATED_RANK.encode()  # ZRANGE BYLEX upper bound of the rated players
+UNRATED_SCORE = 1_000_000  # above every -rating: unrated players come last
+RATED_MAX = f"({UNRATED_SCORE}"  # ZRANGE BYSCORE / ZCOUNT upper bound of the rated players
 
 
 def list_key(period: str) -> bytes:
@@ -131,15 +131,14 @@ def entries_of(message: RatingsUpdated) -> Iterator[tuple[str, str, HistoryEntry
 # ------------------------------------------------------------------ ranking and names
 
 
-def rank_member(record: PlayerRecord) -> bytes:
-    """The record's member of its pool's ranking (highest rating first, ties by id)."""
-    if record.rating is None:
-        return f"{UNRATED_RANK}:{record.id}".encode()
-    return f"{20000 - record.rating:05d}:{record.id}".encode()
+def rank_score(record: PlayerRecord) -> int:
+    """The record's score in its pool's ranking (member: its id)."""
+    return UNRATED_SCORE if record.rating is None else -record.rating
 
 
-def member_id(member: bytes) -> str:
-    return member.split(b":", 1)[1].decode()
+def rank_order(record: PlayerRecord) -> tuple[int, str]:
+    """The ranking's order: highest rating first, ties by id, unrated last."""
+    return rank_score(record), record.id
 
 
 def fold(text: str) -> str:

@@ -29,7 +29,7 @@ import redis
 
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord
-from service.readmodel import name_members, pack_entry, rank_member
+from service.readmodel import name_members, pack_entry, rank_score
 from service.runtime.store import StreamKeys, encode
 
 WORDS = ("Able", "Baker", "Carter", "Dubois", "Eriksen", "Fischer", "Garcia", "Horvat", "Ivanov", "Jensen",
@@ -98,7 +98,7 @@ def populate(url: str, keys: StreamKeys, records: list[PlayerRecord], sizes: Rea
             chunk = records[start : start + 1_000]
             with client.pipeline(transaction=False) as pipe:
                 pipe.hset(players, mapping={r.id: encode(r) for r in chunk})
-                pipe.zadd(keys.ranking("cfc", "regular"), {rank_member(r): 0 for r in chunk})
+                pipe.zadd(keys.ranking("cfc", "regular"), {r.id: rank_score(r) for r in chunk})
                 pipe.zadd(keys.names("cfc", "regular"), {m: 0 for r in chunk for m in name_members(r)})
                 for i, record in enumerate(chunk, start):
                     lines = sizes.regular_events if i < sizes.regulars else rest // others + (i - sizes.regulars < rest % others)

@@ -15,16 +15,7 @@ import msgspec
 from schemas.ratings import RatingsUpdated
 from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList, PoolSummary, RankedPlayer
 from schemas.records import PlayerRecord, PoolState
-from service.readmodel import (
-    RATED_END,
-    last_event_date,
-    matches,
-    member_id,
-    name_words,
-    rank_member,
-    sorted_entries,
-    unpack_message,
-)
+from service.readmodel import RATED_MAX, UNRATED_SCORE, last_event_date, name_words, sorted_entries, unpack_message
 from service.runtime.store import StreamKeys, decode_record, text
 
 MAX_MATCHES = 5_000  # a search looks at most at this many players whose name has the query's word
@@ -35,11 +26,6 @@ def _time(ms: bytes | str | int | None) -> dt.datetime | None:
     if ms is None:
         return None
     return dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.timezone.utc).replace(microsecond=0)
-
-
-def _above(record: PlayerRecord) -> bytes:
-    """The ZLEXCOUNT bound that counts the players rated above `record` (its rank - 1)."""
-    return b"(" + rank_member(record).split(b":", 1)[0] + b":"
 
 
 class ReadModel:
@@ -71,7 +57,7 @@ class ReadModel:
                 for field, _ in catalog:
                     system, _, pool = field.partition(":")  # type: ignore[union-attr]
                     pipe.hlen(keys.players(system, pool))
-                    pipe.zlexcount(keys.ranking(system, pool), b"-", RATED_END)
+                    pipe.zcount(keys.ranking(system, pool), "-inf", RATED_MAX)
                 pipe.hmget(keys.pools, [field for field, _ in catalog])
                 replies = await pipe.execute()
             states = replies[-1]
@@ -98,17 +84,18 @@ class ReadModel:
             return None
         ranking = keys.ranking(system, pool)
         if q:
-            total, page = await self._search(keys, system, pool, q, unrated, limit, offset)
+            total, ids = await self._search(keys, system, pool, q, unrated, limit, offset)
         else:
-            upper = b"+" if unrated else RATED_END
+            upper = "+inf" if unrated else RATED_MAX
             async with self.client.pipeline(transaction=False) as pipe:
-                pipe.zlexcount(ranking, b"-", upper)
-                pipe.zrange(ranking, b"-", upper, bylex=True, offset=offset, num=limit)
+                pipe.zcount(ranking, "-inf", upper)
+                pipe.zrange(ranking, "-inf", upper, byscore=True, offset=offset, num=limit)
                 total, members = await pipe.execute()
-            page = []
-            if members:
-                raws = await self.client.hmget(keys.players(system, pool), [member_id(m) for m in members])
-                page = [decode_record(raw) for raw in raws if raw is not None]
+            ids = [m.decode() for m in members]
+        page = []
+        if ids:
+            raws = await self.client.hmget(keys.players(system, pool), ids)
+            page = [decode_record(raw) for raw in raws if raw is not None]
         ranks = await self._ranks(ranking, page)
         players = [RankedPlayer(rank=rank, id=r.id, name=r.name, rating=r.rating, status=r.status, games=r.games)
                    for r, rank in zip(page, ranks)]
@@ -116,21 +103,28 @@ class ReadModel:
                           unrated=unrated, players=players)
 
     async def _search(self, keys: StreamKeys, system: str, pool: str, q: str, unrated: bool, limit: int,
-                      offset: int) -> tuple[int, list[PlayerRecord]]:
-        """The players whose name has a word beginning with each word of `q`, or whose id is `q`."""
+                      offset: int) -> tuple[int, list[str]]:
+        """The players whose id is `q`, or whose name has, for each word of `q`, a word that
+        begins with it: (how many, the ids of the page in the list's order)."""
         words = name_words(q)
-        ids: set[str] = set()
-        if words:
-            longest = max(words, key=len).encode()
-            found = await self.client.zrange(keys.names(system, pool), b"[" + longest + b"\0", b"[" + longest + b"\xff",
-                                             bylex=True, offset=0, num=MAX_MATCHES)
-            ids = {m.split(b"\0", 1)[1].decode() for m in found}
-        ids.add(q.strip())
-        raws = await self.client.hmget(keys.players(system, pool), sorted(ids))
-        records = [decode_record(raw) for raw in raws if raw is not None]
-        chosen = [r for r in records if (r.id == q.strip() or matches(r, words)) and (unrated or r.rating is not None)]
-        chosen.sort(key=rank_member)
-        return len(chosen), chosen[offset : offset + limit]
+        wanted = q.strip()
+        async with self.client.pipeline(transaction=False) as pipe:
+            for word in words:
+                pipe.zrange(keys.names(system, pool), b"[" + word.encode() + b"\0", b"[" + word.encode() + b"\xff",
+                            bylex=True, offset=0, num=MAX_MATCHES)
+            pipe.hexists(keys.players(system, pool), wanted)
+            replies = await pipe.execute()
+        found: set[str] | None = None
+        for members in replies[:-1]:
+            ids = {m.split(b"\0", 1)[1].decode() for m in members}
+            found = ids if found is None else found & ids
+        candidates = sorted((found or set()) | ({wanted} if replies[-1] else set()))
+        if not candidates:
+            return 0, []
+        scores = await self.client.zmscore(keys.ranking(system, pool), candidates)
+        ranked = sorted((score, pid) for pid, score in zip(candidates, scores)
+                        if score is not None and (unrated or score < UNRATED_SCORE))
+        return len(ranked), [pid for _, pid in ranked[offset : offset + limit]]
 
     async def _ranks(self, ranking: str, records: list[PlayerRecord]) -> list[int | None]:
         """Each rated player's rank: 1 + the players rated higher (equal ratings share a rank)."""
@@ -139,7 +133,7 @@ class ReadModel:
             return [None] * len(records)
         async with self.client.pipeline(transaction=False) as pipe:
             for record in rated:
-                pipe.zlexcount(ranking, b"-", _above(record))
+                pipe.zcount(ranking, "-inf", f"({-record.rating}")  # type: ignore[operator]
             above = iter(await pipe.execute())
         return [next(above) + 1 if r.rating is not None else None for r in records]
 

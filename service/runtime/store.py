@@ -17,7 +17,7 @@ The read model (service/readmodel.py), written in the same commit:
 
     {S}:results                      hash    event id -> the last ratings.updated/v1 published for it (MessagePack)
     {S}:entries:<system>:<pool>:<id> hash    event id (or list/<period>) -> key + the player's history line
-    {S}:ranking:<system>:<pool>      zset    the pool's list (lex: 20000 - rating, then id; unrated last)
+    {S}:ranking:<system>:<pool>      zset    the pool's list: player id, score -rating (unrated last)
     {S}:names:<system>:<pool>        zset    name index (lex: word \0 id)
     {S}:catalog                      hash    "<system>:<pool>" -> time (ms) of the input entry last applied to it
 
@@ -38,7 +38,7 @@ import msgspec
 from schemas.events import EventContent, InputMessage
 from schemas.records import PlayerRecord, PoolState
 from service.rating import MemoryLedger, Needs
-from service.readmodel import name_members, pack_message, rank_member
+from service.readmodel import name_members, pack_message, rank_score
 from service.timeline import (
     decode_archived,
     domain_pools,
@@ -297,17 +297,14 @@ def queue_read_model(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: i
 
 
 def queue_indexes(pipe: Any, keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]) -> None:
-    """Keep the rankings and name indexes of the records that changed (old, new): one
-    command for the whole commit."""
+    """Keep the rankings and name indexes of the records that changed (old, new): one ZADD
+    per pool, and one command for the name changes of the whole commit."""
+    scores: dict[str, dict[str, int]] = {}
     swap_keys: list[str] = []
     swap_args: list[bytes] = []
     for old, new in changes:
-        rank = keys.ranking(new.system, new.pool)
-        before = rank_member(old) if old is not None else b""
-        after = rank_member(new)
-        if before != after:
-            swap_keys.append(rank)
-            swap_args += (before, after)
+        if old is None or rank_score(old) != rank_score(new):
+            scores.setdefault(keys.ranking(new.system, new.pool), {})[new.id] = rank_score(new)
         if old is None or old.name != new.name:
             names = keys.names(new.system, new.pool)
             gone = set(name_members(old)) if old is not None else set()
@@ -318,6 +315,8 @@ def queue_indexes(pipe: Any, keys: StreamKeys, changes: Iterable[tuple[PlayerRec
             for member in sorted(fresh - gone):
                 swap_keys.append(names)
                 swap_args += (b"", member)
+    for key, mapping in scores.items():
+        pipe.zadd(key, mapping)
     if swap_keys:
         pipe.eval(_ZSWAP_EACH, len(swap_keys), *swap_keys, *swap_args)
 

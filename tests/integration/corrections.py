@@ -18,7 +18,7 @@ from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import default_registry
 from service.formats.ratinglists import render_jsonl
 from service.rating import Applied, Duplicate, MemoryLedger, Rejected
-from service.readmodel import rank_member
+from service.readmodel import rank_order
 from service.runtime.reads import ReadModel
 from service.runtime.store import DATA_FIELD, StreamKeys, import_records, text
 from service.timeline import arrival_of, encode_archived
@@ -203,7 +203,7 @@ async def check_read_model(client, stream: str, ledger: MemoryLedger) -> dict:
     for (system, pool), records in ledger.records.items():
         page = await reads.players(system, pool, limit=10_000, unrated=True)
         assert page is not None
-        assert [p.id for p in page.players] == [r.id for r in sorted(records.values(), key=rank_member)]
+        assert [p.id for p in page.players] == [r.id for r in sorted(records.values(), key=rank_order)]
         rated = sorted((r.rating for r in records.values() if r.rating is not None), reverse=True)
         assert [p.rank for p in page.players if p.rating is not None] == [rated.index(r) + 1 for r in rated]
     return histories

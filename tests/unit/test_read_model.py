@@ -15,7 +15,8 @@ from service.readmodel import (
     matches,
     name_words,
     pack_entry,
-    rank_member,
+    rank_order,
+    rank_score,
     unpack_entry,
 )
 from service.timeline import order_key
@@ -128,9 +129,9 @@ def test_history_values_round_trip_and_give_the_last_events_date_without_decodin
 def test_the_ranking_sorts_highest_first_ties_by_id_unrated_last():
     records = [established("b", 1500), established("a", 1500), established("c", 2400), established("d", -5),
                PlayerRecord(system="cfc", pool="regular", id="u")]
-    assert [r.id for r in sorted(records, key=rank_member)] == ["c", "a", "b", "d", "u"]
-    # 20000 - 2400 = 17600; 20000 - (-5) = 20005; unrated '~' sorts after every digit.
-    assert [rank_member(r) for r in records[2:]] == [b"17600:c", b"20005:d", b"~:u"]
+    assert [r.id for r in sorted(records, key=rank_order)] == ["c", "a", "b", "d", "u"]
+    # The sorted set's own order (score, then member) is the same: -2400 < -1500 < 5 < 1,000,000.
+    assert [rank_score(r) for r in records] == [-1500, -1500, -2400, 5, 1_000_000]
 
 
 def test_names_are_searched_by_the_beginning_of_any_word_without_case_or_accents():
