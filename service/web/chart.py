@@ -16,6 +16,7 @@ from schemas.reads import HistoryEntry
 
 MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120)
 MAX_DATE_TICKS = 6
+MIN_RATING_SPAN = 50  # a flat history is not drawn as a cliff
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def nice_step(span: float, count: int = 5) -> int:
 
 def rating_range(low: int, high: int, count: int = 5) -> tuple[int, int, int]:
     """The axis from a multiple of the step at or below `low` to one at or above `high`."""
-    step = nice_step(high - low if high > low else 50, count)
+    step = nice_step(max(high - low, MIN_RATING_SPAN), count)
     start, end = math.floor(low / step) * step, math.ceil(high / step) * step
     if start == end:
         start, end = start - step, end + step
@@ -110,8 +111,9 @@ def rating_chart(entries: Sequence[HistoryEntry], *, name: str, width: int = 640
     dates = [d for d, _ in events + lists]
     ratings = [e.new_rating for _, e in events + lists]
     first, last = min(dates), max(dates)  # type: ignore[type-var]
-    if first == last:
-        first, last = first - dt.timedelta(days=30), last + dt.timedelta(days=30)
+    # A margin on both sides: no point sits on the axis, and the last list's step shows.
+    margin = dt.timedelta(days=max((last - first).days // 25, 15))
+    first, last = first - margin, last + margin
     low, high, step = rating_range(min(ratings), max(ratings))  # type: ignore[type-var]
     left, top, right, bottom = 56.0, 12.0, width - 16.0, height - 36.0
 

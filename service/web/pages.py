@@ -70,7 +70,8 @@ async def event(request: Request, event_id: str, games: bool = False) -> Respons
     if found is None:
         raise NotFound(f"no event {event_id!r}")
     players = [{"result": p, **figures(p.details)} for p in found.players]
-    body = render("event.html", event=found, players=players, games=games)
+    names = {p.id: p.name for p in found.players if p.name}
+    body = render("event.html", event=found, players=players, games=games, names=names)
     updated = await reads.last_update(found.system, found.pool) if found.system in SYSTEMS else None
     return cached(request, body, HTML, updated)
 

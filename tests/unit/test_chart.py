@@ -25,6 +25,7 @@ def test_nice_steps_are_1_2_5_times_a_power_of_ten():
 def test_the_rating_axis_covers_the_ratings_with_round_ends():
     assert rating_range(1523, 1689) == (1500, 1700, 50)
     assert rating_range(1800, 1800) == (1790, 1810, 10)  # one value: a band around it
+    assert rating_range(2407, 2412) == (2400, 2420, 10)  # a small change is not a cliff
     low, high, step = rating_range(-37, 412)
     assert low <= -37 and high >= 412 and low % step == 0 and high % step == 0
 
@@ -43,7 +44,8 @@ def test_points_follow_dates_and_ratings_inside_the_plot():
     assert chart is not None
     assert [p.rating for p in chart.points] == [1500, 1620, 1580]  # no point without a rating
     xs, ys = [p.x for p in chart.points], [p.y for p in chart.points]
-    assert xs == sorted(xs) and xs[0] == chart.left and xs[-1] == chart.right
+    assert xs == sorted(xs) and chart.left < xs[0] < xs[1] < xs[-1] < chart.right
+    assert abs((xs[0] - chart.left) - (chart.right - xs[-1])) < 0.2  # the same margin on both sides
     assert ys[1] < ys[2] < ys[0]  # higher rating, higher on the page
     assert all(chart.top <= y <= chart.bottom for y in ys)
     assert chart.points[1].title == "Open 2025-06-01, 2025-06-01: rating 1620"
@@ -52,6 +54,7 @@ def test_points_follow_dates_and_ratings_inside_the_plot():
     assert "3 rated events from 2025-01-10 to 2025-09-01" in chart.description
     assert all(chart.top <= t.at <= chart.bottom for t in chart.y_ticks)
     assert [t.label for t in chart.y_ticks] == ["1500", "1550", "1600", "1650"]
+    assert [t.label for t in chart.x_ticks] == ["2025-01", "2025-03", "2025-05", "2025-07", "2025-09"]
 
 
 def test_fide_lists_are_a_step_line():

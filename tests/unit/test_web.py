@@ -317,7 +317,7 @@ async def test_the_event_page_shows_results_and_figures_on_request(app):
     assert "<details open>" in opened
     table = opened[opened.index("Anne Tremblay: opponents"):]
     assert '<th scope="col">opponent</th>' in table and '<th scope="col">basis</th>' in table
-    assert 'href="/pools/cfc/regular/players/100002">100002</a>' in table and "post_event" in table
+    assert 'href="/pools/cfc/regular/players/100002">Bruno Roy (100002)</a>' in table and "post_event" in table
     naspa = (await get(app, "/events/toronto-scrabble-club-2025-11-20?games=1")).text
     assert "earned_wins" in naspa
     fide = (await get(app, "/events/montreal-international-2025?games=1")).text
