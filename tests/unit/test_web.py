@@ -340,3 +340,23 @@ async def test_pages_answer_404_and_400_in_html(app):
 async def test_the_stylesheet_is_served_and_focus_is_visible(app):
     css = await get(app, "/static/style.css")
     assert css.status_code == 200 and ":focus-visible" in css.text
+
+
+def test_figures_show_any_per_game_list_and_survive_its_absence():
+    """FIDE `details.games` (per-game figures, coming on another branch) is shown like
+    CFC's `opponents`: a table whatever its columns; none at all is no table."""
+
+    class Details(msgspec.Struct):
+        system: str
+        k: int
+        games: list[dict]
+        norms: list[dict] = []
+
+    shown = pages.figures(Details(system="fide", k=20, games=[
+        {"opponent": "2010002", "opponent_rating": 2250, "D": 162, "PD": 0.71},
+        {"opponent": "2010003", "opponent_rating": 2105, "W-We": -0.2}]))
+    assert shown["scalars"] == [("k", "20")]
+    [(name, columns, rows)] = shown["tables"]
+    assert name == "games" and columns == ["opponent", "opponent_rating", "D", "PD", "W-We"] and len(rows) == 2
+    assert pages.figures(None) == {"scalars": [], "tables": []}
+    assert pages.figures(Details(system="fide", k=10, games=[]))["tables"] == []
