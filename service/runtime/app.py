@@ -35,7 +35,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.runtime.processor import StreamProcessor
 from service.engine.registry import Registry, default_registry
-from service.runtime.health import HealthServer
+from service.runtime.health import Health
 from service.runtime.logconfig import configure_logging
 from service.runtime.metrics import Metrics
 from service.runtime.outage import OutageLog
@@ -68,7 +68,8 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     outage = OutageLog(settings.outage_log_ms / 1000)
     stopping = asyncio.Event()  # set when the shutdown starts: handlers stop waiting for Redis
     processors = {s: StreamProcessor(client, settings, s, registry, metrics) for s in settings.input_streams}
-    health = HealthServer(client, metrics, settings.http_host, settings.http_port, settings.redis_url)
+    health = Health(client, metrics, settings.redis_url)
+    http = _http_server(client, health, metrics, settings) if settings.http_port else None
     tasks: list[asyncio.Task] = []
 
     for stream, processor in processors.items():
@@ -90,9 +91,9 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     @app.on_startup
     async def create_groups() -> None:
         configure_logging(settings.log_level, settings.log_json)
-        if settings.http_port:
+        if http is not None:
             try:
-                await health.start()  # live at once; ready once Redis answers
+                await http.start()  # live at once; ready once Redis answers
             except OSError as exc:
                 raise ServiceFailed(_http_problem(exc, settings)) from None
         await _until_redis_answers(processors.values(), settings)
@@ -103,7 +104,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
             group=settings.group,
             consumer=settings.consumer,
             engines=[f"{e.system}/{e.ruleset}" for e in registry],
-            http=f"{settings.http_host}:{health.port}" if settings.http_port else None,
+            http=f"{settings.http_host}:{http.port}" if http is not None else None,
         )
 
     @app.on_shutdown
@@ -111,7 +112,8 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         stopping.set()
         for task in tasks:
             task.cancel()
-        await health.stop()
+        if http is not None:
+            await http.stop()
 
     @app.after_shutdown
     async def close_client() -> None:
@@ -129,6 +131,23 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
 
     app.release = release  # type: ignore[attr-defined]
     return app
+
+
+def _http_server(client: aioredis.Redis, health: Health, metrics: Metrics, settings: Settings) -> Any:
+    """The HTTP side (service/web): operators' endpoints, the read API and the pages, served
+    by uvicorn in this event loop once the app starts."""
+    from service.web.app import create_app
+    from service.web.server import HttpServer
+
+    try:
+        from service.runtime.reads import ReadModel
+    except ModuleNotFoundError as exc:  # a build without the read model: operators' endpoints only
+        if exc.name != "service.runtime.reads":
+            raise
+        reads = None
+    else:
+        reads = ReadModel(client, list(settings.input_streams))
+    return HttpServer(create_app(reads, health, metrics), settings.http_host, settings.http_port)
 
 
 async def serve(settings: Settings, registry: Registry | None = None, signalled: Sequence[int] = ()) -> None:
@@ -343,7 +362,7 @@ def _reason(exc: BaseException, settings: Settings) -> str:
 
 
 async def _watch_groups(
-    processors: list[StreamProcessor], health: HealthServer, outage: OutageLog, settings: Settings,
+    processors: list[StreamProcessor], health: Health, outage: OutageLog, settings: Settings,
     every: float = 2.0,
 ) -> None:
     """Every `every` seconds: tell the OutageLog whether Redis answers a PING (and keep

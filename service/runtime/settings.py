@@ -56,7 +56,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("batch_size", ("RATING_BATCH_SIZE",), "64", "most input entries applied in one commit"),
     Setting("max_cascade_events", ("RATING_MAX_CASCADE_EVENTS",), "0", "most later events one correction, withdrawal or late event may re-rate (0: no limit); more is dead-lettered too_large"),
     Setting("poll_ms", ("RATING_POLL_MS",), "1000", "how long one read blocks waiting for new entries (ms)"),
-    Setting("http_host", ("RATING_HTTP_HOST",), "0.0.0.0", "address of the health / metrics / AsyncAPI endpoint"),
+    Setting("http_host", ("RATING_HTTP_HOST",), "0.0.0.0", "address of the HTTP side: health, metrics, AsyncAPI, the read API and the pages"),
     Setting("http_port", ("RATING_HTTP_PORT",), "8080", "its port (0: no HTTP endpoint)"),
     Setting("outage_log_ms", ("RATING_OUTAGE_LOG_MS",), "60000", "while Redis stays unreachable, how often (ms) the log says so again"),
     Setting("log_level", ("RATING_LOG_LEVEL",), "INFO", "log level"),

@@ -200,7 +200,7 @@ def free_port() -> int:
 
 async def http_get(port: int, path: str) -> tuple[int, bytes]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
     await writer.drain()
     data = await reader.read()
     writer.close()

@@ -4,6 +4,7 @@ served; a start-up that cannot work exits at once; SIGTERM is honoured at every 
 from __future__ import annotations
 
 import asyncio
+import errno
 import importlib.metadata
 import json
 import os
@@ -20,12 +21,16 @@ import redis.asyncio as aioredis
 
 from service.runtime.app import build_app
 from service.runtime.processor import StreamProcessor
+from service.runtime.health import Health
 from service.runtime.metrics import Metrics
+from service.web.app import create_app
+from service.web.server import HttpServer
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
 from tests.integration.processes import ROOT, PrivateRedis, Services, free_port, http_get, log_containing
 from tests.integration.tcpproxy import CuttingProxy
 from tests.messages import event
+from tests.reads import FakeReads
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +60,37 @@ async def test_readiness_flips_when_redis_stops_and_comes_back(private_redis):
         assert (await http_get(port, "/health/ready"))[0] == 200
         status, body = await http_get(port, "/asyncapi.json")
         assert status == 200 and json.loads(body)["asyncapi"].startswith("3.")
-        assert (await http_get(port, "/nope"))[0] == 404
+        status, body = await http_get(port, "/openapi.json")
+        assert status == 200 and json.loads(body)["openapi"].startswith("3.1")
+        assert (await http_get(port, "/docs"))[0] == 200
+        assert (await http_get(port, "/nope")) == (404, b'{"error":"not_found","message":"no such path: /nope"}')
+
+
+async def test_the_http_server_serves_in_the_loop_and_leaves_the_signals_to_the_service(redis_url):
+    """uvicorn on a socket bound by the service: the read API over real HTTP, SIGTERM and
+    SIGINT untouched, a taken port an OSError (not uvicorn's sys.exit), a clean stop."""
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    metrics = Metrics()
+    client = aioredis.Redis.from_url(redis_url)
+    server = HttpServer(create_app(FakeReads(), Health(client, metrics, redis_url), metrics), "127.0.0.1", 0)
+    await server.start()
+    try:
+        assert server.port != 0
+        status, body = await http_get(server.port, "/v1/pools/cfc/regular/players/100001")
+        assert status == 200 and json.loads(body)["name"] == "Anne Tremblay"
+        assert await http_get(server.port, "/health/ready") == (200, b'{"status":"ready","redis":"ok"}')
+        status, body = await http_get(server.port, "/pools/cfc/regular")
+        assert status == 200 and b"Anne Tremblay" in body
+        assert {sig: signal.getsignal(sig) for sig in before} == before
+        with pytest.raises(OSError) as taken:
+            await HttpServer(create_app(None, None, None), "127.0.0.1", server.port).start()
+        assert taken.value.errno == errno.EADDRINUSE
+    finally:
+        await server.stop()
+        await client.aclose()
+    with pytest.raises(OSError):
+        await asyncio.open_connection("127.0.0.1", server.port)
+    assert {sig: signal.getsignal(sig) for sig in before} == before
 
 
 def sample(metrics: Metrics, name: str, **labels) -> float:

@@ -102,11 +102,21 @@ def test_nothing_outside_the_command_line_imports_it(graph):
         ("service.readmodel", ("service.runtime", "service.formats", "service.bench", "service.calculators",
                                "service.rating", "service.engine")),
         ("service.runtime", ("service.bench", "service.calculators", "service.formats")),
+        ("service.web", ("service.bench", "service.calculators", "service.formats", "service.runtime.app")),
     ],
 )
 def test_no_module_imports_upwards(graph, lower, forbidden):
     bad = {m: sorted(i for i in deps if any(inside(i, f) for f in forbidden))
            for m, deps in graph.items() if inside(m, lower)}
+    assert {m: d for m, d in bad.items() if d} == {}
+
+
+def test_only_the_wiring_and_the_command_line_import_the_web_side(graph):
+    # The HTTP side sits above the runtime: runtime/app.py builds it from the settings (as it
+    # builds the broker), and nothing else below it may reach up into it.
+    allowed = ("service.web", "service.cli")
+    bad = {m: sorted(i for i in deps if inside(i, "service.web")) for m, deps in graph.items()
+           if not any(inside(m, a) for a in allowed) and m != "service.runtime.app"}
     assert {m: d for m, d in bad.items() if d} == {}
 
 

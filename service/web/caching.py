@@ -1,0 +1,51 @@
+"""Every 200 answer of the API and the pages, with its validators: a strong `ETag` (a
+digest of the body), `Last-Modified` (the data's last update, when known) and
+`Cache-Control: no-cache` (a cache keeps it, and asks again each time); a request whose
+`If-None-Match` names the current ETag gets 304 with no body."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from email.utils import format_datetime
+
+import msgspec
+from starlette.requests import Request
+from starlette.responses import Response
+
+JSON = "application/json"
+HTML = "text/html; charset=utf-8"
+
+
+def etag_of(body: bytes) -> str:
+    return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
+
+
+def http_date(moment: dt.datetime) -> str:
+    """RFC 9110 IMF-fixdate; a naive time is taken as UTC."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return format_datetime(moment.astimezone(dt.timezone.utc).replace(microsecond=0), usegmt=True)
+
+
+def matches(if_none_match: str | None, etag: str) -> bool:
+    """RFC 9110 13.1.2: `*`, or any listed tag equal by the weak comparison."""
+    if not if_none_match:
+        return False
+    tags = [tag.strip() for tag in if_none_match.split(",")]
+    return "*" in tags or any(tag.removeprefix("W/") == etag for tag in tags)
+
+
+def cached(request: Request, body: bytes, media_type: str, last_modified: dt.datetime | None) -> Response:
+    """The 200 answer with its validators, or 304 when the client holds this body already."""
+    etag = etag_of(body)
+    headers = {"ETag": etag, "Cache-Control": "no-cache"}
+    if last_modified is not None:
+        headers["Last-Modified"] = http_date(last_modified)
+    if matches(request.headers.get("if-none-match"), etag):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type=media_type, headers=headers)
+
+
+def cached_json(request: Request, answer: msgspec.Struct, last_modified: dt.datetime | None) -> Response:
+    return cached(request, msgspec.json.encode(answer), JSON, last_modified)

@@ -1,0 +1,126 @@
+"""What goes wrong, answered the same way everywhere: 404 and 400 with an ApiError body
+(an HTML page on the pages), 500 with `{"error": "internal", ...}` and the traceback in the
+log only. FastAPI's 422 for a bad parameter becomes 400 naming the parameter."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+import structlog
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from schemas.common import POOLS, SYSTEMS
+from schemas.reads import ApiError
+from service.web.caching import HTML, JSON
+from service.web.rendering import render
+
+log = structlog.get_logger("rating.web")
+PAGE_PREFIXES = ("/pools/", "/events/")
+NOT_PAGES = ("/v1/", "/health/", "/metrics", "/asyncapi.json", "/openapi.json", "/docs", "/static/")
+
+
+class ServerError(msgspec.Struct, frozen=True):
+    """The body of a 5xx (and 405) answer: never a traceback."""
+
+    error: Literal["internal", "method_not_allowed"]
+    message: str
+
+
+class NotFound(Exception):
+    """What was asked for does not exist; `message` says what."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def check_pool(system: str, pool: str) -> None:
+    """404 for a system or pool the service does not rate."""
+    if system not in SYSTEMS:
+        raise NotFound(f"unknown system {system!r} (known: {', '.join(SYSTEMS)})")
+    if pool not in POOLS[system]:
+        raise NotFound(f"unknown pool {pool!r} of system {system} (known: {', '.join(POOLS[system])})")
+
+
+def is_page(request: Request) -> bool:
+    """Whether an error answers with an HTML page: a page's path, or any path but the API's
+    and the operators' asked for by a browser."""
+    path = request.url.path
+    if path == "/" or path.startswith(PAGE_PREFIXES):
+        return True
+    if path.startswith(NOT_PAGES):
+        return False
+    return "text/html" in request.headers.get("accept", "")
+
+
+def problem(request: Request, status: int, error: str, message: str) -> Response:
+    if is_page(request):
+        title = {404: "Not found", 400: "Bad request", 405: "Method not allowed"}.get(status, "Error")
+        return Response(render("error.html", title=title, message=message, status=status), status, media_type=HTML)
+    body: msgspec.Struct = ApiError(error=error, message=message) if status < 405 else ServerError(error=error, message=message)  # type: ignore[arg-type]
+    return Response(msgspec.json.encode(body), status, media_type=JSON)
+
+
+async def not_found(request: Request, exc: NotFound) -> Response:
+    return problem(request, 404, "not_found", exc.message)
+
+
+async def bad_parameter(request: Request, exc: RequestValidationError) -> Response:
+    """400 naming each wrong parameter (FastAPI would say 422 with pydantic's details)."""
+    parts = []
+    for error in exc.errors():
+        where, *rest = error.get("loc", ("request",))
+        name = ".".join(str(part) for part in rest) or str(where)
+        parts.append(f"{where} parameter {name}: {error.get('msg', 'invalid')}")
+    return problem(request, 400, "bad_request", "; ".join(parts) or "bad request")
+
+
+async def http_error(request: Request, exc: HTTPException) -> Response:
+    if exc.status_code == 404:
+        return problem(request, 404, "not_found", f"no such path: {request.url.path}")
+    if exc.status_code == 405:
+        return problem(request, 405, "method_not_allowed", f"{request.method} is not allowed here (GET only)")
+    return problem(request, 400, "bad_request", str(exc.detail))
+
+
+class CatchAll:
+    """An exception no handler took: logged with its traceback, answered 500 in JSON.
+
+    Inside Starlette's ServerErrorMiddleware, so that the exception goes no further (the
+    middleware would send it on to uvicorn, which logs it again in its own format)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception:
+            log.exception("http request failed", method=scope.get("method"), path=scope.get("path"))
+            if started:
+                raise  # the answer is half sent: the server can only cut the connection
+            body = msgspec.json.encode(ServerError(error="internal", message="internal error; see the service's log"))
+            await Response(body, 500, media_type=JSON)(scope, receive, send)
+
+
+HANDLERS: dict[Any, Any] = {
+    NotFound: not_found,
+    RequestValidationError: bad_parameter,
+    HTTPException: http_error,
+}

@@ -1,0 +1,82 @@
+"""The pages' Jinja2 environment (templates in `templates/`, autoescaped) and the small
+formatting filters they share."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import jinja2
+
+HERE = Path(__file__).parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+
+
+def signed(value: float | int | None) -> str:
+    """+9, -11, 0; an empty text for no value. A minus sign, not a hyphen."""
+    if value is None:
+        return ""
+    text = f"{value:+g}" if isinstance(value, float) else f"{value:+d}"
+    return "0" if value == 0 else text.replace("-", "\u2212")
+
+
+def number(value: float | int | None, places: int = 2) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, int) or float(value).is_integer():
+        return str(int(value))
+    return f"{value:.{places}f}".rstrip("0").rstrip(".")
+
+
+def rating(value: int | None) -> str:
+    return "unrated" if value is None else str(value)
+
+
+def when(value: dt.date | dt.datetime | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if value.tzinfo else value.strftime("%Y-%m-%d %H:%M")
+    return value.isoformat()
+
+
+def segment(text: str) -> str:
+    """One path segment (an id may hold `/`: it is kept by the `:path` routes)."""
+    return quote(text, safe="@:")
+
+
+def query_of(query: dict[str, Any]) -> dict[str, Any]:
+    """The query's arguments that are set (true as `true`)."""
+    return {k: "true" if v is True else v for k, v in query.items() if v not in (None, "", False, 0)}
+
+
+def pool_url(system: str, pool: str, **query: Any) -> str:
+    args = query_of(query)
+    return f"/pools/{segment(system)}/{segment(pool)}" + (f"?{urlencode(args)}" if args else "")
+
+
+def player_url(system: str, pool: str, player_id: str) -> str:
+    return f"/pools/{segment(system)}/{segment(pool)}/players/{segment(player_id)}"
+
+
+def event_url(event_id: str, **query: Any) -> str:
+    args = query_of(query)
+    return f"/events/{segment(event_id)}" + (f"?{urlencode(args)}" if args else "")
+
+
+environment = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+environment.filters.update(signed=signed, number=number, rating=rating, when=when)
+environment.globals.update(pool_url=pool_url, player_url=player_url, event_url=event_url)
+
+
+def render(template: str, **context: Any) -> bytes:
+    return environment.get_template(template).render(**context).encode()
