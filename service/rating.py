@@ -151,9 +151,14 @@ def needs(message: InputMessage, registry: Registry) -> Needs:
     return Needs(message.system, message.pool, None, None, marker, domain)
 
 
-def event_output(event: EventFinished, engine: Engine, results: list, source_id: str, **revision) -> RatingsUpdated:
-    """The `ratings.updated/v1` of one event (a first result, or a revision of it)."""
-    names = {p.id: p.name for p in event.players if p.name} if any(p.name for p in event.players) else None
+def event_output(event: EventFinished, engine: Engine, results: list, source_id: str,
+                 records: Mapping[str, PlayerRecord] | None = None, **revision) -> RatingsUpdated:
+    """The `ratings.updated/v1` of one event (a first result, or a revision of it). Each
+    player's name is their record's (`records`: the records the event was rated from, named
+    from the list, else from an event), else the event's."""
+    names = {p.id: p.name for p in event.players if p.name}
+    if records:
+        names.update((pid, r.name) for pid, r in records.items() if r.name)
     if names:
         results = [msgspec.structs.replace(r, name=names[r.id]) if r.id in names else r for r in results]
     kind = "revision" if revision else "event"
@@ -356,8 +361,11 @@ class MemoryLedger:
         """The engine's input: the players' records as given by `before` (None: unrated)
         and, where the pool is seeded from another, their records there."""
         pool = event.pool or ""
-        records = {p.id: _named(before.get((event.system, pool, p.id)) or unrated_record(event.system, pool, p.id),
-                                p.name) for p in event.players}
+        records = {}
+        for p in event.players:
+            state = before.get((event.system, pool, p.id)) or unrated_record(event.system, pool, p.id)
+            current = self.record(event.system, pool, p.id)  # a state from a history has no name
+            records[p.id] = _named(_named(state, current.name if current is not None else None), p.name)
         seed_pool = engine.seed_pools.get(pool)
         seeds: dict[str, PlayerRecord] = {}
         if seed_pool is not None:
@@ -400,7 +408,7 @@ class MemoryLedger:
         self._store_records(changed)
         self._timeline_change(ordering_domain(event.system, pool)).add(timeline_member(key, event.event_id))
         self._archive(Archived(key, event, 0, results_digest(results)))
-        output = event_output(event, engine, results, source_id)
+        output = event_output(event, engine, results, source_id, records)
         self._publish(output, key)
         return [output]
 
@@ -536,13 +544,13 @@ class MemoryLedger:
                     changes.add(member)
             digest = results_digest(results)
             if changed and cause == "inserted":
-                outputs.append(event_output(event, engine, results, source_id))
+                outputs.append(event_output(event, engine, results, source_id, data.records))
                 published.append((outputs[-1], key, ()))
                 archives[eid] = Archived(key, event, 0, digest)
             elif changed or digest != archived.digest:  # type: ignore[union-attr]
                 assert archived is not None
                 revision = archived.revision + 1
-                outputs.append(event_output(event, engine, results, source_id, revision=revision,
+                outputs.append(event_output(event, engine, results, source_id, data.records, revision=revision,
                                             cause=revision_cause))
                 dropped = ({p.id for p in old.event.players} - {p.id for p in event.players}
                            if changed and old is not None else ())

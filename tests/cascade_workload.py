@@ -428,9 +428,12 @@ def date_order_fold(start: Iterable[PlayerRecord], models: list[Model], registry
 
 
 def figures(out: RatingsUpdated) -> tuple:
-    """What a subscriber reads from a message, less where and when it was published."""
+    """What a subscriber reads from a message, less where and when it was published, and
+    less the players' names: a name is a label kept once known (README "For websites"), so
+    which players have one depends on which events arrived before."""
+    players = [msgspec.structs.replace(p, name=None) for p in out.players]
     return (out.system, out.pool, out.ruleset, out.event_id, out.period, out.name, out.start_date, out.end_date,
-            out.withdrawn, out.players)
+            out.withdrawn, players)
 
 
 def significant(records: Iterable[PlayerRecord]) -> dict[tuple, PlayerRecord]:

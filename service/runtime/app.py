@@ -136,17 +136,11 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
 def _http_server(client: aioredis.Redis, health: Health, metrics: Metrics, settings: Settings) -> Any:
     """The HTTP side (service/web): operators' endpoints, the read API and the pages, served
     by uvicorn in this event loop once the app starts."""
+    from service.runtime.reads import ReadModel
     from service.web.app import create_app
     from service.web.server import HttpServer
 
-    try:
-        from service.runtime.reads import ReadModel
-    except ModuleNotFoundError as exc:  # a build without the read model: operators' endpoints only
-        if exc.name != "service.runtime.reads":
-            raise
-        reads = None
-    else:
-        reads = ReadModel(client, list(settings.input_streams))
+    reads = ReadModel(client, list(settings.input_streams))
     return HttpServer(create_app(reads, health, metrics), settings.http_host, settings.http_port)
 
 
