@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from fractions import Fraction
+from typing import NamedTuple
 
 from service.engine.fide.exact import ratio_half_away_from_zero
 from service.engine.tables import fide_pd
@@ -36,11 +37,29 @@ def rating_difference(own: int, opponent: int, start_date: dt.date, pool: str) -
     return CAP if difference > 0 else -CAP
 
 
+class GameFigures(NamedTuple):
+    """One game of a rated player, as FIDE's calculator lists it: D after the 400-point
+    rule (8.3.1), PD from Table 8.1.2 and W - We (8.3.2), both in exact hundredths."""
+
+    difference: int
+    pd: int
+    term: int
+
+
+def game_figures(own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str) -> GameFigures:
+    """FIDE 8.3.1-8.3.2: D of `own` against `opponent` after the 400-point rule, PD for D
+    from Table 8.1.2 (the higher-rated player's column, the lower one 1 - it) and
+    score - PD, in hundredths. The one place a game's figures are computed: the engine
+    sums these terms and lists these figures."""
+    difference = rating_difference(own, opponent, start_date, pool)
+    pd = fide_pd(difference)
+    return GameFigures(difference, pd, score_halves * 50 - pd)
+
+
 def game_term(own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str) -> tuple[int, int]:
-    """FIDE 8.3.2: (score - PD, PD) of one game, in hundredths; PD from Table 8.1.2 by D
-    after the 400-point rule (the higher-rated player's column, the lower one 1 - it)."""
-    pd = fide_pd(rating_difference(own, opponent, start_date, pool))
-    return score_halves * 50 - pd, pd
+    """FIDE 8.3.2: (score - PD, PD) of one game, in hundredths (`game_figures`)."""
+    figures = game_figures(own, opponent, score_halves, start_date, pool)
+    return figures.term, figures.pd
 
 
 def base_k(

@@ -17,11 +17,11 @@ from typing import Mapping
 import msgspec
 
 from schemas.events import EventFinished, PeriodClosed
-from schemas.fide import FideDetails, FirstEvent, InitialGame, PeriodSums
+from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodSums
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.contract import EngineRejection, EventInput, Outcome
-from service.engine.fide.change import capped_k, game_term, period_change
+from service.engine.fide.change import GameFigures, capped_k, game_figures, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
 from service.engine.fide.lists import close_period
@@ -31,8 +31,21 @@ from service.engine.fide.records import check_open, fide_state, k_for_period, ne
 
 
 @dataclass(slots=True)
+class _Game:
+    """One counted game of a player, as it entered the sums: `figures` (D, PD, W - We) for
+    a rated player, None for a game pooled for an initial rating (8.2)."""
+
+    round: int
+    opponent: str
+    opponent_rating: int
+    score_halves: int
+    figures: GameFigures | None
+
+
+@dataclass(slots=True)
 class _Tally:
-    """One player's games in one event, as they are counted."""
+    """One player's games in one event, as they are counted; `games` lists them one by
+    one, with the very figures summed into `sum_hundredths` and `pd_hundredths`."""
 
     sum_hundredths: int = 0
     pd_hundredths: int = 0
@@ -44,6 +57,7 @@ class _Tally:
     performance_halves: int = 0
     norm_opponents: list[int | None] = field(default_factory=list)
     norm_halves: int = 0
+    games: list[_Game] = field(default_factory=list)
 
 
 class FideEngine:
@@ -115,14 +129,16 @@ class FideEngine:
                     score_halves=halves,
                 )
                 if mine is not None:
-                    term, pd = game_term(mine, opponent, halves, start_date, pool_name)
-                    tally.sum_hundredths += term
-                    tally.pd_hundredths += pd
+                    figures = game_figures(mine, opponent, halves, start_date, pool_name)
+                    tally.sum_hundredths += figures.term
+                    tally.pd_hundredths += figures.pd
                     tally.rated_games += 1
                     tally.rated_halves += halves
                     tally.counted.append(game_played)
                 else:
+                    figures = None
                     tally.pooled.append(game_played)
+                tally.games.append(_Game(game.round, other, opponent, halves, figures))
 
         results = []
         new_records = []
@@ -193,6 +209,7 @@ class FideEngine:
                 period_sum=ratio_text(period_sum, 100),
                 performance=rp,
                 norms=norms,
+                games=_listed_games(tally.games, k),
             )
             return PlayerResult(
                 event_games=tally.rated_games,
@@ -214,6 +231,7 @@ class FideEngine:
             initial=initial,
             performance=rp,
             norms=norms,
+            games=_listed_games(tally.games, None),
         )
         return PlayerResult(
             event_games=len(tally.pooled),
@@ -225,3 +243,32 @@ class FideEngine:
     def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
         """Publish the period's new list (service.engine.fide.lists)."""
         return close_period(message, records, pool)
+
+
+def _listed_games(games: list[_Game], k: int | None) -> list[FideGame]:
+    """The counted games in round order (FideGame): a rated player's with D, PD, W - We
+    and K x (W - We) from the figures the engine summed; a player without a rating
+    (8.2) with the opponent's rating and the score only."""
+    listed = []
+    for g in sorted(games, key=_round_of):
+        f = g.figures
+        if f is None or k is None:
+            listed.append(FideGame(round=g.round, opponent=g.opponent, opponent_rating=g.opponent_rating,
+                                   score=g.score_halves / 2))
+            continue
+        listed.append(FideGame(
+            round=g.round,
+            opponent=g.opponent,
+            opponent_rating=g.opponent_rating,
+            difference=f.difference,  # FIDE 8.3.1
+            expected=ratio_text(f.pd, 100),  # table 8.1.2
+            score=g.score_halves / 2,
+            change=ratio_text(f.term, 100),  # FIDE 8.3.2: W - We
+            k=k,
+            rating_change=ratio_text(k * f.term, 100),  # K x (W - We), unrounded
+        ))
+    return listed
+
+
+def _round_of(game: _Game) -> int:
+    return game.round
