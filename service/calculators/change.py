@@ -124,10 +124,9 @@ def fide_change(rating: int, played: Sequence[Game], given: FideK, start_date: d
     rows, total = [], 0
     for g in played:
         assert g.opponent is not None
-        figures = game_figures(rating, g.opponent, g.halves, start_date, pool)  # the engine's D, PD, W - We
-        total += figures.term
-        rows.append(GameChange(g.opponent, g.halves, figures.difference, Fraction(figures.pd, 100),
-                               exact_change(k, figures.term)))
+        difference, pd, term = game_figures(rating, g.opponent, g.halves, start_date, pool)  # the engine's
+        total += term
+        rows.append(GameChange(g.opponent, g.halves, difference, Fraction(pd, 100), exact_change(k, term)))
         if abs(rating - g.opponent) > 400 and abs(rows[-1].difference) == 400:
             notes.append(f"D {rating - g.opponent:+d} against {g.opponent} counts as {rows[-1].difference:+d} (FIDE 8.3.1)")
     change = period_change(k, total)

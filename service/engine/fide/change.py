@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 from fractions import Fraction
-from typing import NamedTuple
 
 from service.engine.fide.exact import ratio_half_away_from_zero
 from service.engine.tables import fide_pd
@@ -37,29 +36,26 @@ def rating_difference(own: int, opponent: int, start_date: dt.date, pool: str) -
     return CAP if difference > 0 else -CAP
 
 
-class GameFigures(NamedTuple):
-    """One game of a rated player, as FIDE's calculator lists it: D after the 400-point
-    rule (8.3.1), PD from Table 8.1.2 and W - We (8.3.2), both in exact hundredths."""
-
-    difference: int
-    pd: int
-    term: int
+# One game of a rated player as FIDE's calculator lists it: (D after the 400-point rule
+# (8.3.1), PD from Table 8.1.2, W - We (8.3.2)), PD and W - We in exact hundredths. A plain
+# tuple: the engine makes one per game and side.
+GameFigures = tuple[int, int, int]
 
 
 def game_figures(own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str) -> GameFigures:
-    """FIDE 8.3.1-8.3.2: D of `own` against `opponent` after the 400-point rule, PD for D
-    from Table 8.1.2 (the higher-rated player's column, the lower one 1 - it) and
-    score - PD, in hundredths. The one place a game's figures are computed: the engine
-    sums these terms and lists these figures."""
+    """FIDE 8.3.1-8.3.2: (D, PD, score - PD) of `own` against `opponent`: D after the
+    400-point rule, PD for D from Table 8.1.2 (the higher-rated player's column, the lower
+    one 1 - it), PD and score - PD in hundredths. The one place a game's figures are
+    computed: the engine sums these terms and lists these figures."""
     difference = rating_difference(own, opponent, start_date, pool)
     pd = fide_pd(difference)
-    return GameFigures(difference, pd, score_halves * 50 - pd)
+    return difference, pd, score_halves * 50 - pd
 
 
 def game_term(own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str) -> tuple[int, int]:
     """FIDE 8.3.2: (score - PD, PD) of one game, in hundredths (`game_figures`)."""
-    figures = game_figures(own, opponent, score_halves, start_date, pool)
-    return figures.term, figures.pd
+    _, pd, term = game_figures(own, opponent, score_halves, start_date, pool)
+    return term, pd
 
 
 def base_k(

@@ -12,6 +12,7 @@ close_period: the new list (service.engine.fide.lists).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Mapping
 
 import msgspec
@@ -21,7 +22,7 @@ from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodS
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.contract import EngineRejection, EventInput, Outcome
-from service.engine.fide.change import GameFigures, capped_k, game_figures, period_change
+from service.engine.fide.change import capped_k, game_figures, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
 from service.engine.fide.lists import close_period
@@ -30,16 +31,25 @@ from service.engine.fide.periods import add_months, month_of, rating_in_force
 from service.engine.fide.records import check_open, fide_state, k_for_period, never_rated
 
 
-@dataclass(slots=True)
-class _Game:
-    """One counted game of a player, as it entered the sums: `figures` (D, PD, W - We) for
-    a rated player, None for a game pooled for an initial rating (8.2)."""
+class _Game(msgspec.Struct, frozen=True, gc=False):
+    """One counted game of a player, as it entered the sums: for a rated player the very
+    D, PD and W - We (`game_figures`) summed into the tally; none of them for a game pooled
+    for an initial rating (8.2). Not tracked by the garbage collector: one per game and side."""
 
     round: int
     opponent: str
     opponent_rating: int
     score_halves: int
-    figures: GameFigures | None
+    difference: int | None = None
+    pd: int | None = None
+    term: int | None = None
+
+
+# Exact text of every value in hundredths that PD and W - We take (-1.00 .. 1.00), and of
+# K x (W - We) for the usual K (8.3.3: 10, 20, 40): built once, looked up per game.
+_HUNDREDTHS = {n: ratio_text(n, 100) for n in range(-100, 101)}
+_K_TIMES = {k: {n: ratio_text(k * n, 100) for n in range(-100, 101)} for k in (10, 20, 40)}
+_round_of = attrgetter("round")
 
 
 @dataclass(slots=True)
@@ -129,16 +139,16 @@ class FideEngine:
                     score_halves=halves,
                 )
                 if mine is not None:
-                    figures = game_figures(mine, opponent, halves, start_date, pool_name)
-                    tally.sum_hundredths += figures.term
-                    tally.pd_hundredths += figures.pd
+                    difference, pd, term = game_figures(mine, opponent, halves, start_date, pool_name)
+                    tally.sum_hundredths += term  # FIDE 8.3.4: the sum of W - We
+                    tally.pd_hundredths += pd
                     tally.rated_games += 1
                     tally.rated_halves += halves
                     tally.counted.append(game_played)
+                    tally.games.append(_Game(game.round, other, opponent, halves, difference, pd, term))
                 else:
-                    figures = None
                     tally.pooled.append(game_played)
-                tally.games.append(_Game(game.round, other, opponent, halves, figures))
+                    tally.games.append(_Game(game.round, other, opponent, halves))
 
         results = []
         new_records = []
@@ -250,9 +260,10 @@ def _listed_games(games: list[_Game], k: int | None) -> list[FideGame]:
     and K x (W - We) from the figures the engine summed; a player without a rating
     (8.2) with the opponent's rating and the score only."""
     listed = []
+    hundredths = _HUNDREDTHS
+    k_times = _K_TIMES.get(k) if k is not None else None
     for g in sorted(games, key=_round_of):
-        f = g.figures
-        if f is None or k is None:
+        if g.term is None or g.pd is None or k is None:
             listed.append(FideGame(round=g.round, opponent=g.opponent, opponent_rating=g.opponent_rating,
                                    score=g.score_halves / 2))
             continue
@@ -260,15 +271,12 @@ def _listed_games(games: list[_Game], k: int | None) -> list[FideGame]:
             round=g.round,
             opponent=g.opponent,
             opponent_rating=g.opponent_rating,
-            difference=f.difference,  # FIDE 8.3.1
-            expected=ratio_text(f.pd, 100),  # table 8.1.2
+            difference=g.difference,  # FIDE 8.3.1
+            expected=hundredths[g.pd],  # table 8.1.2
             score=g.score_halves / 2,
-            change=ratio_text(f.term, 100),  # FIDE 8.3.2: W - We
+            change=hundredths[g.term],  # FIDE 8.3.2: W - We
             k=k,
-            rating_change=ratio_text(k * f.term, 100),  # K x (W - We), unrounded
+            # K x (W - We), unrounded
+            rating_change=k_times[g.term] if k_times is not None else ratio_text(k * g.term, 100),
         ))
     return listed
-
-
-def _round_of(game: _Game) -> int:
-    return game.round
