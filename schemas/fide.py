@@ -7,11 +7,11 @@ in rules-fide.md.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
-from schemas.common import EventId, Exact, Period, Rating
+from schemas.common import EventId, Exact, Period, PlayerId, Rating, Round, Score
 
 
 class PublishedRating(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -103,11 +103,68 @@ class InitialRating(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omi
     reason: str | None = None
 
 
+class FideGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, kw_only=True, gc=False):
+    """One rated game of the player in the event, as FIDE's rating calculator lists it:
+    opponent's rating, D, PD, W, W - We and K x (W - We) (FIDE 8.3.1-8.3.2).
+
+    The figures are the engine's own: the same per-game values it sums into
+    `event_sum` (so the `change`s add up exactly to `event_sum`, the `rating_change`s to
+    `event_change`). Exact values are `Exact` strings in lowest terms (PD 0.76 is
+    "19/25", W - We -0.26 is "-13/50").
+
+    Only the games that count are listed, in round order, as on FIDE's calculator, which
+    takes one rated opponent per game: forfeits (never rated) and games against an
+    opponent unrated when the event started (F2) are left out, as are byes (no game);
+    `games_counted` is the number of entries. A player being rated for the first time
+    (FIDE 8.2) lists the games pooled for the initial rating, with the opponent's rating
+    and the score only: no D, PD or K apply to them.
+    """
+
+    round: Annotated[Round, msgspec.Meta(description="Round of the game.")]
+    opponent: Annotated[PlayerId, msgspec.Meta(description="The opponent's player id.")]
+    opponent_rating: Annotated[
+        Rating,
+        msgspec.Meta(description="The opponent's rating as used: the list in force when the event started (F1)."),
+    ]
+    difference: Annotated[
+        int | None,
+        msgspec.Meta(
+            description="D = own rating - opponent's rating after the 400-point rule (FIDE 8.3.1, F3): "
+            "|D| > 400 counts as 400, except for a player rated 2650+ in a standard event starting "
+            "on or after 2025-10-01. Null for a player without a rating (FIDE 8.2)."
+        ),
+    ] = None
+    expected: Annotated[
+        Exact | None,
+        msgspec.Meta(
+            description="PD, the expected score for D from table 8.1.2 (the higher-rated player's column, "
+            "the lower-rated player's 1 - it), exact. Null for a player without a rating (FIDE 8.2)."
+        ),
+    ] = None
+    score: Annotated[Score, msgspec.Meta(description="W, the player's score in the game (FIDE 8.3.2).")]
+    change: Annotated[
+        Exact | None,
+        msgspec.Meta(description="W - We: the score minus PD (FIDE 8.3.2), the game's term of the period's sum (8.3.4)."),
+    ] = None
+    k: Annotated[
+        int | None,
+        msgspec.Meta(description="K of the period (FIDE 8.3.3, F5-F6), capped by K x n <= 700 over the period's games so far: `details.k`."),
+    ] = None
+    rating_change: Annotated[
+        Exact | None,
+        msgspec.Meta(
+            description="K x (W - We), unrounded (FIDE 8.3.2); the period's change is rounded once, "
+            "over the sum (8.3.4, F4), never per game."
+        ),
+    ] = None
+
+
 class FideDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, tag_field="system", tag="fide"):
     """F9: FIDE's output. Kind `event`: the published rating stays; `event_change` is
     K x this event's sum (exact), `projected_rating` the published rating plus the
-    period's rounded change so far (`projection` true). Kind `list`: `k` is the K for
-    the next period, `k_applied` the K of the closed period."""
+    period's rounded change so far (`projection` true), `games` the counted games one by
+    one (FideGame). Kind `list`: `k` is the K for the next period, `k_applied` the K of
+    the closed period (no `games`)."""
 
     period: Period
     k: int | None
@@ -124,3 +181,4 @@ class FideDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_
     initial: InitialRating | None = None
     performance: int | None = None
     norms: list[NormCheck] = []
+    games: list[FideGame] = []

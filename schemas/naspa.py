@@ -7,7 +7,11 @@ ratings are rounded half up only at the very end of each segment.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
+
+from schemas.common import PlayerId, Round, Score
 
 
 class NaspaSegment(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -40,6 +44,35 @@ class NaspaSegment(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit
     unrounded_rating: float | None = None
 
 
+class NaspaOpponent(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
+    """One counted game of the player, as the engine rated it (rules-naspa.md N1-N5).
+
+    The figures are the engine's own: `expected` is the very term it sums into
+    `expected_wins`. Games are listed in round order; byes and forfeits, which count for
+    nothing (rules-naspa.md "Basics"), are left out. In a long event each game belongs to
+    its segment, whose ratings it uses.
+    """
+
+    round: Annotated[Round, msgspec.Meta(description="Round of the game.")]
+    opponent: Annotated[PlayerId, msgspec.Meta(description="The opponent's player id.")]
+    opponent_rating: Annotated[
+        float,
+        msgspec.Meta(
+            description="The opponent's rating as used (N5): a rated opponent's rating before the event "
+            "(before the segment, in a long event); a newcomer opponent's unrounded new rating from the "
+            "newcomer iteration (N2-N4)."
+        ),
+    ]
+    score: Annotated[Score, msgspec.Meta(description="Earned wins in the game: 1, 0.5 or 0.")]
+    expected: Annotated[
+        float,
+        msgspec.Meta(
+            description="Expected wins against `opponent_rating` (N1, logistic): from the player's rating "
+            "before the event (segment) for a rated player, from their own unrounded new rating for a newcomer."
+        ),
+    ]
+
+
 class NaspaDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="system", tag="naspa"):
     """How a NASPA figure was obtained, summed over the event's segments.
 
@@ -47,6 +80,8 @@ class NaspaDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_
     and the unrounded new ratings of newcomers (N5); for a newcomer, the same at their
     own unrounded new rating. `seeded_from` names the pool whose rating a player's first CSW event started from.
     `segments` lists per-segment figures of an event of 17 or more rounds (else empty).
+    `opponents` lists the counted games one by one (NaspaOpponent), whose `expected`
+    terms make up `expected_wins`.
     """
 
     earned_wins: float
@@ -60,3 +95,4 @@ class NaspaDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_
     seeded_from: str | None = None
     unrounded_rating: float | None = None
     segments: list[NaspaSegment] = []
+    opponents: list[NaspaOpponent] = []

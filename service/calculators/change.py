@@ -24,9 +24,9 @@ from service.engine.fide.change import (
     base_k,
     capped_k,
     exact_change,
+    game_figures,
     game_term,
     period_change,
-    rating_difference,
 )
 from service.engine.fide.initial import MIN_PUBLISHED
 from service.engine.naspa.expected import expected_wins
@@ -124,10 +124,9 @@ def fide_change(rating: int, played: Sequence[Game], given: FideK, start_date: d
     rows, total = [], 0
     for g in played:
         assert g.opponent is not None
-        term, pd = game_term(rating, g.opponent, g.halves, start_date, pool)
+        difference, pd, term = game_figures(rating, g.opponent, g.halves, start_date, pool)  # the engine's
         total += term
-        rows.append(GameChange(g.opponent, g.halves, rating_difference(rating, g.opponent, start_date, pool),
-                               Fraction(pd, 100), exact_change(k, term)))
+        rows.append(GameChange(g.opponent, g.halves, difference, Fraction(pd, 100), exact_change(k, term)))
         if abs(rating - g.opponent) > 400 and abs(rows[-1].difference) == 400:
             notes.append(f"D {rating - g.opponent:+d} against {g.opponent} counts as {rows[-1].difference:+d} (FIDE 8.3.1)")
     change = period_change(k, total)

@@ -36,11 +36,26 @@ def rating_difference(own: int, opponent: int, start_date: dt.date, pool: str) -
     return CAP if difference > 0 else -CAP
 
 
+# One game of a rated player as FIDE's calculator lists it: (D after the 400-point rule
+# (8.3.1), PD from Table 8.1.2, W - We (8.3.2)), PD and W - We in exact hundredths. A plain
+# tuple: the engine makes one per game and side.
+GameFigures = tuple[int, int, int]
+
+
+def game_figures(own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str) -> GameFigures:
+    """FIDE 8.3.1-8.3.2: (D, PD, score - PD) of `own` against `opponent`: D after the
+    400-point rule, PD for D from Table 8.1.2 (the higher-rated player's column, the lower
+    one 1 - it), PD and score - PD in hundredths. The one place a game's figures are
+    computed: the engine sums these terms and lists these figures."""
+    difference = rating_difference(own, opponent, start_date, pool)
+    pd = fide_pd(difference)
+    return difference, pd, score_halves * 50 - pd
+
+
 def game_term(own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str) -> tuple[int, int]:
-    """FIDE 8.3.2: (score - PD, PD) of one game, in hundredths; PD from Table 8.1.2 by D
-    after the 400-point rule (the higher-rated player's column, the lower one 1 - it)."""
-    pd = fide_pd(rating_difference(own, opponent, start_date, pool))
-    return score_halves * 50 - pd, pd
+    """FIDE 8.3.2: (score - PD, PD) of one game, in hundredths (`game_figures`)."""
+    _, pd, term = game_figures(own, opponent, score_halves, start_date, pool)
+    return term, pd
 
 
 def base_k(

@@ -12,16 +12,17 @@ close_period: the new list (service.engine.fide.lists).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Mapping
 
 import msgspec
 
 from schemas.events import EventFinished, PeriodClosed
-from schemas.fide import FideDetails, FirstEvent, InitialGame, PeriodSums
+from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodSums
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.contract import EngineRejection, EventInput, Outcome
-from service.engine.fide.change import capped_k, game_term, period_change
+from service.engine.fide.change import capped_k, game_figures, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
 from service.engine.fide.lists import close_period
@@ -30,9 +31,31 @@ from service.engine.fide.periods import add_months, month_of, rating_in_force
 from service.engine.fide.records import check_open, fide_state, k_for_period, never_rated
 
 
+class _Game(msgspec.Struct, frozen=True, gc=False):
+    """One counted game of a player, as it entered the sums: for a rated player the very
+    D, PD and W - We (`game_figures`) summed into the tally; none of them for a game pooled
+    for an initial rating (8.2). Not tracked by the garbage collector: one per game and side."""
+
+    round: int
+    opponent: str
+    opponent_rating: int
+    score_halves: int
+    difference: int | None = None
+    pd: int | None = None
+    term: int | None = None
+
+
+# Exact text of every value in hundredths that PD and W - We take (-1.00 .. 1.00), and of
+# K x (W - We) for the usual K (8.3.3: 10, 20, 40): built once, looked up per game.
+_HUNDREDTHS = {n: ratio_text(n, 100) for n in range(-100, 101)}
+_K_TIMES = {k: {n: ratio_text(k * n, 100) for n in range(-100, 101)} for k in (10, 20, 40)}
+_round_of = attrgetter("round")
+
+
 @dataclass(slots=True)
 class _Tally:
-    """One player's games in one event, as they are counted."""
+    """One player's games in one event, as they are counted; `games` lists them one by
+    one, with the very figures summed into `sum_hundredths` and `pd_hundredths`."""
 
     sum_hundredths: int = 0
     pd_hundredths: int = 0
@@ -44,6 +67,7 @@ class _Tally:
     performance_halves: int = 0
     norm_opponents: list[int | None] = field(default_factory=list)
     norm_halves: int = 0
+    games: list[_Game] = field(default_factory=list)
 
 
 class FideEngine:
@@ -115,14 +139,16 @@ class FideEngine:
                     score_halves=halves,
                 )
                 if mine is not None:
-                    term, pd = game_term(mine, opponent, halves, start_date, pool_name)
-                    tally.sum_hundredths += term
+                    difference, pd, term = game_figures(mine, opponent, halves, start_date, pool_name)
+                    tally.sum_hundredths += term  # FIDE 8.3.4: the sum of W - We
                     tally.pd_hundredths += pd
                     tally.rated_games += 1
                     tally.rated_halves += halves
                     tally.counted.append(game_played)
+                    tally.games.append(_Game(game.round, other, opponent, halves, difference, pd, term))
                 else:
                     tally.pooled.append(game_played)
+                    tally.games.append(_Game(game.round, other, opponent, halves))
 
         results = []
         new_records = []
@@ -193,6 +219,7 @@ class FideEngine:
                 period_sum=ratio_text(period_sum, 100),
                 performance=rp,
                 norms=norms,
+                games=_listed_games(tally.games, k),
             )
             return PlayerResult(
                 event_games=tally.rated_games,
@@ -214,6 +241,7 @@ class FideEngine:
             initial=initial,
             performance=rp,
             norms=norms,
+            games=_listed_games(tally.games, None),
         )
         return PlayerResult(
             event_games=len(tally.pooled),
@@ -225,3 +253,30 @@ class FideEngine:
     def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
         """Publish the period's new list (service.engine.fide.lists)."""
         return close_period(message, records, pool)
+
+
+def _listed_games(games: list[_Game], k: int | None) -> list[FideGame]:
+    """The counted games in round order (FideGame): a rated player's with D, PD, W - We
+    and K x (W - We) from the figures the engine summed; a player without a rating
+    (8.2) with the opponent's rating and the score only."""
+    listed = []
+    hundredths = _HUNDREDTHS
+    k_times = _K_TIMES.get(k) if k is not None else None
+    for g in sorted(games, key=_round_of):
+        if g.term is None or g.pd is None or k is None:
+            listed.append(FideGame(round=g.round, opponent=g.opponent, opponent_rating=g.opponent_rating,
+                                   score=g.score_halves / 2))
+            continue
+        listed.append(FideGame(
+            round=g.round,
+            opponent=g.opponent,
+            opponent_rating=g.opponent_rating,
+            difference=g.difference,  # FIDE 8.3.1
+            expected=hundredths[g.pd],  # table 8.1.2
+            score=g.score_halves / 2,
+            change=hundredths[g.term],  # FIDE 8.3.2: W - We
+            k=k,
+            # K x (W - We), unrounded
+            rating_change=k_times[g.term] if k_times is not None else ratio_text(k * g.term, 100),
+        ))
+    return listed

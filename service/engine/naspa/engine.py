@@ -12,7 +12,7 @@ from typing import Mapping
 import msgspec
 
 from schemas.events import EventFinished, PeriodClosed
-from schemas.naspa import NaspaDetails, NaspaSegment
+from schemas.naspa import NaspaDetails, NaspaOpponent, NaspaSegment
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.contract import EngineRejection, EventInput, Outcome
@@ -104,7 +104,7 @@ def counted_games(event: EventFinished, records: Mapping[str, PlayerRecord]) -> 
         if game.round > event.rounds:
             raise EngineRejection("unratable", f"round {game.round} is after the last round {event.rounds}", f"$.games[{i}].round")
         if not game.forfeit:
-            counted.append((game.round, RatedGame(game.a, game.b, float(game.score))))
+            counted.append((game.round, RatedGame(game.a, game.b, float(game.score), game.round)))
     if not counted:
         what = "every game is a forfeit" if event.games else "the event has no games"
         raise EngineRejection("unratable", f"no game counts for ratings: {what} (byes and forfeits are never rated)", "$.games")
@@ -141,6 +141,13 @@ def _result(
         seeded_from=seeded_from,
         unrounded_rating=mine[-1][1].unrounded if mine else None,
         segments=segments,
+        opponents=[
+            NaspaOpponent(
+                round=g.round, opponent=g.opponent, opponent_rating=g.opponent_rating, score=g.score, expected=g.expected
+            )
+            for _, f in mine
+            for g in f.opponents
+        ],
     )
     return PlayerResult(
         id=pid,

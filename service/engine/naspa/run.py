@@ -26,6 +26,20 @@ class RatedGame:
     a: str
     b: str
     score: float
+    round: int
+
+
+@dataclass(frozen=True)
+class GameFigures:
+    """One counted game of a player as the run rated it: the opponent's value used (N5:
+    pre-run rating, or a newcomer's unrounded new rating), the earned wins and the
+    expected wins (N1) that the run sums into the player's expected wins."""
+
+    round: int
+    opponent: str
+    opponent_rating: float
+    score: float
+    expected: float
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,7 @@ class Figures:
     clipped: bool = False
     iterations: int | None = None
     averaged: bool = False
+    opponents: tuple[GameFigures, ...] = ()  # in round order
 
 
 def rate_run(
@@ -66,10 +81,10 @@ def rate_run(
     """Rate one run. `ratings` holds each player's rating before the run (None for a
     newcomer); the answer has the figures of every player with a counted game."""
     expected = ExpectedWins()
-    played: dict[str, list[tuple[str, float]]] = {}
+    played: dict[str, list[tuple[str, float, int]]] = {}
     for game in games:
-        played.setdefault(game.a, []).append((game.b, game.score))
-        played.setdefault(game.b, []).append((game.a, 1.0 - game.score))
+        played.setdefault(game.a, []).append((game.b, game.score, game.round))
+        played.setdefault(game.b, []).append((game.a, 1.0 - game.score, game.round))
 
     # Newcomers (seed, N2-N4): a newcomer with no counted game gets no rating.
     newcomer_ids = [p for p in played if ratings.get(p) is None]
@@ -77,26 +92,34 @@ def rate_run(
     newcomers = []
     for p in newcomer_ids:
         results = played[p]
-        rated = tuple(float(ratings[o]) for o, _ in results if ratings.get(o) is not None)  # type: ignore[arg-type]
-        unrated = tuple(index[o] for o, _ in results if ratings.get(o) is None)
-        newcomers.append(Newcomer(math.fsum(s for _, s in results), len(results), rated, unrated))
+        rated = tuple(float(ratings[o]) for o, _, _ in results if ratings.get(o) is not None)  # type: ignore[arg-type]
+        unrated = tuple(index[o] for o, _, _ in results if ratings.get(o) is None)
+        newcomers.append(Newcomer(math.fsum(s for _, s, _ in results), len(results), rated, unrated))
     solved = rate_newcomers(newcomers, expected)
     value: dict[str, float] = {p: float(ratings[p]) for p in played if ratings.get(p) is not None}  # type: ignore[arg-type]
     value.update(zip(newcomer_ids, solved.ratings))  # N5: newcomers count unrounded
 
+    def per_game(p: str, rating: float) -> tuple[GameFigures, ...]:
+        """N1 for each of p's games from `rating`, against the opponent's value (N5)."""
+        return tuple(
+            GameFigures(r, o, value[o], s, expected(rating, value[o])) for o, s, r in sorted(played[p], key=_round)
+        )
+
     figures: dict[str, Figures] = {}
     for p, nc in zip(newcomer_ids, newcomers):
         mine = value[p]
+        opponents = per_game(p, mine)
         figures[p] = Figures(
             old_rating=None,
             new_rating=half_up(mine),
             games=nc.games,
             earned=nc.earned,
-            expected=math.fsum(expected(mine, value[o]) for o, _ in played[p]),
+            expected=math.fsum(g.expected for g in opponents),
             newcomer=True,
             unrounded=mine,
             iterations=solved.passes,
             averaged=solved.averaged,
+            opponents=opponents,
         )
 
     # Rated players (N5): band walk, acceleration, feedback summed apart.
@@ -107,8 +130,9 @@ def rate_run(
         if old is None:
             continue
         g = career_games.get(p, 0)
-        earned = math.fsum(s for _, s in results)
-        expect = math.fsum(expected(old, value[o]) for o, _ in results)
+        earned = math.fsum(s for _, s, _ in results)
+        opponents = per_game(p, old)
+        expect = math.fsum(o.expected for o in opponents)
         walk = band_walk(old, g, earned - expect)
         if policy.one_third:
             new, gain = old + (walk.rating - old) / 3, 0.0  # no acceleration
@@ -116,14 +140,14 @@ def rate_run(
             gain = acceleration(old, walk.rating, len(results))
             new = walk.rating + gain
             if gain > 0:
-                for o, _ in results:
+                for o, _, _ in results:
                     if ratings.get(o) is not None:  # rated opponents only
                         feedback.setdefault(o, []).append(gain / FEEDBACK_SHARE)
         if policy.floor_of_one:
             new = max(new, 1.0)  # nsa2008: floor of 1, before feedback
-        walked[p] = (old, g, earned, expect, walk, gain, new)
+        walked[p] = (old, g, earned, expect, walk, gain, new, opponents)
 
-    for p, (old, g, earned, expect, walk, gain, new) in walked.items():
+    for p, (old, g, earned, expect, walk, gain, new, opponents) in walked.items():
         received = math.fsum(feedback.get(p, ()))
         unrounded = new + received
         rounded = half_up(unrounded)
@@ -145,5 +169,10 @@ def rate_run(
             acceleration=gain,
             feedback=received,
             clipped=clipped,
+            opponents=opponents,
         )
     return figures
+
+
+def _round(game: tuple[str, float, int]) -> int:
+    return game[2]
