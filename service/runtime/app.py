@@ -97,6 +97,8 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
             except OSError as exc:
                 raise ServiceFailed(_http_problem(exc, settings)) from None
         await _until_redis_answers(processors.values(), settings)
+        for processor in processors.values():
+            await processor.index_existing()
         tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings)))
         log.info(
             "starting",

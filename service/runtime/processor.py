@@ -33,6 +33,8 @@ from service.runtime.store import (
     StreamKeys,
     encode,
     entry_order,
+    index_existing,
+    live_pools,
     load_cascade,
     queue_ledger_reads,
     queue_ledger_writes,
@@ -83,6 +85,13 @@ class StreamProcessor:
         if cursor not in (None, "0"):
             log.warning("consumer group created at the applied cursor", stream=self.stream,
                         group=self.settings.group, cursor=cursor)
+
+    async def index_existing(self) -> None:
+        """Index the pools stored before the read model existed (store.index_existing)."""
+        indexed = await index_existing(self.client, self.keys, await live_pools(self.client, self.keys))
+        if indexed:
+            log.warning("indexed the pools stored before the read model", stream=self.stream,
+                        pools=[f"{system}/{pool}" for system, pool in indexed])
 
     async def recover_group(self) -> bool:
         """The consumer group was found missing while the service runs (XGROUP DESTROY,

@@ -22,7 +22,7 @@ from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.rating import Duplicate, MemoryLedger, Rejected
 from service.readmodel import pack_message
-from service.runtime.store import DATA_FIELD, StreamKeys, decode_record, encode, queue_indexes, text
+from service.runtime.store import DATA_FIELD, StreamKeys, decode_record, encode, glob_escape, live_pools, queue_indexes, text
 from service.timeline import arrival_of, encode_archived
 
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -58,11 +58,6 @@ class MapDiff:
     differ: int = 0
     only_live: int = 0
     only_replay: int = 0
-
-
-def glob_escape(text_: str) -> str:
-    """A literal for a Redis MATCH pattern."""
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text_)
 
 
 def key_prefix(keys: StreamKeys) -> str:
@@ -164,16 +159,6 @@ async def write_ledger(client: Any, keys: StreamKeys, ledger: MemoryLedger, curs
     if cursor is not None:
         await client.set(keys.cursor, cursor)
     return written
-
-
-async def live_pools(client: Any, keys: StreamKeys) -> list[tuple[str, str]]:
-    """The (system, pool) pairs that have a players hash under `keys`."""
-    prefix = keys.players("", "")[:-1]  # "...:players:"
-    pools = set()
-    async for key in client.scan_iter(match=glob_escape(prefix) + "*", count=1_000):
-        system, _, pool = text(key)[len(prefix) :].partition(":")  # type: ignore[index]
-        pools.add((system, pool))
-    return sorted(pools)
 
 
 async def compare(client: Any, live: StreamKeys, ledger: MemoryLedger) -> tuple[list[PoolDiff], MapDiff, MapDiff]:

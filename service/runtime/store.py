@@ -371,6 +371,48 @@ async def import_records(client: Any, keys: StreamKeys, records: list[PlayerReco
     return new, replaced
 
 
+def glob_escape(text_: str) -> str:
+    """A literal for a Redis MATCH pattern."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text_)
+
+
+async def live_pools(client: Any, keys: StreamKeys) -> list[tuple[str, str]]:
+    """The (system, pool) pairs that have a players hash under `keys`."""
+    prefix = keys.players("", "")[:-1]  # "...:players:"
+    pools = set()
+    async for key in client.scan_iter(match=glob_escape(prefix) + "*", count=1_000):
+        system, _, pool = text(key)[len(prefix) :].partition(":")  # type: ignore[index]
+        pools.add((system, pool))
+    return sorted(pools)
+
+
+async def index_existing(client: Any, keys: StreamKeys, pools: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Build the ranking, name index and catalog entry of every pool in `pools` that has
+    records but no ranking (data written before the read model existed); returns the pools
+    indexed. Run at start-up, before this replica consumes."""
+    done = []
+    for system, pool in pools:
+        if await client.exists(keys.ranking(system, pool)):
+            continue
+        batch: list[PlayerRecord] = []
+        async for _, raw in client.hscan_iter(keys.players(system, pool), count=1_000):
+            batch.append(decode_record(raw))
+            if len(batch) == 1_000:
+                await _index(client, keys, batch)
+                batch = []
+        if batch:
+            await _index(client, keys, batch)
+        await client.hsetnx(keys.catalog, f"{system}:{pool}", time.time_ns() // 1_000_000)
+        done.append((system, pool))
+    return done
+
+
+async def _index(client: Any, keys: StreamKeys, records: list[PlayerRecord]) -> None:
+    async with client.pipeline(transaction=True) as pipe:
+        queue_indexes(pipe, keys, ((None, r) for r in records))
+        await pipe.execute()
+
+
 async def export_records(client: Any, keys: StreamKeys, system: str, pool: str) -> list[PlayerRecord]:
     """Every record of one pool, by player id."""
     records = []

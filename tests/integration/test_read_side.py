@@ -140,6 +140,13 @@ def site(redis_url, tmp_path_factory):
         client.close()
 
 
+@pytest.fixture
+async def client(redis_url):
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
 def last_per_event(messages: list[RatingsUpdated]) -> dict[str, RatingsUpdated]:
     return {m.event_id: m for m in messages if m.event_id is not None}
 
@@ -313,3 +320,22 @@ def test_the_pages_in_a_browser_show_the_same_figures(site, tmp_path):
     assert message["name"] in words
     for player in message["players"]:
         assert str(player["new_rating"]) in words and NAMES[player["id"]] in words
+
+
+async def test_pools_stored_before_the_read_model_are_ranked_and_searchable_at_start_up(client, key_prefix):
+    """A players hash written without the indexes (as before the read model): indexing at
+    start-up ranks it, makes its names searchable and lists the pool; an indexed pool is
+    left alone."""
+    from service.runtime.reads import ReadModel
+    from service.runtime.store import encode, index_existing, live_pools
+
+    keys = StreamKeys(f"{key_prefix}.events")
+    await client.hset(keys.players("cfc", "regular"), mapping={r.id: encode(r) for r in club() if r.system == "cfc"})
+    reads = ReadModel(client, [keys.stream])
+    assert (await reads.pools()).pools == []
+    assert await index_existing(client, keys, await live_pools(client, keys)) == [("cfc", "regular")]
+    page = await reads.players("cfc", "regular", limit=3)
+    assert [p.id for p in page.players] == ["c6", "c5", "c4"] and page.total == 6
+    assert [p.id for p in (await reads.players("cfc", "regular", q="baker")).players] == ["c2"]
+    assert [(p.system, p.pool, p.players) for p in (await reads.pools()).pools] == [("cfc", "regular", 6)]
+    assert await index_existing(client, keys, await live_pools(client, keys)) == []
