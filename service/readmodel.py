@@ -89,12 +89,6 @@ def sorted_entries(values: Iterable[tuple[bytes, bytes]]) -> list[HistoryEntry]:
     return [unpack_entry(v) for _, v in sorted(values, key=lambda fv: (fv[1][:KEY_LEN], fv[0]))]
 
 
-def last_event_date(values: Iterable[bytes]) -> dt.date | None:
-    """The end date of the player's last event, read off the stored keys (no decoding)."""
-    days = [int.from_bytes(v[3:6], "big") for v in values if v[3:6] != b"\xff\xff\xff"]
-    return dt.date.fromordinal(max(days)) if days else None
-
-
 def pack_message(message: RatingsUpdated) -> bytes:
     return _encoder.encode(message)
 

@@ -15,9 +15,37 @@ import msgspec
 from schemas.ratings import RatingsUpdated
 from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList, PoolSummary, RankedPlayer
 from schemas.records import PlayerRecord, PoolState
-from service.readmodel import RATED_MAX, UNRATED_SCORE, last_event_date, name_words, sorted_entries, unpack_message
+from service.readmodel import RATED_MAX, UNRATED_SCORE, name_words, sorted_entries, unpack_message
 from service.runtime.store import StreamKeys, decode_record, text
 
+# One round trip per answer: the page of the list (total, the players above its first row,
+# the rows with their scores, their records) ...
+_PAGE = """
+local total = redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[1])
+local rows = redis.call('ZRANGE', KEYS[1], '-inf', ARGV[1], 'BYSCORE', 'LIMIT', ARGV[2], ARGV[3], 'WITHSCORES')
+local above, ids = 0, {}
+for i = 1, #rows, 2 do ids[#ids + 1] = rows[i] end
+if #rows > 0 then above = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. rows[2]) end
+local records = {}
+if #ids > 0 then records = redis.call('HMGET', KEYS[2], unpack(ids)) end
+return {total, above, rows, records}
+"""
+# ... and a player (the record, the players rated higher, the end day of the last event: the
+# largest day number in bytes 4-6 of the history values, 0xffffff being a FIDE list's).
+_PLAYER = """
+local record = redis.call('HGET', KEYS[1], ARGV[1])
+if not record then return false end
+local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local above = -1
+if score and tonumber(score) < tonumber(ARGV[2]) then above = redis.call('ZCOUNT', KEYS[2], '-inf', '(' .. score) end
+local last = 0
+for _, value in ipairs(redis.call('HVALS', KEYS[3])) do
+  local a, b, c = string.byte(value, 4, 6)
+  local day = (a * 256 + b) * 256 + c
+  if day ~= 16777215 and day > last then last = day end
+end
+return {record, above, last}
+"""
 MAX_MATCHES = 5_000  # a search looks at most at this many players whose name has the query's word
 _pool_decoder = msgspec.json.Decoder(PoolState)
 
@@ -28,6 +56,23 @@ def _time(ms: bytes | str | int | None) -> dt.datetime | None:
     return dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.timezone.utc).replace(microsecond=0)
 
 
+def _page_ranks(scores: list[float], offset: int, above: int) -> list[int | None]:
+    """The ranks of a page of the list from its rows' scores: the first row's is 1 + the
+    players above it; a row whose rating differs from the row before is at its own
+    position (everyone before it is rated higher); equal ratings share a rank."""
+    ranks: list[int | None] = []
+    for i, score in enumerate(scores):
+        if score >= UNRATED_SCORE:
+            ranks.append(None)
+        elif i == 0:
+            ranks.append(above + 1)
+        elif score == scores[i - 1]:
+            ranks.append(ranks[-1])
+        else:
+            ranks.append(offset + i + 1)
+    return ranks
+
+
 class ReadModel:
     """Answers the read API from the keys of the service's input streams (a pool is rated
     from one stream; the first stream that has it answers)."""
@@ -36,6 +81,8 @@ class ReadModel:
         self.client = client
         self.keys = [StreamKeys(stream, namespace) for stream in streams]
         self._where: dict[tuple[str, str], StreamKeys] = {}
+        self._page = client.register_script(_PAGE)
+        self._player = client.register_script(_PLAYER)
 
     async def _locate(self, system: str, pool: str) -> StreamKeys | None:
         found = self._where.get((system, pool))
@@ -85,18 +132,17 @@ class ReadModel:
         ranking = keys.ranking(system, pool)
         if q:
             total, ids = await self._search(keys, system, pool, q, unrated, limit, offset)
+            page = []
+            if ids:
+                raws = await self.client.hmget(keys.players(system, pool), ids)
+                page = [decode_record(raw) for raw in raws if raw is not None]
+            ranks = await self._ranks(ranking, page)
         else:
             upper = "+inf" if unrated else RATED_MAX
-            async with self.client.pipeline(transaction=False) as pipe:
-                pipe.zcount(ranking, "-inf", upper)
-                pipe.zrange(ranking, "-inf", upper, byscore=True, offset=offset, num=limit)
-                total, members = await pipe.execute()
-            ids = [m.decode() for m in members]
-        page = []
-        if ids:
-            raws = await self.client.hmget(keys.players(system, pool), ids)
+            total, above, rows, raws = await self._page(keys=[ranking, keys.players(system, pool)],
+                                                         args=[upper, offset, limit])
             page = [decode_record(raw) for raw in raws if raw is not None]
-        ranks = await self._ranks(ranking, page)
+            ranks = _page_ranks([float(score) for score in rows[1::2]], offset, above)
         players = [RankedPlayer(rank=rank, id=r.id, name=r.name, rating=r.rating, status=r.status, games=r.games)
                    for r, rank in zip(page, ranks)]
         return PlayerList(system=system, pool=pool, total=total, offset=offset, limit=limit, q=q or None,  # type: ignore[arg-type]
@@ -141,17 +187,15 @@ class ReadModel:
         keys = await self._locate(system, pool)
         if keys is None:
             return None
-        async with self.client.pipeline(transaction=False) as pipe:
-            pipe.hget(keys.players(system, pool), player_id)
-            pipe.hvals(keys.entries(system, pool, player_id))
-            raw, values = await pipe.execute()
-        if raw is None:
+        found = await self._player(keys=[keys.players(system, pool), keys.ranking(system, pool),
+                                         keys.entries(system, pool, player_id)], args=[player_id, UNRATED_SCORE])
+        if not found:
             return None
+        raw, above, last = found
         record = decode_record(raw)
-        (rank,) = await self._ranks(keys.ranking(system, pool), [record])
         return PlayerView(system=record.system, pool=record.pool, id=record.id, name=record.name, rating=record.rating,
-                          status=record.status, games=record.games, rank=rank, last_event_date=last_event_date(values),
-                          record=record)
+                          status=record.status, games=record.games, rank=above + 1 if above >= 0 else None,
+                          last_event_date=dt.date.fromordinal(last) if last else None, record=record)
 
     async def history(self, system: str, pool: str, player_id: str) -> PlayerHistory | None:
         """The player's history in date order; None when the pool has no such player."""

@@ -43,7 +43,7 @@ class HttpServer:
         self.host = host
         self.port = port
         self.config = uvicorn.Config(
-            app, host=host, port=port, log_config=None, access_log=False, lifespan="off", http="h11", ws="none",
+            app, host=host, port=port, log_config=None, access_log=False, lifespan="off", http="auto", ws="none",
             server_header=False, timeout_graceful_shutdown=GRACE_SECONDS,
         )
         self.server = uvicorn.Server(self.config)

@@ -218,6 +218,10 @@ def test_players_and_the_ranked_list_are_the_offline_records(site):
             view = site.get(f"/v1/pools/{system}/{pool}/players/{record.id}").json()
             assert msgspec.convert(view["record"], PlayerRecord) == record
             assert view["name"] == record.name
+            lines = site.get(f"/v1/pools/{system}/{pool}/players/{record.id}/history").json()["entries"]
+            assert view["last_event_date"] == max(line["end_date"] for line in lines if line["end_date"])
+            page_row = next(p for p in page["players"] if p["id"] == record.id)
+            assert view["rank"] == page_row["rank"] == 1 + sum((r.rating or 0) > (record.rating or 0) for r in records)
     # Names: from the list (c1-c3), else from the events (c4-c6); search by a word's beginning.
     names = {p["id"]: p["name"] for p in site.get("/v1/pools/cfc/regular/players").json()["players"]}
     assert names == NAMES

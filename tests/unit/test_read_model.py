@@ -10,7 +10,6 @@ from schemas import PlayerRecord, decode_input
 from service.engine.registry import default_registry
 from service.rating import Applied, MemoryLedger
 from service.readmodel import (
-    last_event_date,
     list_key,
     matches,
     name_words,
@@ -114,7 +113,7 @@ def test_a_list_key_sorts_after_every_event_of_its_period_and_before_the_next():
                                   period="2025-12"))), 0)
 
 
-def test_history_values_round_trip_and_give_the_last_events_date_without_decoding():
+def test_history_values_round_trip():
     ledger = MemoryLedger([established("A", 1600), established("B", 1500)])
     process(ledger, event("e1", "2025-11-01", "2025-11-02", [("A", "B", 1)]))
     process(ledger, event("e2", "2025-11-08", "2025-11-09", [("A", "B", 1)]))
@@ -122,8 +121,6 @@ def test_history_values_round_trip_and_give_the_last_events_date_without_decodin
     for value in values.values():
         entry = unpack_entry(value)
         assert pack_entry(value[:17], entry) == value
-    assert last_event_date(values.values()) == dt.date(2025, 11, 9)
-    assert last_event_date([list_key("2025-11") + b"x"]) is None  # a list line has no date
 
 
 def test_the_ranking_sorts_highest_first_ties_by_id_unrated_last():
@@ -140,3 +137,14 @@ def test_names_are_searched_by_the_beginning_of_any_word_without_case_or_accents
     record = established("123", 1500, name="Ólafsson, Friðrik")
     assert matches(record, ["olaf"]) and matches(record, ["frið", "ola"]) and matches(record, ["123"])
     assert not matches(record, ["lafsson"]) and not matches(record, ["olaf", "magnus"])
+
+
+def test_a_pages_ranks_share_equal_ratings_across_the_page_boundary():
+    from service.runtime.reads import _page_ranks
+
+    # The list 2400, 2300, 2300, 2300, 2100, unrated; the page from position 3 (offset 2):
+    # 2300 (2 players above: rank 2, as the 2300 on page one), 2300 (rank 2), 2100 (4 above:
+    # rank 5), unrated (no rank).
+    assert _page_ranks([-2300, -2300, -2100, 1_000_000], offset=2, above=1) == [2, 2, 5, None]
+    assert _page_ranks([-2400, -2300], offset=0, above=0) == [1, 2]
+    assert _page_ranks([], offset=0, above=0) == []
