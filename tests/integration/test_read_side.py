@@ -78,8 +78,9 @@ def season() -> list[dict]:
 
 
 class Site:
-    def __init__(self, port: int, offline: list[RatingsUpdated], records: dict[tuple, PlayerRecord]):
+    def __init__(self, port: int, stream: str, offline: list[RatingsUpdated], records: dict[tuple, PlayerRecord]):
         self.base = f"http://127.0.0.1:{port}"
+        self.stream = stream
         self.offline = offline
         self.records = records
 
@@ -130,7 +131,7 @@ def site(redis_url, tmp_path_factory):
     try:
         entries = asyncio.run(prepare())
         offline, records = offline_rate(entries, club(), tmp_path_factory.mktemp("offline"))
-        yield Site(port, offline, records)
+        yield Site(port, settings.input_streams[0], offline, records)
     finally:
         services.stop_all()
         client = sync_redis.Redis.from_url(redis_url)
@@ -343,3 +344,23 @@ async def test_pools_stored_before_the_read_model_are_ranked_and_searchable_at_s
     assert [p.id for p in (await reads.players("cfc", "regular", q="baker")).players] == ["c2"]
     assert [(p.system, p.pool, p.players) for p in (await reads.pools()).pools] == [("cfc", "regular", 6)]
     assert await index_existing(client, keys, await live_pools(client, keys)) == []
+
+
+def test_the_player_and_history_commands_print_the_same_figures(site, redis_url):
+    """`rating-service player` and `history` at a terminal, against the same store."""
+    stream = site.stream
+    run = lambda *args: subprocess.run([sys.executable, "-m", "service", *args, "--redis-url", redis_url,
+                                        "--stream", stream], cwd=ROOT, capture_output=True, text=True)
+    shown = run("player", "cfc", "regular", "c1")
+    assert shown.returncode == 0, shown.stderr
+    record = site.records[("cfc", "regular", "c1")]
+    assert "Ólafsson, Anna" in shown.stdout and f"rating {record.rating}  established  games {record.games}" in shown.stdout
+    lines = site.get("/v1/pools/cfc/regular/players/c1/history").json()
+    table = run("history", "cfc", "regular", "c1")
+    assert table.returncode == 0, table.stderr
+    for line in lines["entries"]:
+        assert f"{line['name']} ({line['event_id']})" in table.stdout and f"{line['change']:+d}" in table.stdout
+    as_json = run("history", "cfc", "regular", "c1", "--json")
+    assert json.loads(as_json.stdout) == lines
+    missing = run("player", "cfc", "regular", "nobody")
+    assert missing.returncode == 2 and missing.stderr.strip() == "rating-service player: no player 'nobody' in cfc/regular"
