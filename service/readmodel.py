@@ -18,13 +18,11 @@ Pure: Structs and bytes in, bytes out.
 
 from __future__ import annotations
 
-import datetime as dt
 import unicodedata
-from typing import Iterable, Iterator, Literal
+from typing import Iterable, Iterator
 
 import msgspec
 
-from schemas.common import Period, Status
 from schemas.ratings import RatingsUpdated
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord
@@ -46,28 +44,12 @@ def list_field(period: str) -> str:
     return f"list/{period}"
 
 
-class _Packed(msgspec.Struct, frozen=True, array_like=True):
-    """A HistoryEntry as stored: its fields in order, as a MessagePack array."""
-
-    kind: Literal["event", "list"]
-    event_id: str | None
-    name: str | None
-    start_date: dt.date | None
-    end_date: dt.date | None
-    period: Period | None
-    list_period: Period | None
-    old_rating: int | None
-    new_rating: int | None
-    change: int | None
-    old_status: Status
-    status: Status
-    games: int
-    event_games: int
-    score: float
-    expected: float | None
-    performance: float | None
-    revision: int = 0
-    projection: bool = False
+# A HistoryEntry as stored: the same fields in the same order, as a MessagePack array.
+_Packed = msgspec.defstruct(
+    "_Packed",
+    [(f.name, f.type) if f.required else (f.name, f.type, f.default) for f in msgspec.structs.fields(HistoryEntry)],
+    array_like=True, frozen=True,
+)
 
 
 _encoder = msgspec.msgpack.Encoder()
