@@ -20,6 +20,7 @@ import msgspec
 import structlog
 from redis.exceptions import RedisError, WatchError
 
+from schemas.common import POOLS, SYSTEMS
 from schemas.events import InputMessage
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
@@ -34,7 +35,6 @@ from service.runtime.store import (
     encode,
     entry_order,
     index_existing,
-    live_pools,
     load_cascade,
     queue_ledger_reads,
     queue_ledger_writes,
@@ -88,7 +88,8 @@ class StreamProcessor:
 
     async def index_existing(self) -> None:
         """Index the pools stored before the read model existed (store.index_existing)."""
-        indexed = await index_existing(self.client, self.keys, await live_pools(self.client, self.keys))
+        pools = [(system, pool) for system in SYSTEMS for pool in POOLS[system]]
+        indexed = await index_existing(self.client, self.keys, pools)
         if indexed:
             log.warning("indexed the pools stored before the read model", stream=self.stream,
                         pools=[f"{system}/{pool}" for system, pool in indexed])

@@ -387,12 +387,12 @@ async def live_pools(client: Any, keys: StreamKeys) -> list[tuple[str, str]]:
 
 
 async def index_existing(client: Any, keys: StreamKeys, pools: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Build the ranking, name index and catalog entry of every pool in `pools` that has
-    records but no ranking (data written before the read model existed); returns the pools
+    """Build the ranking, name index and catalog entry of every pool in `pools` (system,
+    pool) that has records but no ranking (data written before the read model existed); returns the pools
     indexed. Run at start-up, before this replica consumes."""
     done = []
     for system, pool in pools:
-        if await client.exists(keys.ranking(system, pool)):
+        if await client.exists(keys.ranking(system, pool)) or not await client.exists(keys.players(system, pool)):
             continue
         batch: list[PlayerRecord] = []
         async for _, raw in client.hscan_iter(keys.players(system, pool), count=1_000):
