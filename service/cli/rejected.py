@@ -24,7 +24,7 @@ from schemas.rejected import REASONS, EventRejected
 from service.cli.data import checked
 from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
 from service.cli.wait import Tracker, add_wait_options, finish, label_of, streams, tails, wants_wait
-from service.cli.watch import render_rejection, table
+from service.cli.watch import fields_table, rejection_rows, table
 from service.formats.jsonlines import read_documents
 from service.runtime.store import DATA_FIELD, REDRIVE, entry_order, redriven_key, text
 
@@ -131,7 +131,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             continue
         rows.append([letter_id, format_age(age_of(letter_id, now)), letter.reason, letter.event_id or "-",
                      letter.source_id, state[letter_id]])
-    print("\n".join(line[2:] for line in table(["letter", "age", "reason", "event", "entry", "state"], rows)))
+    print("\n".join(line[2:] for line in table(["letter", "age", "reason", "event", "entry", "state"], rows,
+                                                left={0, 1, 2, 3, 4, 5})))
     opened = sum(1 for i, _ in shown if state[i] == "open")
     print(f"\n{len(shown)} dead letter(s) in {stream}, {opened} open")
     return EXIT_OK
@@ -158,11 +159,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         record = {"id": args.id, "redriven_as": new, "entry_in_stream": still, "letter": letter}
         sys.stdout.buffer.write(msgspec.json.encode(record) + b"\n")
         return EXIT_OK
-    print(render_rejection(letter, args.id))
-    age = format_age(age_of(args.id, time.time()))
+    print(f"{letter.event_id or '(no readable event id)'}  REJECTED: {letter.reason}  dead letter {args.id}")
     where = "still in the input stream" if still else "no longer in the input stream (trimmed or deleted)"
-    rows = [["age", age], ["state", f"redriven as {new}" if new else "open"], ["original", where]]
-    print("\n".join(table(["", ""], rows)[1:]))
+    rows = [*rejection_rows(letter), ["entry", f"{letter.source_id} of {letter.source_stream}, {where}"],
+            ["age", format_age(age_of(args.id, time.time()))], ["state", f"redriven as {new}" if new else "open"]]
+    print("\n".join(fields_table(rows)))
     data = original_data(letter)
     others = {k: v for k, v in letter.fields.items() if k != DATA_FIELD}
     print("\nthe message:")
@@ -237,8 +238,7 @@ def cmd_redrive(args: argparse.Namespace) -> int:
                       file=sys.stderr)
                 continue
             what = "the fixed message" if fixed is not None else "its message"
-            if not waiting:
-                print(f"dead letter {letter_id} ({letter.reason}, {letter.event_id or 'no event id'}): {what} "
+            print(f"dead letter {letter_id} ({letter.reason}, {letter.event_id or 'no event id'}): {what} "
                       f"appended to {letter.source_stream} as entry {entry_id}")
             done.append((letter.source_stream, entry_id, data))
         code = EXIT_OK

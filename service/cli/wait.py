@@ -30,7 +30,7 @@ import msgspec
 from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
 from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, cli_settings
-from service.cli.watch import render, render_rejection
+from service.cli.watch import fields_table, rejection_rows, render
 from service.runtime.store import DATA_FIELD, StreamKeys, entry_order, text
 
 _outputs = msgspec.json.Decoder(RatingsUpdated)
@@ -121,15 +121,21 @@ def report(outcome: Outcome, timeout: float) -> str:
     if state == "rejected":
         assert outcome.letter is not None
         letter_id, letter = outcome.letter
-        return (f"{head}: REJECTED ({letter.reason})\n{render_rejection(letter, letter_id)}\n"
-                f"  (rating-service rejected show {letter_id}; fix it and: rating-service rejected redrive "
-                f"{letter_id} --file FIXED.json)")
+        return "\n".join([
+            f"{head}: REJECTED ({letter.reason}), dead letter {letter_id}",
+            *fields_table(rejection_rows(letter)),
+            f"  (rating-service rejected show {letter_id}; with a fixed message: "
+            f"rating-service rejected redrive {letter_id} --file FIXED.json)",
+        ])
     if state == "duplicate":
         return f"{head}: duplicate: already applied with this content, nothing changed"
     if state == "waiting":
         return f"{head}: no outcome within {timeout:g} s (not applied yet)"
     own, later = own_first(outcome)
-    parts = [f"{head}: rated", *(render(m) for m in own)]
+    done = "rated"
+    if own and own[0].kind == "revision":
+        done = "withdrawn" if own[0].withdrawn else "re-rated"
+    parts = [f"{head}: {done}", *(render(m) for m in own)]
     if later:
         parts.append(f"... and {len(later)} later event{'s' if len(later) != 1 else ''} re-rated:")
         parts.extend(render(m) for m in later)

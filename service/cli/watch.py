@@ -99,18 +99,25 @@ def render_rejection(letter: EventRejected, letter_id: str | None = None) -> str
     (reason, JSON path, the message for a person, where the entry came from)."""
     what = letter.event_id or "(no readable event id)"
     heading = f"{what}  REJECTED: {letter.reason}" + (f"  dead letter {letter_id}" if letter_id else "")
-    rows = [["reason", letter.reason]]
-    if letter.path:
-        rows.append(["at", letter.path])
-    rows.append(["why", letter.message])
-    rows.append(["entry", f"{letter.source_id} of {letter.source_stream}"])
-    return "\n".join([heading, *table(["", ""], rows)[1:]])
+    rows = rejection_rows(letter) + [["entry", f"{letter.source_id} of {letter.source_stream}"]]
+    return "\n".join([heading, *fields_table(rows)])
 
 
-def table(headers: list[str], rows: Iterable[list[str]]) -> list[str]:
+def rejection_rows(letter: EventRejected) -> list[list[str]]:
+    """Where (the JSON path, when the problem has one) and why (the message for a person)."""
+    return ([["at", letter.path]] if letter.path else []) + [["why", letter.message]]
+
+
+def fields_table(rows: list[list[str]]) -> list[str]:
+    """Name / value rows, without a header line."""
+    return table(["", ""], rows, left={0, 1})[1:]
+
+
+def table(headers: list[str], rows: Iterable[list[str]], left: set[int] = {0, 4}) -> list[str]:
+    """Columns padded to their widest cell, two spaces apart, each line indented by two;
+    right-aligned (figures) but for the `left` columns (by default player ids and statuses)."""
     rows = list(rows)
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    left = {0, 4}  # player ids and statuses read better left-aligned
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
