@@ -17,6 +17,7 @@ from schemas.common import POOLS, SYSTEMS
 from schemas.records import PlayerRecord
 from schemas.validation import InvalidMessage, decode_input
 from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
+from service.cli.wait import Tracker, add_wait_options, finish, label_of, streams, tails, wants_wait
 from service.formats import trf
 from service.formats.jsonlines import FileProblem, read_documents
 from service.formats.ratinglists import conflicts, read_list, render_csv, render_jsonl
@@ -231,7 +232,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """publish FILE: append the file's messages to the input stream, each checked first."""
-    messages = [_checked(location, raw) for location, raw in publish_documents(args)]
+    messages = [checked(location, raw) for location, raw in publish_documents(args)]
     if not messages:
         raise UserError(f"{args.file}: no messages")
 
@@ -239,17 +240,27 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def send_messages(args: argparse.Namespace, messages: list[bytes]) -> int:
-    """Append checked messages to the input stream in one round trip; print their entry ids."""
+    """Append checked messages to the input stream in one round trip; print their entry ids,
+    or, waiting (service/cli/wait.py), what became of them."""
+    waiting = wants_wait(args)
 
-    async def send(client) -> list[str]:
+    async def send(client) -> int:
+        since = await tails(client, *streams(args)[:2]) if waiting else {}
         async with client.pipeline(transaction=False) as pipe:
             for raw in messages:
                 xadd(pipe, args.stream, raw)
-            return [i.decode() for i in await pipe.execute()]
+            ids = [i.decode() for i in await pipe.execute()]
+        if not waiting:
+            for entry_id in ids:
+                print(entry_id)
+            return EXIT_OK
+        if sys.stderr.isatty():
+            print(f"appended {len(ids)} entr{'y' if len(ids) == 1 else 'ies'} to {args.stream}; waiting up to "
+                  f"{args.timeout:g} s for the service (Ctrl-C stops waiting, not the rating)", file=sys.stderr)
+        tracker = Tracker(args.stream, [(entry_id, label_of(raw)) for entry_id, raw in zip(ids, messages)])
+        return await finish(client, args, tracker, since)
 
-    for entry_id in run_redis(args, send):  # type: ignore[union-attr]
-        print(entry_id)
-    return EXIT_OK
+    return run_redis(args, send)  # type: ignore[return-value]
 
 
 def cmd_correct(args: argparse.Namespace) -> int:
@@ -266,7 +277,7 @@ def cmd_correct(args: argparse.Namespace) -> int:
         document["schema"] = "event.corrected/v1"
         if args.reason:
             document["reason"] = args.reason
-        messages.append(_checked(location, msgspec.json.encode(document)))
+        messages.append(checked(location, msgspec.json.encode(document)))
     if not messages:
         raise UserError(f"{args.file}: no messages")
     return send_messages(args, messages)
@@ -279,10 +290,22 @@ def cmd_withdraw(args: argparse.Namespace) -> int:
         document["pool"] = args.pool
     if args.reason:
         document["reason"] = args.reason
-    return send_messages(args, [_checked("withdraw", msgspec.json.encode(document))])
+    return send_messages(args, [checked("withdraw", msgspec.json.encode(document))])
 
 
-def _checked(location: str, raw: bytes) -> bytes:
+def cmd_close_period(args: argparse.Namespace) -> int:
+    """close-period SYSTEM [POOL] PERIOD: publish period.closed/v1."""
+    if len(args.what) > 2:
+        raise UserError(f"too many arguments: {' '.join(args.what)} (give [POOL] PERIOD, e.g. standard 2025-11)")
+    pool, period = (None, *args.what) if len(args.what) == 1 else args.what
+    _check_pool(args.system, pool)
+    document = {"schema": "period.closed/v1", "system": args.system, "period": period}
+    if pool:
+        document["pool"] = pool
+    return send_messages(args, [checked("close-period", msgspec.json.encode(document))])
+
+
+def checked(location: str, raw: bytes) -> bytes:
     try:
         decode_input(raw)
     except InvalidMessage as exc:
@@ -293,11 +316,17 @@ def _checked(location: str, raw: bytes) -> bytes:
 
 def register(commands: Any) -> None:
     """Add publish, import, export, convert, trf-ratings and replay to the command line."""
-    p = commands.add_parser("publish", help="append event.finished / period.closed messages to the input stream")
+    p = commands.add_parser(
+        "publish", help="append event.finished / period.closed messages to the input stream",
+        description="Check the file's messages, append them to the input stream, and print their entry ids; "
+                    "with --wait (the default at a terminal), wait for the service and print what became of "
+                    "each: the rating changes as a table, a duplicate, or why it was rejected.",
+    )
     p.add_argument("file", metavar="FILE", help="JSON or JSON Lines messages, or a FIDE TRF file (one event)")
     p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_trf_options(p)
+    add_wait_options(p)
     p.set_defaults(func=cmd_publish)
 
     p = commands.add_parser(
@@ -311,17 +340,35 @@ def register(commands: Any) -> None:
     p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_trf_options(p)
+    add_wait_options(p)
     p.set_defaults(func=cmd_correct)
 
     p = commands.add_parser(
         "withdraw", help="publish event.withdrawn/v1: the event stops counting, later events are re-rated")
-    p.add_argument("event_id", metavar="EVENT_ID")
-    p.add_argument("--system", required=True, choices=SYSTEMS)
+    p.add_argument("event_id", metavar="EVENT_ID", help="the id of the rated event")
+    p.add_argument("--system", required=True, choices=SYSTEMS, help="the event's rating system")
     p.add_argument("--pool", help="the event's pool (default: the system's default)")
     p.add_argument("--reason", help="why, for the audit")
     p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
     p.add_argument("--redis-url", help=REDIS_HELP)
+    add_wait_options(p)
     p.set_defaults(func=cmd_withdraw)
+
+    p = commands.add_parser(
+        "close-period", help="publish period.closed/v1: close a FIDE rating period and publish the new list",
+        usage="rating-service close-period [options] SYSTEM [POOL] PERIOD",
+        description="Close a rating period of one pool (FIDE): the service computes the new list and "
+                    "publishes it on the output stream (kind list, in chunks). Events of a closed period "
+                    "can no longer be inserted, corrected or withdrawn (period_closed). "
+                    "Example: rating-service close-period fide standard 2025-11",
+    )
+    p.add_argument("system", metavar="SYSTEM", choices=SYSTEMS, help=f"the rating system ({', '.join(SYSTEMS)})")
+    p.add_argument("what", nargs="+", metavar="[POOL] PERIOD",
+                   help="the pool (default: the system's default) and the period, YYYY-MM")
+    p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    add_wait_options(p)
+    p.set_defaults(func=cmd_close_period)
 
     p = commands.add_parser("import", help="load player records (JSON Lines or CSV) into the service's store")
     p.add_argument("file", metavar="FILE", help="player.record/v1 JSON Lines, or CSV with a header of field names")

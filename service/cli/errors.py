@@ -5,17 +5,31 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from service.runtime.settings import Settings
 
 _REDIS_DEFAULT = object()  # redis-py's own socket timeout (5 s in redis 8.1)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_TIMEOUT = 3  # `--wait`: no outcome within --timeout (the service is not running, or is behind)
 REDIS_HELP = ("default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0, else the embedded server "
               "a running `rating-service serve` wrote to RATING_DATA_DIR/redis.url")
 
 
 class UserError(Exception):
     """A problem with the user's input: printed as one line, exit code 2."""
+
+
+def cli_settings() -> "Settings":
+    """The settings from the environment; one that cannot be read is a user error (one line)."""
+    from service.runtime.settings import SettingsError, load_settings
+
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        raise UserError(str(exc)) from None
 
 
 def redis_url(args: argparse.Namespace) -> str:
@@ -25,9 +39,14 @@ def redis_url(args: argparse.Namespace) -> str:
     resolved = getattr(args, "_resolved_redis_url", None)
     if resolved:
         return resolved
-    from service.runtime.settings import load_settings, redis_url_configured
+    from service.runtime.settings import check_redis_url, redis_url_configured
 
-    settings = load_settings()
+    if args.redis_url:
+        try:
+            check_redis_url(args.redis_url)
+        except ValueError as exc:
+            raise UserError(f"--redis-url {args.redis_url!r}: {exc}") from None
+    settings = cli_settings()
     url = args.redis_url or settings.redis_url
     if not args.redis_url and not redis_url_configured():
         from service.runtime.embedded import URL_FILE, answers, running_url

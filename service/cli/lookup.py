@@ -11,15 +11,13 @@ import msgspec
 
 from schemas.common import POOLS, SYSTEMS
 from schemas.reads import HistoryEntry, PlayerHistory, PlayerView
-from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
+from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
 
 
 def _streams(args: argparse.Namespace) -> list[str]:
     if args.stream:
         return args.stream
-    from service.runtime.settings import load_settings
-
-    return list(load_settings().input_streams)
+    return list(cli_settings().input_streams)
 
 
 def _check_pool(args: argparse.Namespace) -> None:

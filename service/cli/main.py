@@ -12,9 +12,10 @@ import os
 import sys
 from typing import Callable, Sequence
 
-from service.cli import bench, calc, data, lookup, offline, serve, watch
+from service.cli import bench, calc, data, lookup, offline, rejected, serve, watch
 from service.cli.errors import EXIT_OK, EXIT_USAGE, UserError
 from service.formats.jsonlines import FileProblem
+from service.runtime.settings import SettingsError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,10 +23,25 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rating-service",
         description="Rating microservice for chess and Scrabble federations (CFC, FIDE, NASPA).",
     )
+    parser.add_argument("--version", action=_Version, help="print the installed version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for family in (offline, serve, data, lookup, watch, calc, bench):
+    for family in (offline, serve, data, lookup, watch, rejected, calc, bench):
         family.register(commands)
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version (importlib.metadata), looked up only
+    when asked for, so that other commands do not pay for it."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from service.runtime.metrics import version
+
+        print(f"{parser.prog} {version()}")
+        parser.exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -34,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         return func(args)
-    except (UserError, FileProblem) as exc:
+    except (UserError, FileProblem, SettingsError) as exc:
         print(f"rating-service {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:

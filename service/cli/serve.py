@@ -30,8 +30,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from service.runtime.app import ServiceFailed, serve
     from service.runtime.embedded import EmbeddedError, redis_for_serve
-    from service.runtime.settings import SettingsError, load_settings, redis_url_configured
+    from service.runtime.settings import SettingsError, check_redis_url, load_settings, redis_url_configured
 
+    if args.redis_url:
+        try:
+            check_redis_url(args.redis_url)
+        except ValueError as exc:
+            raise UserError(f"--redis-url {args.redis_url!r}: {exc}") from None
     try:
         settings = load_settings(redis_url=args.redis_url, consumer=args.consumer, data_dir=args.data_dir)
     except SettingsError as exc:

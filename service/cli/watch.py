@@ -1,4 +1,6 @@
-"""`rating-service watch`: ratings.updated messages as tables, for tournament directors."""
+"""`rating-service watch`: ratings.updated messages as tables, for tournament directors;
+with `--rejected`, the dead letters (event.rejected/v1). The rendering here is shared by
+`publish --wait` (service/cli/wait.py) and `rejected` (service/cli/rejected.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ from typing import Any, Iterable
 import msgspec
 
 from schemas.ratings import PlayerResult, RatingsUpdated
-from service.cli.errors import EXIT_OK, REDIS_HELP, run_redis
+from schemas.rejected import EventRejected
+from service.cli.errors import EXIT_OK, EXIT_TIMEOUT, REDIS_HELP, cli_settings, run_redis
 from service.runtime.store import DATA_FIELD
 
 _decoder = msgspec.json.Decoder(RatingsUpdated)
+_any_decoder = msgspec.json.Decoder(RatingsUpdated | EventRejected)
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports it (128 + SIGINT)
 WATCH_TIMEOUT_MARGIN_S = 10.0  # socket timeout of watch's connection = --block-ms + this
 
@@ -86,14 +90,34 @@ def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> s
     if was is not None:
         rows.extend([gone, "-", "-", "-", "", "-", "-", "-", "no longer in this result", *([""] if fide_event else [])]
                     for gone in sorted(set(was) - {p.id for p in message.players}))
-    lines.extend(_table(headers, rows))
+    lines.extend(table(headers, rows))
     return "\n".join(lines)
 
 
-def _table(headers: list[str], rows: Iterable[list[str]]) -> list[str]:
+def render_rejection(letter: EventRejected, letter_id: str | None = None) -> str:
+    """One dead letter: what was refused and why, as the heading and a two-column table
+    (reason, JSON path, the message for a person, where the entry came from)."""
+    what = letter.event_id or "(no readable event id)"
+    heading = f"{what}  REJECTED: {letter.reason}" + (f"  dead letter {letter_id}" if letter_id else "")
+    rows = rejection_rows(letter) + [["entry", f"{letter.source_id} of {letter.source_stream}"]]
+    return "\n".join([heading, *fields_table(rows)])
+
+
+def rejection_rows(letter: EventRejected) -> list[list[str]]:
+    """Where (the JSON path, when the problem has one) and why (the message for a person)."""
+    return ([["at", letter.path]] if letter.path else []) + [["why", letter.message]]
+
+
+def fields_table(rows: list[list[str]]) -> list[str]:
+    """Name / value rows, without a header line."""
+    return table(["", ""], rows, left={0, 1})[1:]
+
+
+def table(headers: list[str], rows: Iterable[list[str]], left: set[int] = {0, 4}) -> list[str]:
+    """Columns padded to their widest cell, two spaces apart, each line indented by two;
+    right-aligned (figures) but for the `left` columns (by default player ids and statuses)."""
     rows = list(rows)
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    left = {0, 4}  # player ids and statuses read better left-aligned
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
@@ -103,6 +127,11 @@ def _table(headers: list[str], rows: Iterable[list[str]]) -> list[str]:
 
 def decode(data: bytes) -> RatingsUpdated:
     return _decoder.decode(data)
+
+
+def decode_any(data: bytes) -> RatingsUpdated | EventRejected:
+    """A message of the output or the dead-letter stream, told apart by its `schema`."""
+    return _any_decoder.decode(data)
 
 
 def _reader_gone() -> bool:
@@ -190,18 +219,22 @@ def cmd_watch(args: argparse.Namespace) -> int:
                     raise
             stopped_by[0] = stop.signal
 
+    settings = cli_settings()
+    stream = args.stream or (settings.dead_letter_stream if args.rejected else settings.output_stream)
+    shown = 0
+
     async def read(client) -> None:
+        nonlocal shown
         if args.from_start:
             last = "0-0"
         else:
             # From the newest entry now, by id: reading "$" again after each empty block
             # would miss an entry added between two reads.
-            newest = await client.xrevrange(args.stream, count=1)
+            newest = await client.xrevrange(stream, count=1)
             last = newest[0][0].decode() if newest else "0-0"
-        shown = 0
         last_of: dict[str, RatingsUpdated] = {}  # per event: the last message shown (what a revision changes)
         while args.count is None or shown < args.count:
-            reply = await client.xread({args.stream: last}, block=args.block_ms, count=100)
+            reply = await client.xread({stream: last}, block=args.block_ms, count=100)
             if not reply:
                 if args.count is not None:
                     return  # nothing more within the wait: stop
@@ -211,13 +244,17 @@ def cmd_watch(args: argparse.Namespace) -> int:
             for raw_id, fields in reply[0][1]:
                 last = raw_id.decode()
                 try:
-                    message = decode(fields[DATA_FIELD.encode()])
-                    previous = last_of.get(message.event_id) if message.event_id else None
-                    print(render(message, previous) + "\n", flush=True)
-                    if message.event_id and message.kind != "list":
-                        last_of[message.event_id] = message
+                    message = decode_any(fields[DATA_FIELD.encode()])
                 except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
-                    print(f"{last}: not a ratings.updated/v1 message ({exc})", file=sys.stderr)
+                    print(f"{last}: not a ratings.updated/v1 or event.rejected/v1 message ({exc})", file=sys.stderr)
+                else:
+                    if isinstance(message, EventRejected):
+                        print(render_rejection(message, last) + "\n", flush=True)
+                    else:
+                        previous = last_of.get(message.event_id) if message.event_id else None
+                        print(render(message, previous) + "\n", flush=True)
+                        if message.event_id and message.kind != "list":
+                            last_of[message.event_id] = message
                 shown += 1
 
     # Each XREAD blocks up to --block-ms on purpose, and redis-py's default socket timeout
@@ -226,15 +263,30 @@ def cmd_watch(args: argparse.Namespace) -> int:
     # noticed); --block-ms 0 blocks without end, so no timeout then.
     timeout = None if args.block_ms == 0 else args.block_ms / 1000 + WATCH_TIMEOUT_MARGIN_S
     run_redis(args, follow, socket_timeout=timeout)
-    return EXIT_INTERRUPTED if stopped_by[0] == signal.SIGINT else EXIT_OK
+    if stopped_by[0] == signal.SIGINT:
+        return EXIT_INTERRUPTED
+    if stopped_by[0] is None and args.count is not None and shown < args.count:
+        print(f"rating-service watch: {shown} of {args.count} message(s) on {stream} within "
+              f"{args.block_ms} ms", file=sys.stderr)
+        return EXIT_TIMEOUT
+    return EXIT_OK
 
 
 def register(commands: Any) -> None:
     """Add watch to the command line."""
-    p = commands.add_parser("watch", help="follow ratings.updated and print each event's changes as a table")
-    p.add_argument("--stream", default="ratings.updated", help="output stream (default: ratings.updated)")
+    p = commands.add_parser(
+        "watch", help="follow ratings.updated and print each event's changes as a table (--rejected: the dead letters)",
+        description="Follow the output stream and print each message as a table; with --rejected, the "
+                    "dead-letter stream (what the service refused, and why). Exit status: 0; 130 after "
+                    f"Ctrl-C; {EXIT_TIMEOUT} when --count messages did not come within --block-ms.",
+    )
+    p.add_argument("--rejected", action="store_true",
+                   help="follow the dead-letter stream (RATING_DEAD_LETTER_STREAM, default events.rejected) instead")
+    p.add_argument("--stream", help="the stream to follow (default: RATING_OUTPUT_STREAM, ratings.updated; with "
+                                    "--rejected RATING_DEAD_LETTER_STREAM); either kind of message is shown")
     p.add_argument("--from-start", action="store_true", help="show the messages already there too")
-    p.add_argument("--count", type=int, help="stop after this many messages (or when none comes within --block-ms)")
+    p.add_argument("--count", type=int,
+                   help=f"stop after this many messages; exit {EXIT_TIMEOUT} when fewer came within --block-ms")
     p.add_argument("--block-ms", type=int, default=5000,
                    help="how long one read waits (default: 5000; 0: without end). Without --count, watch "
                         "waits for new messages until Ctrl-C however long the stream stays idle")

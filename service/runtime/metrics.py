@@ -68,6 +68,11 @@ class Metrics:
         self.dead_letters = Gauge(
             "rating_dead_letter_stream_length", "Entries in the dead-letter stream (XLEN)", ["stream"], registry=r,
         )
+        self.dead_letter_age = Gauge(
+            "rating_dead_letter_oldest_age_seconds",
+            "Age of the oldest dead letter not redriven (`rating-service rejected redrive`); 0 when none",
+            ["stream"], registry=r,
+        )
         self.groups_recreated = Counter(
             "rating_consumer_group_recreated",
             "Consumer groups found missing (XGROUP DESTROY, FLUSHALL, Redis restarted empty) and created again",

@@ -35,6 +35,7 @@ from service.runtime.store import (
     encode,
     entry_order,
     index_existing,
+    oldest_open_dead_letter,
     load_cascade,
     queue_ledger_reads,
     queue_ledger_writes,
@@ -292,8 +293,8 @@ class StreamProcessor:
 
     async def observe_group(self) -> bool:
         """Update the gauges: the consumer group's (lag: entries not yet delivered; pending),
-        the age of the oldest entry not yet applied, the dead-letter stream's length.
-        False when the group does not exist."""
+        the age of the oldest entry not yet applied, the dead-letter stream's length and the
+        age of its oldest letter not redriven. False when the group does not exist."""
         async with self.client.pipeline(transaction=False) as pipe:
             pipe.xinfo_groups(self.stream)
             pipe.get(self.keys.cursor)
@@ -302,7 +303,10 @@ class StreamProcessor:
         for reply in (cursor, dead_letters):
             if isinstance(reply, Exception):
                 raise reply
-        self.metrics.dead_letters.labels(self.settings.dead_letter_stream).set(int(dead_letters))
+        dead_letter_stream = self.settings.dead_letter_stream
+        self.metrics.dead_letters.labels(dead_letter_stream).set(int(dead_letters))
+        open_letter = await oldest_open_dead_letter(self.client, dead_letter_stream) if dead_letters else None
+        self.metrics.dead_letter_age.labels(dead_letter_stream).set(_age(open_letter))
         if isinstance(groups, Exception):
             if "no such key" in str(groups).lower():
                 groups = []  # the stream is gone, and its group with it
@@ -318,11 +322,15 @@ class StreamProcessor:
                     self.metrics.lag.labels(self.stream).set(int(group["lag"]))
         cursor = text(cursor)
         oldest = await self.client.xrange(self.stream, min=f"({cursor}" if cursor else "-", count=1)
-        age = 0.0
-        if oldest:
-            age = max(0.0, time.time() - entry_order(text(oldest[0][0]) or "0-0")[0] / 1000)
-        self.metrics.lag_seconds.labels(self.stream).set(age)
+        self.metrics.lag_seconds.labels(self.stream).set(_age(text(oldest[0][0]) if oldest else None))
         return found
+
+
+def _age(entry_id: str | None) -> float:
+    """Seconds since a stream entry was added (now minus its id's milliseconds); 0 for none."""
+    if entry_id is None:
+        return 0.0
+    return max(0.0, time.time() - entry_order(entry_id)[0] / 1000)
 
 
 def rejection_message(rejected: Rejected, stream: str, entry: Entry) -> EventRejected:

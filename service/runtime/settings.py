@@ -59,7 +59,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("http_host", ("RATING_HTTP_HOST",), "0.0.0.0", "address of the HTTP side: health, metrics, AsyncAPI, the read API and the pages"),
     Setting("http_port", ("RATING_HTTP_PORT",), "8080", "its port (0: no HTTP endpoint)"),
     Setting("outage_log_ms", ("RATING_OUTAGE_LOG_MS",), "60000", "while Redis stays unreachable, how often (ms) the log says so again"),
-    Setting("log_level", ("RATING_LOG_LEVEL",), "INFO", "log level"),
+    Setting("log_level", ("RATING_LOG_LEVEL",), "INFO", "log level: DEBUG, INFO, WARNING, ERROR or CRITICAL"),
     Setting("log_json", ("RATING_LOG_JSON",), "auto", "JSON logs: true, false, or auto (JSON unless on a terminal)"),
 )
 
@@ -110,7 +110,15 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
         except ValueError as exc:
             raise SettingsError(f"{name}={raw!r}: {exc}") from None
     values.setdefault("data_dir", default_data_dir(env))
-    values.update({k: v for k, v in overrides.items() if v is not None})
+    for field, value in overrides.items():
+        if value is None:
+            continue
+        if field in _CHECKED and isinstance(value, str):
+            try:
+                value = _convert(field, value)
+            except ValueError as exc:
+                raise SettingsError(f"{field} {value!r}: {exc}") from None
+        values[field] = value
     return Settings(**values)  # type: ignore[arg-type]
 
 
@@ -118,6 +126,21 @@ def redis_url_configured(environ: Mapping[str, str] | None = None) -> bool:
     """Whether the environment names a Redis (RATING_REDIS_URL or REDIS_URL)."""
     env = os.environ if environ is None else environ
     return any(env.get(name, "").strip() for name in SETTINGS[0].names)
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+_CHECKED = {"redis_url", "log_level"}  # also checked when given as an override (a command-line option)
+
+
+def check_redis_url(url: str) -> str:
+    """The URL, when redis-py can connect with it (it needs one of the schemes); else a
+    ValueError saying what is missing (a bare `host:port` is the usual slip)."""
+    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+    if scheme not in REDIS_SCHEMES:
+        raise ValueError("not a Redis URL: it starts with redis://, rediss:// or unix:// "
+                         "(e.g. redis://127.0.0.1:6379/0)")
+    return url
 
 
 _INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events", "outage_log_ms"}
@@ -136,6 +159,12 @@ def _convert(field: str, raw: str) -> object:
         return streams
     if field == "data_dir":
         return os.path.expanduser(raw)
+    if field == "redis_url":
+        return check_redis_url(raw)
+    if field == "log_level":
+        if raw.upper() not in LOG_LEVELS:
+            raise ValueError(f"not a log level (one of {', '.join(LOG_LEVELS)})")
+        return raw.upper()
     if field == "log_json":
         lowered = raw.lower()
         if lowered not in {"true", "false", "auto", "1", "0"}:

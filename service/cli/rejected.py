@@ -1,0 +1,335 @@
+"""`rating-service rejected`: the dead letters (event.rejected/v1), for the people who fix
+them: `list`, `show ID`, `redrive ID... [--file FIXED.json]`, `purge`.
+
+The dead-letter stream stays an append-only audit: a redrive re-appends the letter's message
+(or a fixed one) to the input stream it came from and records, in the stream's redrive ledger
+(hash `<dead-letter stream>:redriven`: letter id -> new entry id; service/runtime/store.py),
+which entry it became, in one atomic step. `list` shows each letter's state from it; the
+service's `rating_dead_letter_oldest_age_seconds` counts only letters not redriven. Only
+`purge` removes letters (and their ledger fields).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import re
+import sys
+import time
+from typing import Any
+
+import msgspec
+
+from schemas.rejected import REASONS, EventRejected
+from service.cli.data import checked
+from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
+from service.cli.wait import Tracker, add_wait_options, finish, label_of, streams, tails, wants_wait
+from service.cli.watch import fields_table, rejection_rows, table
+from service.formats.jsonlines import read_documents
+from service.runtime.store import DATA_FIELD, REDRIVE, entry_order, redriven_key, text
+
+_letters = msgspec.json.Decoder(EventRejected)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(value: str) -> int:
+    """An age such as `45s`, `90m`, `12h`, `30d`, `2w` (or `1d12h`), in seconds."""
+    parts = re.fullmatch(r"(?:\d+[smhdw])+", value.strip().lower())
+    if not parts:
+        raise UserError(f"--before {value!r}: an age is a number and a unit, s m h d or w (e.g. 30d, 12h, 1d12h)")
+    return sum(int(n) * _UNITS[u] for n, u in re.findall(r"(\d+)([smhdw])", value.strip().lower()))
+
+
+def format_age(seconds: float) -> str:
+    """An age for a table: `45s`, `12m`, `3h 05m`, `2d 04h` (the two largest units)."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h {s % 3600 // 60:02d}m"
+    return f"{s // 86400}d {s % 86400 // 3600:02d}h"
+
+
+def age_of(entry_id: str, now: float) -> float:
+    return now - entry_order(entry_id)[0] / 1000
+
+
+def decode_letter(fields: dict) -> EventRejected | None:
+    try:
+        return _letters.decode(fields[DATA_FIELD.encode()])
+    except (KeyError, msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def original_data(letter: EventRejected) -> bytes | None:
+    """The rejected entry's `__data__`, as it was (text, or the base64-kept bytes)."""
+    if DATA_FIELD in letter.fields:
+        return letter.fields[DATA_FIELD].encode()
+    if DATA_FIELD in letter.fields_base64:
+        return base64.b64decode(letter.fields_base64[DATA_FIELD])
+    return None
+
+
+def states(letters: list[tuple[str, EventRejected | None]], redriven: dict[str, str]) -> dict[str, str]:
+    """Each letter's state: `open`, `redriven as ID`, or, when the redriven entry was rejected
+    again, `redriven as ID, rejected again: LETTER`."""
+    again = {(l.source_stream, l.source_id): i for i, l in letters if l is not None}
+    found = {}
+    for letter_id, letter in letters:
+        new = redriven.get(letter_id)
+        if new is None:
+            found[letter_id] = "open"
+            continue
+        found[letter_id] = f"redriven as {new}"
+        if letter is not None and (letter.source_stream, new) in again:
+            found[letter_id] += f", rejected again: {again[(letter.source_stream, new)]}"
+    return found
+
+
+def _dead_letter_stream(args: argparse.Namespace) -> str:
+    return args.dead_letter_stream or cli_settings().dead_letter_stream
+
+
+async def _read_all(client: Any, stream: str) -> tuple[list[tuple[str, EventRejected | None]], dict[str, str]]:
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.xrange(stream)
+        pipe.hgetall(redriven_key(stream))
+        entries, ledger = await pipe.execute()
+    letters = [(raw_id.decode(), decode_letter(fields)) for raw_id, fields in entries]
+    return letters, {k.decode(): v.decode() for k, v in ledger.items()}
+
+
+# ---------------------------------------------------------------------------- list
+def cmd_list(args: argparse.Namespace) -> int:
+    """rejected list: the dead letters as a table (oldest first), or JSON Lines."""
+    stream = _dead_letter_stream(args)
+    letters, ledger = run_redis(args, lambda client: _read_all(client, stream))  # type: ignore[misc]
+    state = states(letters, ledger)
+    now = time.time()
+    shown = [(i, l) for i, l in letters
+             if (args.reason is None or (l is not None and l.reason == args.reason))
+             and (not args.open or state[i] == "open")]
+    if args.limit:
+        shown = shown[-args.limit:]
+    if args.json:
+        for letter_id, letter in shown:
+            record = {"id": letter_id, "age_seconds": round(age_of(letter_id, now), 3),
+                      "redriven_as": ledger.get(letter_id), "letter": letter}
+            sys.stdout.buffer.write(msgspec.json.encode(record) + b"\n")
+        sys.stdout.buffer.flush()
+        return EXIT_OK
+    if not shown:
+        print(f"no dead letters in {stream}" + (" matching" if args.reason or args.open else ""))
+        return EXIT_OK
+    rows = []
+    for letter_id, letter in shown:
+        if letter is None:
+            rows.append([letter_id, format_age(age_of(letter_id, now)), "?", "(not an event.rejected/v1 message)",
+                         "-", state[letter_id]])
+            continue
+        rows.append([letter_id, format_age(age_of(letter_id, now)), letter.reason, letter.event_id or "-",
+                     letter.source_id, state[letter_id]])
+    print("\n".join(line[2:] for line in table(["letter", "age", "reason", "event", "entry", "state"], rows,
+                                                left={0, 1, 2, 3, 4, 5})))
+    opened = sum(1 for i, _ in shown if state[i] == "open")
+    print(f"\n{len(shown)} dead letter(s) in {stream}, {opened} open")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- show
+def cmd_show(args: argparse.Namespace) -> int:
+    """rejected show ID: one dead letter in full, with the original message."""
+    stream = _dead_letter_stream(args)
+
+    async def read(client: Any) -> tuple:
+        found = await client.xrange(stream, min=args.id, max=args.id)
+        if not found:
+            raise UserError(f"no dead letter {args.id} in {stream} (rating-service rejected list shows them)")
+        letter = decode_letter(found[0][1])
+        if letter is None:
+            raise UserError(f"{stream} {args.id}: not an event.rejected/v1 message")
+        new = await client.hget(redriven_key(stream), args.id)
+        still = await client.xrange(letter.source_stream, min=letter.source_id, max=letter.source_id)
+        return letter, text(new), bool(still)
+
+    letter, new, still = run_redis(args, read)  # type: ignore[misc]
+    if args.json:
+        record = {"id": args.id, "redriven_as": new, "entry_in_stream": still, "letter": letter}
+        sys.stdout.buffer.write(msgspec.json.encode(record) + b"\n")
+        return EXIT_OK
+    print(f"{letter.event_id or '(no readable event id)'}  REJECTED: {letter.reason}  dead letter {args.id}")
+    where = "still in the input stream" if still else "no longer in the input stream (trimmed or deleted)"
+    rows = [*rejection_rows(letter), ["entry", f"{letter.source_id} of {letter.source_stream}, {where}"],
+            ["age", format_age(age_of(args.id, time.time()))], ["state", f"redriven as {new}" if new else "open"]]
+    print("\n".join(fields_table(rows)))
+    data = original_data(letter)
+    others = {k: v for k, v in letter.fields.items() if k != DATA_FIELD}
+    print("\nthe message:")
+    if data is None:
+        print("  (the entry had no __data__ field)")
+    else:
+        try:
+            print(msgspec.json.format(data.decode(), indent=2))
+        except (UnicodeDecodeError, msgspec.DecodeError):
+            print(data.decode("utf-8", "backslashreplace"))
+    if others or letter.fields_base64:
+        print("\nother fields of the entry:")
+        for name, value in sorted(others.items()):
+            print(f"  {name}: {value}")
+        for name in sorted(k for k in letter.fields_base64 if k != DATA_FIELD):
+            print(f"  {name}: (base64) {letter.fields_base64[name]}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- redrive
+def _fixed(path: str) -> bytes:
+    documents = list(read_documents(path))
+    if len(documents) != 1:
+        raise UserError(f"{path}: a fixed message is one message, not {len(documents)}")
+    location, raw = documents[0]
+    return checked(location, raw)
+
+
+def cmd_redrive(args: argparse.Namespace) -> int:
+    """rejected redrive ID... [--file FIXED.json]: re-append to the source input stream."""
+    if args.file and len(args.ids) > 1:
+        raise UserError("--file gives the fixed message of one dead letter: give one ID")
+    fixed = _fixed(args.file) if args.file else None
+    stream = _dead_letter_stream(args)
+    ledger = redriven_key(stream)
+    waiting = wants_wait(args)
+
+    async def redrive(client: Any) -> int:
+        async with client.pipeline(transaction=False) as pipe:
+            for letter_id in args.ids:
+                pipe.xrange(stream, min=letter_id, max=letter_id)
+            pipe.hmget(ledger, args.ids)
+            *found, before = await pipe.execute()
+        plans = []
+        for letter_id, entries, new in zip(args.ids, found, before):
+            if not entries:
+                raise UserError(f"no dead letter {letter_id} in {stream} (rating-service rejected list shows them)")
+            letter = decode_letter(entries[0][1])
+            if letter is None:
+                raise UserError(f"{stream} {letter_id}: not an event.rejected/v1 message")
+            if new is not None and not args.again:
+                raise UserError(f"dead letter {letter_id} was redriven already, as entry {text(new)} of "
+                                f"{letter.source_stream}: --again redrives it once more")
+            data = fixed if fixed is not None else original_data(letter)
+            if data is None:
+                raise UserError(f"dead letter {letter_id} ({letter.reason}): the entry had no {DATA_FIELD} field: "
+                                f"give the fixed message with --file")
+            if fixed is None:
+                try:
+                    checked(f"dead letter {letter_id}", data)
+                except UserError as exc:
+                    raise UserError(f"{exc}: the message is still invalid, give a fixed one with --file") from None
+            plans.append((letter_id, letter, data))
+        since = await tails(client, *streams(args)[:2]) if waiting else {}
+        done = []
+        for letter_id, letter, data in plans:
+            fresh, entry_id = await client.eval(REDRIVE, 2, letter.source_stream, ledger, letter_id, data,
+                                                "1" if args.again else "0")
+            entry_id = text(entry_id)
+            if not fresh:
+                print(f"dead letter {letter_id}: redriven meanwhile by someone else, as entry {entry_id}",
+                      file=sys.stderr)
+                continue
+            what = "the fixed message" if fixed is not None else "its message"
+            print(f"dead letter {letter_id} ({letter.reason}, {letter.event_id or 'no event id'}): {what} "
+                      f"appended to {letter.source_stream} as entry {entry_id}")
+            done.append((letter.source_stream, entry_id, data))
+        code = EXIT_OK
+        for source in dict.fromkeys(s for s, _, _ in done):
+            tracker = Tracker(source, [(e, label_of(d)) for s, e, d in done if s == source])
+            code = max(code, await finish(client, args, tracker, since))
+        return code
+
+    return run_redis(args, redrive)  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------- purge
+def cmd_purge(args: argparse.Namespace) -> int:
+    """rejected purge --before AGE | --all [--yes]: remove dead letters (and their ledger)."""
+    if bool(args.before) == bool(args.all):
+        raise UserError("give --before AGE (e.g. 30d) or --all")
+    stream = _dead_letter_stream(args)
+    ledger = redriven_key(stream)
+    min_id = None if args.all else f"{int((time.time() - parse_age(args.before)) * 1000)}-0"
+
+    async def purge(client: Any) -> str:
+        letters, redriven = await _read_all(client, stream)
+        going = [i for i, _ in letters if min_id is None or entry_order(i) < entry_order(min_id)]
+        state = states(letters, redriven)
+        opened = sum(1 for i in going if state[i] == "open")
+        what = f"{len(going)} dead letter(s) of {stream} ({opened} open, never redriven)"
+        if not going:
+            return f"nothing to remove: no dead letter in {stream}" + (f" older than {args.before}" if min_id else "")
+        if not args.yes:
+            raise UserError(f"would remove {what}: give --yes to remove them")
+        stale = [k for k in redriven if min_id is None or entry_order(k) < entry_order(min_id)]
+        async with client.pipeline(transaction=True) as pipe:
+            if min_id is None:
+                pipe.xtrim(stream, maxlen=0)
+            else:
+                pipe.xtrim(stream, minid=min_id)
+            if stale:
+                pipe.hdel(ledger, *stale)
+            await pipe.execute()
+        return f"removed {what}"
+
+    print(run_redis(args, purge))
+    return EXIT_OK
+
+
+def register(commands: Any) -> None:
+    """Add `rejected` (list, show, redrive, purge) to the command line."""
+    p = commands.add_parser(
+        "rejected", help="the dead letters: list, show, redrive (re-append, fixed or not), purge",
+        description="What the service refused (the dead-letter stream, event.rejected/v1), and what to do about "
+                    "it. A redrive re-appends the letter's message, or a fixed one, to the input stream it came "
+                    "from and records it: the dead-letter stream itself stays as it was, an audit.",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    def common(q: argparse.ArgumentParser) -> None:
+        q.add_argument("--dead-letter-stream", help="default: RATING_DEAD_LETTER_STREAM, events.rejected")
+        q.add_argument("--redis-url", help=REDIS_HELP)
+
+    q = actions.add_parser("list", help="the dead letters as a table: reason, event, source entry, age, state")
+    q.add_argument("--reason", choices=REASONS, help="only the letters of this reason")
+    q.add_argument("--open", action="store_true", help="only the letters not redriven")
+    q.add_argument("--limit", type=int, metavar="N", help="only the N newest (of those chosen)")
+    q.add_argument("--json", action="store_true", help="JSON Lines: id, age_seconds, redriven_as and the letter")
+    common(q)
+    q.set_defaults(func=cmd_list)
+
+    q = actions.add_parser("show", help="one dead letter in full: why, where from, state, the original message")
+    q.add_argument("id", metavar="ID", help="the dead letter's id (its entry id in the dead-letter stream)")
+    q.add_argument("--json", action="store_true", help="the letter as JSON, with redriven_as and entry_in_stream")
+    common(q)
+    q.set_defaults(func=cmd_show)
+
+    q = actions.add_parser(
+        "redrive", help="re-append dead letters' messages (or a fixed one) to their input stream",
+        description="Re-append each letter's original message, or with --file the fixed message, to the input "
+                    "stream the letter came from, and record it (a second redrive of the same letter is refused "
+                    "without --again). Useful once the cause is gone: a fix (--file), an imported list "
+                    "(unratable), an upgrade (unknown_system), a bug fixed (poison). A message that is still "
+                    "invalid is refused before anything is appended.",
+    )
+    q.add_argument("ids", nargs="+", metavar="ID", help="dead letter id(s)")
+    q.add_argument("--file", metavar="FIXED.json", help="the fixed message to append instead (one ID only)")
+    q.add_argument("--again", action="store_true", help="redrive letters that were redriven already")
+    q.add_argument("--redis-url", help=REDIS_HELP)
+    add_wait_options(q)  # with --dead-letter-stream
+    q.set_defaults(func=cmd_redrive)
+
+    q = actions.add_parser("purge", help="remove old dead letters (asks for --yes)")
+    q.add_argument("--before", metavar="AGE", help="remove the letters older than AGE: 45s, 90m, 12h, 30d, 2w")
+    q.add_argument("--all", action="store_true", help="remove every letter")
+    q.add_argument("--yes", action="store_true", help="do it (without it: say what would go, exit 2)")
+    common(q)
+    q.set_defaults(func=cmd_purge)

@@ -1,0 +1,263 @@
+"""Waiting for what became of appended input entries (`publish`, `correct`, `withdraw`,
+`close-period` and `rejected redrive` with `--wait`): rated, rejected, or a duplicate.
+
+How it knows, from what the service already writes (no extra key, no polling of the store):
+- Before appending, the ids of the newest entries of the output and dead-letter streams are
+  read (in the same round trip, ahead of the XADDs): whatever the entries cause comes after.
+- A `ratings.updated/v1` whose `source_id` is the entry's id is its result (a correction or a
+  late event has several: its own result, then the later events' revisions); an
+  `event.rejected/v1` with the entry's `source_stream` and `source_id` is its rejection.
+- The input stream's applied cursor (`{S}:cursor`) is set in the same MULTI/EXEC as those
+  messages. Once it has reached the entry, everything the entry caused is on the two streams:
+  an entry passed by the cursor with no message at all was a duplicate (already applied with
+  the same content: nothing changed).
+
+Exit status: 0 when every entry was rated (or was a duplicate), 1 when any was rejected,
+3 when any had no outcome within --timeout (no service running on that stream, or far behind).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from schemas.ratings import RatingsUpdated
+from schemas.rejected import EventRejected
+from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, cli_settings
+from service.cli.watch import fields_table, rejection_rows, render
+from service.runtime.store import DATA_FIELD, StreamKeys, entry_order, text
+
+_outputs = msgspec.json.Decoder(RatingsUpdated)
+_letters = msgspec.json.Decoder(EventRejected)
+DEFAULT_TIMEOUT_S = 30.0
+POLL_MS = 250  # longest single block: how soon a duplicate (which writes nothing) is noticed
+PAGE = 500
+
+
+@dataclass
+class Outcome:
+    """What one appended entry came to, so far."""
+
+    entry_id: str
+    label: str  # what it is, for people: the event id, or the period closed
+    outputs: list[RatingsUpdated] = field(default_factory=list)
+    letter: tuple[str, EventRejected] | None = None  # (dead-letter id, letter)
+    applied: bool = False  # the applied cursor has reached it
+
+    @property
+    def state(self) -> str:
+        """`rejected`, `rated`, `duplicate`, or `waiting` (not applied yet)."""
+        if self.letter is not None:
+            return "rejected"
+        if not self.applied:
+            return "waiting"
+        return "rated" if self.outputs else "duplicate"
+
+
+class Tracker:
+    """Matches the output and dead-letter messages to the appended entries, and the applied
+    cursor to their ids (pure: fed by `wait`, unit-tested on its own)."""
+
+    def __init__(self, stream: str, entries: list[tuple[str, str]]):
+        self.stream = stream
+        self.outcomes = {entry_id: Outcome(entry_id, label) for entry_id, label in entries}
+
+    def output(self, message: RatingsUpdated) -> None:
+        outcome = self.outcomes.get(message.source_id)
+        if outcome is not None:
+            outcome.outputs.append(message)
+
+    def dead_letter(self, letter_id: str, letter: EventRejected) -> None:
+        outcome = self.outcomes.get(letter.source_id)
+        if outcome is not None and letter.source_stream == self.stream:
+            outcome.letter = (letter_id, letter)
+
+    def cursor(self, cursor: str | None) -> None:
+        if cursor is None:
+            return
+        passed = entry_order(cursor)
+        for outcome in self.outcomes.values():
+            if entry_order(outcome.entry_id) <= passed:
+                outcome.applied = True
+
+    @property
+    def done(self) -> bool:
+        return all(o.state != "waiting" for o in self.outcomes.values())
+
+    def exit_code(self) -> int:
+        states = {o.state for o in self.outcomes.values()}
+        if "rejected" in states:
+            return EXIT_FAILED
+        if "waiting" in states:
+            return EXIT_TIMEOUT
+        return EXIT_OK
+
+
+def label_of(raw: bytes) -> str:
+    """What a checked input message is, for people: its event id, or the period it closes."""
+    document = msgspec.json.decode(raw)
+    if "event_id" in document:
+        return str(document["event_id"])
+    return f"period {document.get('system')}/{document.get('pool') or '(default pool)'} {document.get('period')}"
+
+
+def own_first(outcome: Outcome) -> tuple[list[RatingsUpdated], list[RatingsUpdated]]:
+    """The entry's results in the order to show them: its own (its event's result, or the
+    list's chunks), then the revisions of later events it set off, in stream order."""
+    own = [m for m in outcome.outputs if m.kind == "list" or m.event_id == outcome.label]
+    return own, [m for m in outcome.outputs if not (m.kind == "list" or m.event_id == outcome.label)]
+
+
+def report(outcome: Outcome, timeout: float) -> str:
+    """One entry's outcome for people: a heading line, then the tables or the reason."""
+    head = f"{outcome.entry_id}  {outcome.label}"
+    state = outcome.state
+    if state == "rejected":
+        assert outcome.letter is not None
+        letter_id, letter = outcome.letter
+        return "\n".join([
+            f"{head}: REJECTED ({letter.reason}), dead letter {letter_id}",
+            *fields_table(rejection_rows(letter)),
+            f"  (rating-service rejected show {letter_id}; with a fixed message: "
+            f"rating-service rejected redrive {letter_id} --file FIXED.json)",
+        ])
+    if state == "duplicate":
+        return f"{head}: duplicate: already applied with this content, nothing changed"
+    if state == "waiting":
+        return f"{head}: no outcome within {timeout:g} s (not applied yet)"
+    own, later = own_first(outcome)
+    done = "rated"
+    if own and own[0].kind == "revision":
+        done = "withdrawn" if own[0].withdrawn else "re-rated"
+    parts = [f"{head}: {done}", *(render(m) for m in own)]
+    if later:
+        parts.append(f"... and {len(later)} later event{'s' if len(later) != 1 else ''} re-rated:")
+        parts.extend(render(m) for m in later)
+    return "\n\n".join(parts)
+
+
+async def tails(client: Any, *streams: str) -> dict[str, str]:
+    """The id of each stream's newest entry ("0-0" for an empty or missing stream): read just
+    before appending, everything the appended entries cause comes after it."""
+    async with client.pipeline(transaction=False) as pipe:
+        for stream in streams:
+            pipe.xrevrange(stream, count=1)
+        replies = await pipe.execute()
+    return {s: (r[0][0].decode() if r else "0-0") for s, r in zip(streams, replies)}
+
+
+async def wait(client: Any, tracker: Tracker, since: dict[str, str], output_stream: str,
+               dead_letter_stream: str, timeout: float) -> None:
+    """Read the output and dead-letter streams from `since` on, and the applied cursor,
+    until every entry has an outcome or `timeout` seconds have passed."""
+    cursor_key = StreamKeys(tracker.stream).cursor
+    last = dict(since)
+    deadline = time.monotonic() + timeout
+
+    def take(reply: list) -> int:
+        count = 0
+        for stream_name, entries in reply:
+            stream = stream_name.decode() if isinstance(stream_name, bytes) else stream_name
+            for raw_id, fields in entries:
+                entry_id = raw_id.decode()
+                last[stream] = entry_id
+                count += 1
+                data = fields.get(DATA_FIELD.encode())
+                try:
+                    if stream == output_stream:
+                        tracker.output(_outputs.decode(data))
+                    else:
+                        tracker.dead_letter(entry_id, _letters.decode(data))
+                except (TypeError, msgspec.DecodeError, msgspec.ValidationError):
+                    continue  # someone else's message: not ours to judge
+        return count
+
+    while True:
+        # The cursor first, then everything on the streams up to now: an entry the cursor has
+        # passed has all its messages there already (one MULTI/EXEC wrote them together).
+        tracker.cursor(text(await client.get(cursor_key)))
+        while take(await client.xread(last, count=PAGE) or []) >= PAGE:
+            pass
+        if tracker.done:
+            return
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return
+        take(await client.xread(last, count=PAGE, block=max(1, min(POLL_MS, int(remaining * 1000)))) or [])
+
+
+async def diagnose(client: Any, stream: str, group: str) -> str:
+    """Why nothing came, as far as Redis can tell: is a consumer group reading the stream?"""
+    try:
+        groups = await client.xinfo_groups(stream)
+    except Exception:  # no such stream (nothing was appended?): nothing to say
+        return ""
+    for info in groups:
+        name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+        if name == group:
+            lag = info.get("lag")
+            return (f"consumer group {group} on {stream}: {info['consumers']} consumer(s), "
+                    f"{info['pending']} pending, lag {lag if lag is not None else 'unknown'}")
+    return f"no consumer group {group!r} reads {stream}: is the service running, on this stream (RATING_INPUT_STREAMS)?"
+
+
+def wants_wait(args: argparse.Namespace) -> bool:
+    """--wait / --no-wait; neither: wait when standard output is a terminal (a person, who
+    wants to know), not in a pipe or a script (which reads the entry ids, as before)."""
+    if args.wait is not None:
+        return bool(args.wait)
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def streams(args: argparse.Namespace) -> tuple[str, str, str]:
+    """The output and dead-letter streams (options, else the settings) and the group."""
+    settings = cli_settings()
+    return (args.output_stream or settings.output_stream, args.dead_letter_stream or settings.dead_letter_stream,
+            settings.group)
+
+
+async def finish(client: Any, args: argparse.Namespace, tracker: Tracker, since: dict[str, str]) -> int:
+    """Wait, print each entry's outcome, and return the exit status."""
+    output_stream, dead_letter_stream, group = streams(args)
+    await wait(client, tracker, since, output_stream, dead_letter_stream, args.timeout)
+    for outcome in tracker.outcomes.values():
+        print(report(outcome, args.timeout) + "\n", flush=True)
+    code = tracker.exit_code()
+    if code == EXIT_TIMEOUT:
+        why = await diagnose(client, tracker.stream, group)
+        print(f"rating-service {args.command}: timed out after {args.timeout:g} s" + (f": {why}" if why else ""),
+              file=sys.stderr)
+    return code
+
+
+def add_wait_options(p: argparse.ArgumentParser) -> None:
+    """--wait / --no-wait, --timeout, --output-stream, --dead-letter-stream."""
+    p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=None,
+                   help="after appending, wait until each entry is rated or rejected and print the outcome: the "
+                        "changes as a table, or the reason. Default: wait when standard output is a terminal, "
+                        "not in a pipe or script (which gets the entry ids only). Exit status when waiting: "
+                        f"0 rated or duplicate, {EXIT_FAILED} rejected, {EXIT_TIMEOUT} no outcome within --timeout")
+    p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help=f"how long --wait waits (default: {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--output-stream", help="where the results come (default: RATING_OUTPUT_STREAM, ratings.updated)")
+    p.add_argument("--dead-letter-stream",
+                   help="where rejections come (default: RATING_DEAD_LETTER_STREAM, events.rejected)")
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not seconds > 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r}: give a positive number of seconds")
+    return seconds
