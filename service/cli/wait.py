@@ -19,7 +19,6 @@ Exit status: 0 when every entry was rated (or was a duplicate), 1 when any was r
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from dataclasses import dataclass, field
