@@ -27,6 +27,7 @@ from service.timeline import (
     KEY_LEN,
     Archived,
     as_finished,
+    end_date_of,
     first_at_or_after,
     order_key,
     ordering_domain,
@@ -339,14 +340,17 @@ class MemoryLedger:
         raise Rejected("conflict", f"{key} was already applied with other content{hint}", "$", event_id)
 
     def _close(self, message: PeriodClosed, registry: Registry, source_id: str) -> Applied | Duplicate:
+        """A period's close: the engine decides whether it is due, from the pool's records
+        and the end date of the pool's last rated event (its timeline's tail)."""
         key, digest = marker_key(message), content_digest(message)
         if self._seen(key, digest, None):
             return Duplicate(key)
         engine = engine_for(message, registry)
         pool = message.pool or ""
+        tail = self.tail(ordering_domain(message.system, pool))
         try:
             outcome = engine.close_period(message, dict(self.records.get((message.system, pool), {})),
-                                          self.pool_state(message.system, pool))
+                                          self.pool_state(message.system, pool), end_date_of(tail) if tail else None)
         except EngineRejection as exc:
             raise Rejected(exc.reason, exc.message, exc.path) from None
         self._store_records(outcome.records)

@@ -7,6 +7,7 @@ fetch the records, call an engine, and store what it returns.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Mapping, Protocol
 
 import msgspec
@@ -63,14 +64,20 @@ class Engine(Protocol):
     pools: tuple[str, ...]
     # The pool whose records seed a player's first event in a pool (e.g. csw -> nwl).
     seed_pools: Mapping[str, str]
+    # Whether the system rates into periods closed by `period.closed` (FIDE); the contract's
+    # `schemas.common.PERIOD_SYSTEMS` says the same for the decode step.
+    has_periods: bool
 
     def rate_event(self, data: EventInput) -> Outcome:
         """Rate one event. Raises EngineRejection when the rules cannot rate it."""
         ...
 
     def close_period(
-        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
+        last_end: dt.date | None = None,
     ) -> Outcome:
-        """Close a rating period: `records` is every record of the pool. Raises
-        EngineRejection for a system without periods or a period already closed."""
+        """Close a rating period: `records` is every record of the pool, `last_end` the end
+        date of the pool's last rated event in date order (None: none known). Raises
+        EngineRejection for a system without periods, a period already closed, or one
+        that is not due (an earlier one is open, or it lies in the future)."""
         ...

@@ -26,6 +26,7 @@ class CfcEngine:
     system = "cfc"
     ruleset = "cfc-2009"
     pools = ("regular", "active")
+    has_periods = False  # 714-717 rate each event as it is reported
 
     def __init__(self) -> None:
         self.seed_pools: dict[str, str] = {}
@@ -49,8 +50,10 @@ class CfcEngine:
             records.append(new_record)
         return Outcome(results=results, records=records, pool=data.pool)
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
-        """CFC rates event by event: there are no rating periods to close."""
+    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
+                     last_end: object = None) -> Outcome:
+        """CFC rates event by event: there are no rating periods to close (the decode step
+        refuses such a message first: schemas.common.PERIOD_SYSTEMS)."""
         raise EngineRejection("unratable", "CFC has no rating periods: rate each event as it finishes", "$.system")
 
 

@@ -11,6 +11,7 @@ close_period: the new list (service.engine.fide.lists).
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Mapping
@@ -77,6 +78,7 @@ class FideEngine:
     ruleset = "fide-2024"
     pools = ("standard", "rapid", "blitz")
     seed_pools: Mapping[str, str] = {}
+    has_periods = True  # monthly lists ("Rating periods and lists")
 
     # ----------------------------------------------------------------- events
     def rate_event(self, data: EventInput) -> Outcome:
@@ -250,9 +252,10 @@ class FideEngine:
             **common,
         )
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
-        """Publish the period's new list (service.engine.fide.lists)."""
-        return close_period(message, records, pool)
+    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
+                     last_end: dt.date | None = None) -> Outcome:
+        """Publish the period's new list (service.engine.fide.lists), when it is due."""
+        return close_period(message, records, pool, last_end)
 
 
 def _listed_games(games: list[_Game], k: int | None) -> list[FideGame]:

@@ -45,6 +45,7 @@ class NaspaEngine:
     advance_career_games: bool = False
     seed_pools: Mapping[str, str] = field(default_factory=dict)
     system: str = "naspa"
+    has_periods: bool = False  # each event is rated as it ends
 
     def rate_event(self, data: EventInput) -> Outcome:
         event = data.event
@@ -82,7 +83,9 @@ class NaspaEngine:
             records.append(_record(record, result))
         return Outcome(results=results, records=records, pool=data.pool)
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
+    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
+                     last_end: object = None) -> Outcome:
+        """No periods (the decode step refuses such a message first: schemas.common.PERIOD_SYSTEMS)."""
         raise EngineRejection("unratable", "NASPA rates each event as it ends: it has no rating periods", "$.system")
 
     def _seed(self, pool: str | None, pid: str, record: PlayerRecord, seeds: Mapping[str, PlayerRecord]) -> int | None:
