@@ -44,26 +44,20 @@ def check_due(period: str, records: Mapping[str, PlayerRecord], pool: PoolState,
     events change the list published at its end, one list after the other). Refused:
 
     - a period already closed (`period_closed`);
-    - while an earlier period with games is still open: the lists are published in order
-      (`period_not_due`);
-    - a period in the future (the service's reading, README "Rating periods"): later than every open period
-      with games, than the month after the end of the pool's last rated event in date
-      order (`last_end`, given by the caller: the engine reads no clock and no store),
-      and than the month after the last close. A close of the month after the last event
+    - a period in the future (the service's reading, README "Rating periods"): later
+      than every open period with games, than the month after the end of the pool's last
+      rated event in date order (`last_end`, given by the caller: the engine reads no
+      clock and no store), and than the month after the last close. A close of the month after the last event
       is allowed (a month without events still gets its list, and the period of an event
       ending on the last day is closed in the next month); `2052-11` for `2025-11` is not;
-    - with no rated event and no open games at all in the pool: nothing to close.
+    - with no rated event and no open games at all in the pool: nothing to close;
+    - while an earlier period with games is still open: the lists are published in order.
+
+    All but the first are `period_not_due`.
     """
     check_open(period, pool)
     closed = pool.closed_through
     periods = open_periods(records, pool)
-    earlier = sorted(p for p in periods if p < period)
-    if earlier:
-        raise EngineRejection(
-            "period_not_due",
-            f"period {earlier[0]} of fide/{pool.pool} has rated games and is not closed: close it before {period}",
-            "$.period",
-        )
     bounds = {f"the period {p} has rated games": p for p in periods}
     if last_end is not None:
         bounds[f"its last rated event ended {last_end.isoformat()}"] = add_months(month_of(last_end), 1)
@@ -81,6 +75,13 @@ def check_due(period: str, records: Mapping[str, PlayerRecord], pool: PoolState,
             "period_not_due",
             f"period {period} of fide/{pool.pool} is in the future: {why}, so the latest period it may close is"
             f" {latest} (a typo in the period?)",
+            "$.period",
+        )
+    earlier = sorted(p for p in periods if p < period)
+    if earlier:
+        raise EngineRejection(
+            "period_not_due",
+            f"period {earlier[0]} of fide/{pool.pool} has rated games and is not closed: close it before {period}",
             "$.period",
         )
 
