@@ -28,6 +28,18 @@ class EngineRejection(Exception):
         self.path = path
 
 
+class RecordProblem(msgspec.Struct, frozen=True):
+    """Why an engine cannot read a player's record: the field at fault and what is wrong."""
+
+    field: str
+    message: str
+
+
+def record_rejection(record: PlayerRecord, problems: list[RecordProblem], path: str) -> EngineRejection:
+    """The rejection of an event because of a player's record (its first problem)."""
+    return EngineRejection("unratable", f"record of player {record.id!r}: {problems[0].message}", path)
+
+
 class EventInput(msgspec.Struct, frozen=True):
     """What an engine needs to rate one event.
 
@@ -69,7 +81,19 @@ class Engine(Protocol):
     has_periods: bool
 
     def rate_event(self, data: EventInput) -> Outcome:
-        """Rate one event. Raises EngineRejection when the rules cannot rate it."""
+        """Rate one event. Raises EngineRejection when the rules cannot rate it (among
+        others when a player's record has `record_problems`)."""
+        ...
+
+    def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
+        """What `rate_event` refuses about a player's record (empty: it can be rated). The
+        engine's own input check: an import calls it so that it never stores a record the
+        engine would later refuse."""
+        ...
+
+    def status_for(self, rating: int | None, games: int) -> str:
+        """The status the rules give a record with this rating and career games (for a
+        list that does not say); `record_problems` then judges the record."""
         ...
 
     def close_period(

@@ -16,8 +16,8 @@ from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState, unrated_record
 from service.engine.arithmetic import to_exact
 from service.engine.cfc.order import Rated, calculate
-from service.engine.cfc.standing import Prior, Tally, read_priors, tally_games
-from service.engine.contract import EngineRejection, EventInput, Outcome
+from service.engine.cfc.standing import Prior, Tally, read_priors, record_problems, status_for, tally_games
+from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
 
 
 class CfcEngine:
@@ -49,6 +49,14 @@ class CfcEngine:
             results.append(_result(record, new_record, priors[ref.id], tallies[ref.id], calc))
             records.append(new_record)
         return Outcome(results=results, records=records, pool=data.pool)
+
+    def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
+        """What read_prior refuses (service.engine.cfc.standing)."""
+        return record_problems(record)
+
+    def status_for(self, rating: int | None, games: int) -> str:
+        """Unrated, provisional under 25 games, established from 25 (715)."""
+        return status_for(rating, games)
 
     def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
                      last_end: object = None) -> Outcome:

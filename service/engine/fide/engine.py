@@ -22,14 +22,21 @@ from schemas.events import EventFinished, PeriodClosed
 from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodSums
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
-from service.engine.contract import EngineRejection, EventInput, Outcome
+from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem, record_rejection
 from service.engine.fide.change import capped_k, game_figures, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
 from service.engine.fide.lists import close_period
 from service.engine.fide.performance import norms_met, performance
 from service.engine.fide.periods import add_months, month_of, rating_in_force
-from service.engine.fide.records import check_open, fide_state, k_for_period, never_rated
+from service.engine.fide.records import (
+    check_open,
+    fide_state,
+    k_for_period,
+    never_rated,
+    record_problems,
+    status_for,
+)
 
 
 class _Game(msgspec.Struct, frozen=True, gc=False):
@@ -101,8 +108,11 @@ class FideEngine:
             )
 
         records = {}
-        for ref in event.players:
+        for i, ref in enumerate(event.players):
             record = data.records[ref.id]
+            problems = record_problems(record)
+            if problems:
+                raise record_rejection(record, problems, f"$.players[{i}]")
             if ref.birth_year is not None and ref.birth_year != record.birth_year:
                 record = msgspec.structs.replace(record, birth_year=ref.birth_year)
             records[ref.id] = record
@@ -251,6 +261,13 @@ class FideEngine:
             details=details,
             **common,
         )
+
+    def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
+        """A rating goes with 'established', no rating with 'unrated' (service.engine.fide.records)."""
+        return record_problems(record)
+
+    def status_for(self, rating: int | None, games: int) -> str:
+        return status_for(rating, games)
 
     def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
                      last_end: dt.date | None = None) -> Outcome:
