@@ -146,3 +146,20 @@ def test_validate_fails_a_cfc_close(tmp_path, capsys):
     )
     path.write_text(json.dumps(close("2025-11")))
     assert main(["validate", str(path)]) == 0
+
+
+def test_after_a_premature_close_a_locked_out_event_counts_in_the_next_period():
+    # December closed on the 5th by mistake (it is allowed: the month after the last event).
+    ledger = november()
+    process(ledger, close("2025-11"))
+    process(ledger, close("2025-12"))
+    late = event("dec-open", "2025-12-20", "2025-12-21")
+    assert refused(ledger, late).reason == "period_closed"
+    # The way back (README "Rating periods"): the same event, counted in the next open
+    # period, as FIDE counts a late report in the next list. It is rated from the list in
+    # force when it started (F1: December's, A 2010 and B 1990 after November).
+    rated = process(ledger, {**late, "period": "2026-01"})
+    assert [(p.id, p.old_rating, p.details.period) for p in rated.outputs[0].players] == [
+        ("A", 2010, "2026-01"), ("B", 1990, "2026-01")]
+    listed = {p.id: p.new_rating for p in process(ledger, close("2026-01")).outputs[0].players}
+    assert listed == {"A": 2019, "B": 1981}  # D 20 -> PD .53 (8.1.2): A 20 x .47 = 9.4 -> +9; B -9
