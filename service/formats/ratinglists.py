@@ -146,18 +146,13 @@ def read_list_report(path: str | Path, system: str | None = None, pool: str | No
     seen: set[tuple[str, str, str]] = set()
     derived = 0
     for location, document in rows:
+        given = ""  # how a derived status came about, for a problem found afterwards
         if rules is not None and isinstance(document, dict) and document.get("status") is None:
             status = _derive(document, rules)
             if status is not None:
                 document["status"] = status
                 derived += 1
-                rating = document.get("rating")
-                given = f" (no status given: {status!r} derived from {'no rating' if rating is None else f'rating {rating}'}" \
-                        f" and {document.get('games') or 0} games)"
-            else:
-                given = ""
-        else:
-            given = ""
+                given = f" (no status given: {_derivation(status, document)})"
         try:
             record = _decoder.decode(document if isinstance(document, bytes) else _encoder.encode(document))
         except msgspec.ValidationError as exc:
@@ -202,6 +197,12 @@ def _refusal(path: str | Path, problems: list[str]) -> str:
     if len(problems) > MAX_LISTED:
         lines.append(f"... and {len(problems) - MAX_LISTED} more problem(s) not listed")
     return "\n".join(lines)
+
+
+def _derivation(status: str, document: dict) -> str:
+    rating = document.get("rating")
+    from_rating = "no rating" if rating is None else f"rating {rating}"
+    return f"{status!r} derived from {from_rating} and {document.get('games') or 0} games"
 
 
 def _derive(document: dict, rules: RecordRules) -> str | None:
