@@ -13,6 +13,7 @@ Reason = Literal[
     "unknown_system",  # no engine for this system / ruleset
     "too_large",  # over the size, player or game limits
     "period_closed",  # FIDE: the event's rating period is already closed
+    "period_not_due",  # FIDE: a close of a period that cannot be closed yet (an earlier one is open, or it is in the future)
     "unratable",  # the rules cannot rate it (e.g. no rated player)
     "poison",  # delivered too many times without being applied
 ]

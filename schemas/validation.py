@@ -10,7 +10,7 @@ import re
 
 import msgspec
 
-from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, POOLS
+from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, PERIOD_SYSTEMS, POOLS
 from schemas.events import EventContent, EventWithdrawn, InputMessage, PeriodClosed
 
 VALID_SCORES = (0.0, 0.5, 1.0)
@@ -99,6 +99,12 @@ def check_message(message: InputMessage, limits: Limits = Limits()) -> list[Prob
     if message.pool is not None and message.pool not in POOLS[message.system]:
         allowed = ", ".join(POOLS[message.system])
         problems.append(Problem("$.pool", f"unknown pool {message.pool!r} for {message.system} (one of {allowed})"))
+    if isinstance(message, PeriodClosed) and message.system not in PERIOD_SYSTEMS:
+        problems.append(Problem(
+            "$.system",
+            f"{message.system} has no rating periods: it rates each event as it ends, so there is no period to"
+            f" close (only {', '.join(PERIOD_SYSTEMS)} publishes periodic lists)",
+        ))
     if isinstance(message, EventContent):
         problems.extend(_check_event(message, limits))
     return problems

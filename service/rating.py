@@ -27,6 +27,7 @@ from service.timeline import (
     KEY_LEN,
     Archived,
     as_finished,
+    end_date_of,
     first_at_or_after,
     order_key,
     ordering_domain,
@@ -40,6 +41,40 @@ from service.timeline import (
 LIST_CHUNK = 1_000  # players per `ratings.updated` message of kind `list` (FIDE)
 
 PlayerKey = tuple[str, str, str]  # (system, pool, player id)
+
+
+class ListRules:
+    """What the engines require of a record brought in a list (`import`, `rate --ratings`):
+    the status the system's rules give a rating and games (`Engine.status_for`), and every
+    problem any engine that rates the record's pool finds in it (`Engine.record_problems`,
+    the very check `rate_event` makes), so that a list never leaves a record an engine
+    will later refuse."""
+
+    def __init__(self, registry: Registry):
+        self.registry = registry
+        self._by_pool: dict[tuple[str, str], list[Engine]] = {}
+
+    def _engines(self, system: str, pool: str) -> list[Engine]:
+        engines = self._by_pool.get((system, pool))
+        if engines is None:
+            engines = self._by_pool[(system, pool)] = [e for e in self.registry if e.system == system and pool in e.pools]
+        return engines
+
+    def status_for(self, system: str, pool: str, rating: int | None, games: int) -> str | None:
+        engines = self._engines(system, pool)
+        return engines[0].status_for(rating, games) if engines else None
+
+    def problems(self, record: PlayerRecord) -> list[tuple[str, str]]:
+        engines = self._engines(record.system, record.pool)
+        if not engines:
+            known = sorted({p for e in self.registry if e.system == record.system for p in e.pools})
+            return [("pool", f"no {record.system} ruleset rates pool {record.pool!r} (pools: {', '.join(known)})")]
+        found: list[tuple[str, str]] = []
+        for engine in engines:
+            for problem in engine.record_problems(record):
+                if (problem.field, problem.message) not in found:
+                    found.append((problem.field, problem.message))
+        return found
 
 
 class Rejected(Exception):
@@ -339,14 +374,17 @@ class MemoryLedger:
         raise Rejected("conflict", f"{key} was already applied with other content{hint}", "$", event_id)
 
     def _close(self, message: PeriodClosed, registry: Registry, source_id: str) -> Applied | Duplicate:
+        """A period's close: the engine decides whether it is due, from the pool's records
+        and the end date of the pool's last rated event (its timeline's tail)."""
         key, digest = marker_key(message), content_digest(message)
         if self._seen(key, digest, None):
             return Duplicate(key)
         engine = engine_for(message, registry)
         pool = message.pool or ""
+        tail = self.tail(ordering_domain(message.system, pool))
         try:
             outcome = engine.close_period(message, dict(self.records.get((message.system, pool), {})),
-                                          self.pool_state(message.system, pool))
+                                          self.pool_state(message.system, pool), end_date_of(tail) if tail else None)
         except EngineRejection as exc:
             raise Rejected(exc.reason, exc.message, exc.path) from None
         self._store_records(outcome.records)

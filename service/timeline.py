@@ -66,6 +66,11 @@ def order_key(event: EventContent, arrival: int) -> bytes:
     )
 
 
+def end_date_of(key: bytes) -> dt.date:
+    """The end date an order key holds (its bytes 3-6)."""
+    return dt.date.fromordinal(int.from_bytes(key[3:6], "big"))
+
+
 def timeline_member(key: bytes, event_id: str) -> bytes:
     return key + event_id.encode()
 

@@ -14,7 +14,10 @@ class CountingEngine:
     name)) mod 3000, old being 1000 when unrated. An event named "refuse" is unratable, one
     named "explode" raises a bug, and an event whose `period` is closed is refused."""
 
-    system, ruleset, pools, seed_pools = "cfc", "cfc-2009", ("regular", "active"), {}
+    seed_pools: dict = {}
+
+    def __init__(self, system="cfc", ruleset="cfc-2009", pools=("regular", "active"), has_periods=False):
+        self.system, self.ruleset, self.pools, self.has_periods = system, ruleset, pools, has_periods
 
     def rate_event(self, data: EventInput) -> Outcome:
         if data.event.name == "refuse":
@@ -38,7 +41,7 @@ class CountingEngine:
             )
         return Outcome(results, records, data.pool)
 
-    def close_period(self, message, records, pool):
+    def close_period(self, message, records, pool, last_end=None):
         results = [
             PlayerResult(r.id, r.rating, r.rating, 0, r.status, r.status, r.games, 0, 0.0)
             for r in sorted(records.values(), key=lambda r: r.id)
@@ -47,4 +50,5 @@ class CountingEngine:
 
 
 def counting_registry() -> Registry:
-    return Registry([CountingEngine()])
+    """The double as CFC, and as FIDE (the system with periods, for the plumbing of a close)."""
+    return Registry([CountingEngine(), CountingEngine("fide", "fide-2024", ("standard", "rapid", "blitz"), True)])

@@ -20,7 +20,7 @@ from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
 from service.cli.wait import Tracker, add_wait_options, finish, label_of, streams, tails, wants_wait
 from service.formats import trf
 from service.formats.jsonlines import FileProblem, read_documents
-from service.formats.ratinglists import conflicts, read_list, render_csv, render_jsonl
+from service.formats.ratinglists import ListRead, conflicts, read_list, read_list_report, render_csv, render_jsonl
 from service.runtime.store import StreamKeys, decode_record, encode, export_records, import_records, xadd
 
 
@@ -129,11 +129,20 @@ def cmd_trf_ratings(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- lists
-def read_import(args: argparse.Namespace) -> list[PlayerRecord]:
-    """import FILE: JSON Lines or CSV records (--system / --pool fill and check them)."""
+def list_rules():
+    """The engines' checks of a list's records (service.rating.ListRules)."""
+    from service.engine.registry import default_registry
+    from service.rating import ListRules
+
+    return ListRules(default_registry())
+
+
+def read_import(args: argparse.Namespace) -> ListRead:
+    """import FILE: JSON Lines or CSV records (--system / --pool fill and check them),
+    each checked as the engines will read it; a missing status derived by their rules."""
     if args.system is not None:
         _check_pool(args.system, args.pool)
-    return read_list(args.file, args.system, args.pool)
+    return read_list_report(args.file, args.system, args.pool, list_rules())
 
 
 async def guard_import(client: Any, keys: StreamKeys, records: list[PlayerRecord], force: bool) -> None:
@@ -179,7 +188,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if not args.into or ":" in args.into or "{" in args.into or "}" in args.into:
         raise UserError(f"--into {args.into!r}: a namespace is a name without ':', '{{' or '}}'")
-    initial = read_list(args.ratings) if args.ratings else []
+    initial = read_list(args.ratings, rules=list_rules()) if args.ratings else []
     live = StreamKeys(args.stream)
     target = StreamKeys(args.stream, namespace=args.into)
 
@@ -209,7 +218,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """import FILE: load player records into the store (replacing records with the same id)."""
-    records = read_import(args)
+    read = read_import(args)
+    records = read.records
     keys = StreamKeys(args.stream)
 
     async def load(client):
@@ -218,6 +228,12 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     new, replaced = run_redis(args, load)  # type: ignore[misc]
     print(f"imported {len(records)} records into stream {args.stream}'s store: {new} new, {replaced} replaced")
+    if read.derived:
+        print(f"status derived for {read.derived} record(s) without one, by their system's rules")
+    if read.fide_without_games:
+        print(f"note: {read.fide_without_games} rated FIDE record(s) came without career games (a `games` column;"
+              " FIDE's Gms is one period's games): K is derived from games 0 once the list's own K ends (F7: 40 under"
+              " 30 games)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -371,7 +387,8 @@ def register(commands: Any) -> None:
     p.set_defaults(func=cmd_close_period)
 
     p = commands.add_parser("import", help="load player records (JSON Lines or CSV) into the service's store")
-    p.add_argument("file", metavar="FILE", help="player.record/v1 JSON Lines, or CSV with a header of field names")
+    p.add_argument("file", metavar="FILE", help="player.record/v1 JSON Lines, or CSV (`,` or `;`) with a header of field"
+                                                " names or, with --system, the federation list's own columns")
     p.add_argument("--system", choices=SYSTEMS, help="the records' system (fills CSV rows, checks every record)")
     p.add_argument("--pool", help="the records' pool (fills CSV rows, checks every record)")
     p.add_argument("--force", action="store_true", help="overwrite records that differ from the list (rated since)")

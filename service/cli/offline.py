@@ -88,8 +88,9 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
     """rate EVENTS: rate the messages in order, print one `ratings.updated` per line."""
     registry = registry if registry is not None else default_registry()
     from service.formats.ratinglists import read_list
+    from service.rating import ListRules
 
-    ledger = MemoryLedger(read_list(args.ratings) if args.ratings else [])
+    ledger = MemoryLedger(read_list(args.ratings, rules=ListRules(registry)) if args.ratings else [])
     out = sys.stdout.buffer
     for location, raw in read_documents(args.events):
         try:

@@ -7,6 +7,7 @@ fetch the records, call an engine, and store what it returns.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Mapping, Protocol
 
 import msgspec
@@ -25,6 +26,18 @@ class EngineRejection(Exception):
         self.reason = reason
         self.message = message
         self.path = path
+
+
+class RecordProblem(msgspec.Struct, frozen=True):
+    """Why an engine cannot read a player's record: the field at fault and what is wrong."""
+
+    field: str
+    message: str
+
+
+def record_rejection(record: PlayerRecord, problems: list[RecordProblem], path: str) -> EngineRejection:
+    """The rejection of an event because of a player's record (its first problem)."""
+    return EngineRejection("unratable", f"record of player {record.id!r}: {problems[0].message}", path)
 
 
 class EventInput(msgspec.Struct, frozen=True):
@@ -63,14 +76,32 @@ class Engine(Protocol):
     pools: tuple[str, ...]
     # The pool whose records seed a player's first event in a pool (e.g. csw -> nwl).
     seed_pools: Mapping[str, str]
+    # Whether the system rates into periods closed by `period.closed` (FIDE); the contract's
+    # `schemas.common.PERIOD_SYSTEMS` says the same for the decode step.
+    has_periods: bool
 
     def rate_event(self, data: EventInput) -> Outcome:
-        """Rate one event. Raises EngineRejection when the rules cannot rate it."""
+        """Rate one event. Raises EngineRejection when the rules cannot rate it (among
+        others when a player's record has `record_problems`)."""
+        ...
+
+    def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
+        """What `rate_event` refuses about a player's record (empty: it can be rated). The
+        engine's own input check: an import calls it so that it never stores a record the
+        engine would later refuse."""
+        ...
+
+    def status_for(self, rating: int | None, games: int) -> str:
+        """The status the rules give a record with this rating and career games (for a
+        list that does not say); `record_problems` then judges the record."""
         ...
 
     def close_period(
-        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
+        last_end: dt.date | None = None,
     ) -> Outcome:
-        """Close a rating period: `records` is every record of the pool. Raises
-        EngineRejection for a system without periods or a period already closed."""
+        """Close a rating period: `records` is every record of the pool, `last_end` the end
+        date of the pool's last rated event in date order (None: none known). Raises
+        EngineRejection for a system without periods, a period already closed, or one
+        that is not due (an earlier one is open, or it lies in the future)."""
         ...

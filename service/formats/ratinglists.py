@@ -1,24 +1,57 @@
-"""Rating list files: `player.record/v1` as JSON Lines or as CSV with a header.
+"""Rating list files: `player.record/v1` as JSON Lines, or CSV with a header.
 
-CSV columns are the record's field names (any order, only `id` required; a missing or
-empty cell is the field's default):
+**CSV.** Cells separated by `,` or `;` (or a tab), found from the header line. Header
+names in any case and spacing (`Birth Year`, `birth_year` and `BIRTH-YEAR` are one
+column). The record's own field names always work (any order, only `id` required; a
+missing or empty cell is the field's default):
 
     system, pool, id, name, rating, status, games, highest, birth_year, ever_2300,
     ever_2400, k, cfc, fide
 
-`rating` empty = unrated; `ever_2300` / `ever_2400` true/false (also 1/0, yes/no);
-`cfc` and `fide` are the engines' accumulators as JSON text (what `export --format csv`
-writes, so that a list goes out and back in unchanged). `system` / `pool` may come from
-the command line instead (`--system`, `--pool`). A bad cell is one line naming the file,
-line and field. Pure apart from reading and writing the named file.
+With `--system` (and, for a list that carries several pools, `--pool`), the columns of the
+federations' own lists are read too:
+
+- FIDE (the TXT/XML rating list downloads): `ID Number` -> id, `Name` -> name, the
+  rating column of the pool (`SRtng` standard, `RRtng` rapid, `BRtng` blitz in the
+  combined list; `Rtng` or the month column, e.g. `SEP25`, in a one-pool list) -> rating,
+  the pool's `K` (`SK` / `RK` / `BK`, or `K`) -> k, `B-day` -> birth_year (`0000`:
+  unknown). Known and not used: `Fed`, `Sex`, `Tit`, `WTit`, `OTit`, `FOA`, `Flag`, the
+  other pools' columns, and `Gms` / `SGm` / `RGm` / `BGm`, which count the games of the
+  last rating period, not the career games the record's `games` holds (F7: K 40 under 30
+  games): a FIDE list gives no career count, so give a `games` column, or K after the
+  imported `K` (which holds until the next list, F5) is derived from what the record has.
+- CFC: `CFC#` / `CFC ID` / `CFC Number` -> id, `Name` -> name, the pool's rating
+  (`Regular Rating` / `Regular`; `Quick Rating` / `Active Rating` / `Quick` / `Active`)
+  -> rating, `Games` -> games, `Highest` / `Peak` -> highest. Known and not used:
+  `Expiry`, `City`, `Province` / `Prov`, `FIDE ID`, and the other pool's rating.
+- NASPA: `NASPA ID` / `Member ID` / `Player ID` -> id, `Name`, `Rating`, `Games`. Known and
+  not used: `Rank`, `City`, `State`, `Province`, `Country`, `Last Played`, `Expiry`.
+
+(The CFC and NASPA names are those their sites and files commonly use; no published file
+of theirs was at hand to check them against.) Another column is refused, naming it.
+
+Cells: whole numbers may be written as decimals (`1500.0`; `1500.5` is refused);
+`status`, `system` and `pool` in any case (`Established`); `ever_2300` / `ever_2400`
+true/false (also 1/0, yes/no); `cfc` and `fide` are the engines' accumulators as JSON text
+(what `export --format csv` writes, so that a list goes out and back in unchanged).
+`system` / `pool` may come from the command line instead (`--system`, `--pool`).
+
+**Checks.** Given `rules` (the engines' own, service.rating.ListRules): a row without a
+status gets the one its system's rules give its rating and games, and every record must
+be one the engines can rate (the very check they make before rating). The whole file is
+refused, nothing read, if any row is bad, and every bad row is listed (`file:line: field:
+reason`, the first MAX_LISTED of them, then how many more). Pure apart from reading and
+writing the named file.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator, Protocol
 
 import msgspec
 
@@ -29,16 +62,58 @@ CSV_COLUMNS = (
     "system", "pool", "id", "name", "rating", "status", "games", "highest", "birth_year",
     "ever_2300", "ever_2400", "k", "cfc", "fide",
 )  # fmt: skip
+MAX_LISTED = 50  # bad rows listed in full; the rest are counted
 _INTEGERS = {"rating", "games", "highest", "birth_year", "k"}
 _BOOLEANS = {"ever_2300", "ever_2400"}
 _JSON = {"cfc", "fide"}
+_LOWER = {"system", "pool", "status"}
 _TRUE, _FALSE = {"true", "1", "yes", "y", "t"}, {"false", "0", "no", "n", "f"}
 _decoder = msgspec.json.Decoder(PlayerRecord)
 _encoder = msgspec.json.Encoder()
 
 
+def header_key(name: str) -> str:
+    """A header name as compared: lower case, without spaces, `_`, `-` and `.`."""
+    return re.sub(r"[\s_.\-]+", "", name.lower())
+
+
+# The federations' list columns (header_key -> field; None: known, not used).
+_FIDE = {"idnumber": "id", "fideid": "id", "rtng": "rating", "bday": "birth_year", "birthday": "birth_year",
+         **dict.fromkeys(("fed", "sex", "tit", "wtit", "otit", "foa", "flag", "gms", "sgm", "rgm", "bgm"))}
+_FIDE_POOLS = {"standard": {"srtng": "rating", "sk": "k"}, "rapid": {"rrtng": "rating", "rk": "k"},
+               "blitz": {"brtng": "rating", "bk": "k"}}
+_FIDE_MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\d{2}$")  # `SEP25`: that list's rating
+_CFC = {"cfc#": "id", "cfcid": "id", "cfcnumber": "id", "cfcno": "id", "peak": "highest", "highestrating": "highest",
+        **dict.fromkeys(("expiry", "expires", "city", "province", "prov", "fideid", "fidenumber"))}
+_CFC_POOLS = {"regular": {"regularrating": "rating", "regular": "rating"},
+              "active": {"quickrating": "rating", "activerating": "rating", "quick": "rating", "active": "rating"}}
+_NASPA = {"naspaid": "id", "memberid": "id", "playerid": "id",
+          **dict.fromkeys(("rank", "city", "state", "province", "country", "lastplayed", "expiry"))}
+_SYSTEMS = {"fide": (_FIDE, _FIDE_POOLS), "cfc": (_CFC, _CFC_POOLS), "naspa": (_NASPA, {})}
+
+
 class ListProblem(FileProblem):
-    """A rating list that cannot be read: names the file, line and field."""
+    """A rating list that cannot be read: names the file, and each bad line and field."""
+
+
+class RecordRules(Protocol):
+    """What the engines require of a record (service.rating.ListRules implements it)."""
+
+    def status_for(self, system: str, pool: str, rating: int | None, games: int) -> str | None:
+        """The status the system's rules give this rating and games (None: no engine)."""
+        ...
+
+    def problems(self, record: PlayerRecord) -> list[tuple[str, str]]:
+        """(field, reason) for each thing the engines refuse about the record."""
+        ...
+
+
+class ListRead(msgspec.Struct, frozen=True):
+    """The records of a list, and how many rows had their status derived."""
+
+    records: list[PlayerRecord]
+    derived: int = 0
+    fide_without_games: int = 0  # FIDE records read from a CSV without a `games` column
 
 
 def is_csv(path: str | Path, data: bytes) -> bool:
@@ -46,89 +121,235 @@ def is_csv(path: str | Path, data: bytes) -> bool:
     return str(path).lower().endswith(".csv") or not data.lstrip().startswith((b"{", b"["))
 
 
-def read_list(path: str | Path, system: str | None = None, pool: str | None = None) -> list[PlayerRecord]:
+def read_list(path: str | Path, system: str | None = None, pool: str | None = None,
+              rules: RecordRules | None = None) -> list[PlayerRecord]:
     """The records of a list file (JSON Lines or CSV). `system` / `pool` fill CSV rows
-    without those columns and must match every record that has them."""
+    without those columns and must match every record that has them; `rules` derive a
+    missing status and check every record as the engines will read it."""
+    return read_list_report(path, system, pool, rules).records
+
+
+def read_list_report(path: str | Path, system: str | None = None, pool: str | None = None,
+                     rules: RecordRules | None = None) -> ListRead:
+    """`read_list`, with how many statuses were derived (for the import's summary)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise ListProblem(f"{path}: cannot read: {exc.strerror or exc}") from None
-    rows = _csv_rows(path, data, system, pool) if is_csv(path, data) else read_documents(path)
+    problems: list[str] = []
+    csv_file = is_csv(path, data)
+    if csv_file:
+        columns, rows = _csv_rows(path, data, system, pool, problems)
+    else:
+        columns, rows = None, _json_rows(path)
     records: list[PlayerRecord] = []
     seen: set[tuple[str, str, str]] = set()
-    for location, raw in rows:
+    derived = 0
+    for location, document in rows:
+        given = ""  # how a derived status came about, for a problem found afterwards
+        if rules is not None and isinstance(document, dict) and document.get("status") is None:
+            status = _derive(document, rules)
+            if status is not None:
+                document["status"] = status
+                derived += 1
+                given = f" (no status given: {_derivation(status, document)})"
         try:
-            record = _decoder.decode(raw)
+            record = _decoder.decode(document if isinstance(document, bytes) else _encoder.encode(document))
         except msgspec.ValidationError as exc:
             message, _, at = str(exc).partition(" - at `")
-            raise ListProblem(f"{location}: {at.rstrip('`') or '$'}: {message}") from None
+            problems.append(f"{location}: {at.rstrip('`') or '$'}: {message}")
+            continue
         except msgspec.DecodeError as exc:
-            raise ListProblem(f"{location}: not valid JSON: {exc}") from None
+            problems.append(f"{location}: not valid JSON: {exc}")
+            continue
+        bad = False
         for name, wanted in (("system", system), ("pool", pool)):
             if wanted is not None and getattr(record, name) != wanted:
-                raise ListProblem(f"{location}: $.{name}: {getattr(record, name)!r}, but --{name} is {wanted!r}")
+                problems.append(f"{location}: $.{name}: {getattr(record, name)!r}, but --{name} is {wanted!r}")
+                bad = True
         key = (record.system, record.pool, record.id)
         if key in seen:
-            raise ListProblem(f"{location}: $.id: player {record.id!r} appears twice in {record.system}/{record.pool}")
+            problems.append(f"{location}: $.id: player {record.id!r} appears twice in {record.system}/{record.pool}")
+            bad = True
         seen.add(key)
-        records.append(record)
-    return records
+        if rules is not None and not bad:
+            for field, reason in rules.problems(record):
+                problems.append(f"{location}: $.{field}: {reason}{given}")
+                bad = True
+        if not bad:
+            records.append(record)
+    if problems:
+        raise ListProblem(_refusal(path, problems))
+    fide_without_games = 0
+    if csv_file and columns is not None and "games" not in columns:
+        fide_without_games = sum(1 for r in records if r.system == "fide" and r.rating is not None)
+    return ListRead(records, derived, fide_without_games)
 
 
-def _csv_rows(path: str | Path, data: bytes, system: str | None, pool: str | None) -> Iterable[tuple[str, bytes]]:
+def _refusal(path: str | Path, problems: list[str]) -> str:
+    """One problem: its line. More: one line per problem, at most MAX_LISTED of them,
+    under a line that says what happened."""
+    if len(problems) == 1:
+        return problems[0]
+    rows = len({p.split(": ", 1)[0] for p in problems})
+    lines = [f"{path}: {rows} bad row{'s' if rows != 1 else ''}, the whole list is refused (nothing read):"]
+    lines += problems[:MAX_LISTED]
+    if len(problems) > MAX_LISTED:
+        lines.append(f"... and {len(problems) - MAX_LISTED} more problem(s) not listed")
+    return "\n".join(lines)
+
+
+def _derivation(status: str, document: dict) -> str:
+    rating = document.get("rating")
+    from_rating = "no rating" if rating is None else f"rating {rating}"
+    return f"{status!r} derived from {from_rating} and {document.get('games') or 0} games"
+
+
+def _derive(document: dict, rules: RecordRules) -> str | None:
+    system, pool, rating, games = (document.get(k) for k in ("system", "pool", "rating", "games"))
+    if not isinstance(system, str) or not isinstance(pool, str):
+        return None
+    if not (rating is None or isinstance(rating, int)) or not isinstance(games, (int, type(None))):
+        return None  # the decoder names the bad cell
+    return rules.status_for(system, pool, rating, games or 0)
+
+
+def _json_rows(path: str | Path) -> Iterator[tuple[str, dict | bytes]]:
+    """JSON Lines: a record without a `status` comes as a dict (to derive it), else as is."""
+    for location, raw in read_documents(path):
+        if b'"status"' not in raw:
+            try:
+                document = msgspec.json.decode(raw)
+            except (msgspec.DecodeError, RecursionError):
+                document = None
+            if isinstance(document, dict):
+                yield location, document
+                continue
+        yield location, raw
+
+
+def _delimiter(first_line: str) -> str:
+    """`,`, `;` or a tab: what the header line is split by (csv.Sniffer on it), else `,`."""
+    try:
+        return csv.Sniffer().sniff(first_line, delimiters=",;\t").delimiter
+    except csv.Error:
+        return ","
+
+
+def resolve_header(header: list[str], system: str | None, pool: str | None, path: str | Path) -> list[str | None]:
+    """The record field of each column (None: a known column that is not used)."""
+    native = {header_key(c): c for c in CSV_COLUMNS}
+    aliases: dict[str, str | None] = {}
+    pooled: dict[str, tuple[str, str]] = {}  # the pool-specific names: key -> (pool, field)
+    if system in _SYSTEMS:
+        common, pools = _SYSTEMS[system]
+        aliases.update(common)
+        for name, mapping in pools.items():
+            for key, field in mapping.items():
+                pooled[key] = (name, field)
+    fields: list[str | None] = []
+    for name in header:
+        key = header_key(name)
+        if key in native:
+            fields.append(native[key])
+        elif key in aliases:
+            fields.append(aliases[key])
+        elif key in pooled:
+            of_pool, field = pooled[key]
+            if pool is None:
+                raise ListProblem(f"{path}:1: column {name!r} is the {system} {of_pool} list's {field}: give --pool")
+            fields.append(field if of_pool == pool else None)
+        elif system == "fide" and _FIDE_MONTH.match(key):
+            fields.append("rating")  # a one-pool FIDE list names its rating column after its month
+        else:
+            hint = "" if system else " (a federation's own list columns are read with --system)"
+            raise ListProblem(f"{path}:1: unknown column {name!r} (columns: {', '.join(CSV_COLUMNS)}){hint}")
+    used = [f for f in fields if f is not None]
+    for field in set(used):
+        if used.count(field) > 1:
+            names = [h for h, f in zip(header, fields) if f == field]
+            raise ListProblem(f"{path}:1: columns {' and '.join(map(repr, names))} both give the record's `{field}`")
+    return fields
+
+
+def _csv_rows(path: str | Path, data: bytes, system: str | None, pool: str | None,
+              problems: list[str]) -> tuple[set[str], Iterator[tuple[str, dict]]]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ListProblem(f"{path}: not UTF-8 text: {exc}") from None
-    reader = csv.reader(io.StringIO(text))
+    first = text.split("\n", 1)[0]
+    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(first))
     header = next(reader, None)
     if header is None:
-        return
+        return set(), iter(())
     header = [h.strip() for h in header]
-    unknown = [h for h in header if h not in CSV_COLUMNS]
-    if unknown:
-        raise ListProblem(f"{path}:1: unknown column {unknown[0]!r} (columns: {', '.join(CSV_COLUMNS)})")
-    if "id" not in header:
+    fields = resolve_header(header, system, pool, path)
+    columns = {f for f in fields if f is not None}
+    if "id" not in columns:
         raise ListProblem(f"{path}:1: the header has no `id` column")
     for name, value in (("system", system), ("pool", pool)):
-        if name not in header and value is None:
+        if name not in columns and value is None:
             raise ListProblem(f"{path}:1: no `{name}` column: give --{name}")
-    for row in reader:
-        location = f"{path}:{reader.line_num}"
-        if not any(cell.strip() for cell in row):
-            continue
-        if len(row) != len(header):
-            raise ListProblem(f"{location}: {len(row)} cells, the header has {len(header)}")
-        document: dict = {"system": system, "pool": pool}
-        for name, cell in zip(header, row):
-            cell = cell.strip()
-            if cell == "":
-                if name in ("system", "pool") and document[name] is not None:
-                    continue
-                document.pop(name, None)
+
+    def rows() -> Iterator[tuple[str, dict]]:
+        for row in reader:
+            location = f"{path}:{reader.line_num}"
+            if not any(cell.strip() for cell in row):
                 continue
-            document[name] = _cell(name, cell, location)
-        yield location, _encoder.encode(document)
+            if len(row) != len(header):
+                problems.append(f"{location}: {len(row)} cells, the header has {len(header)}")
+                continue
+            document: dict = {"system": system, "pool": pool}
+            bad = False
+            for name, cell in zip(fields, row):
+                if name is None:
+                    continue
+                cell = cell.strip()
+                if cell == "" or (name == "birth_year" and cell.strip("0") == ""):  # FIDE's B-day 0000: unknown
+                    if name in ("system", "pool") and document[name] is not None:
+                        continue
+                    document.pop(name, None)
+                    continue
+                try:
+                    document[name] = _cell(name, cell)
+                except ValueError as exc:
+                    problems.append(f"{location}: $.{name}: {exc}")
+                    bad = True
+            if not bad:
+                yield location, document
+
+    return columns, rows()
 
 
-def _cell(name: str, cell: str, location: str) -> object:
+def _cell(name: str, cell: str) -> object:
     if name in _INTEGERS:
-        try:
-            return int(cell)
-        except ValueError:
-            raise ListProblem(f"{location}: $.{name}: {cell!r} is not a whole number") from None
+        return _whole_number(cell)
     if name in _BOOLEANS:
         if cell.lower() in _TRUE:
             return True
         if cell.lower() in _FALSE:
             return False
-        raise ListProblem(f"{location}: $.{name}: {cell!r} is not true or false")
+        raise ValueError(f"{cell!r} is not true or false")
     if name in _JSON:
         try:
             return msgspec.json.decode(cell)
         except msgspec.DecodeError as exc:
-            raise ListProblem(f"{location}: $.{name}: not valid JSON: {exc}") from None
+            raise ValueError(f"not valid JSON: {exc}") from None
+    if name in _LOWER:
+        return cell.lower()
     return cell
+
+
+def _whole_number(cell: str) -> int:
+    """`1500` or `1500.0` (a whole number written as a decimal); `1500.5` is refused."""
+    try:
+        value = Decimal(cell)
+    except InvalidOperation:
+        raise ValueError(f"{cell!r} is not a whole number") from None
+    if not value.is_finite() or value != value.to_integral_value():
+        raise ValueError(f"{cell!r} is not a whole number")
+    return int(value)
 
 
 def render_csv(records: Iterable[PlayerRecord]) -> str:

@@ -141,7 +141,9 @@ def queue_ledger_reads(pipe: Any, keys: StreamKeys, wants: list[Needs]) -> Calla
     some_keys = [(key, sorted(ids)) for key, ids in sorted(some.items()) if ids]
     pool_fields = sorted({f"{w.system}:{w.pool}" for w in wants})
     markers = sorted({w.marker for w in wants})
-    domains = sorted({w.domain for w in wants if w.player_ids})  # events: is each in date order?
+    # Events: is each in date order? A period's close (player_ids None): when did the pool's
+    # last event end? The timeline's tail says both. (A withdrawal, ids (), reads its own.)
+    domains = sorted({w.domain for w in wants if w.player_ids is None or w.player_ids})
     for system, pool in whole:
         pipe.hgetall(keys.players(system, pool))
     for (system, pool), ids in some_keys:

@@ -130,8 +130,9 @@ async def test_oversized_message_and_missing_data_field(client, redis_url, key_p
 
 
 async def test_closed_period(client, settings, processor):
-    closing = {"schema": "period.closed/v1", "system": "cfc", "period": "2025-11"}
-    ids = await publish(client, settings, closing, event(period="2025-11"), event(event_id="later", period="2025-12"))
+    closing = {"schema": "period.closed/v1", "system": "fide", "period": "2025-11"}
+    ids = await publish(client, settings, closing, event(system="fide", period="2025-11"),
+                        event(system="fide", event_id="later", period="2025-12"))
     await deliver(client, settings)
     await processor.handle(ids[-1])
     [rejected] = await rejections(client, settings)

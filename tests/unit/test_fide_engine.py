@@ -55,17 +55,19 @@ class Office:
     def __init__(self, *records, pool="standard", closed_through=None):
         self.records = {r.id: r for r in records}
         self.pool = PoolState(system="fide", pool=pool, closed_through=closed_through)
+        self.last_end = None
 
     def rate(self, event):
         records = {p.id: self.records.get(p.id) or unrated_record("fide", self.pool.pool, p.id) for p in event.players}
         outcome = ENGINE.rate_event(EventInput(event, records, self.pool))
+        self.last_end = max(self.last_end or event.end_date, event.end_date)  # the ledger's timeline tail
         self.records.update({r.id: r for r in outcome.records})
         self.pool = outcome.pool
         return {r.id: r for r in outcome.results}
 
     def close(self, period):
         message = PeriodClosed(system="fide", pool=self.pool.pool, period=period)
-        outcome = ENGINE.close_period(message, dict(self.records), self.pool)
+        outcome = ENGINE.close_period(message, dict(self.records), self.pool, self.last_end)
         self.records.update({r.id: r for r in outcome.records})
         self.pool = outcome.pool
         assert [r.id for r in outcome.results] == sorted(r.id for r in outcome.results)
@@ -376,7 +378,7 @@ def test_closing_past_an_open_period_with_games_is_refused():
     office.rate(ev("oct", [("A", "B", 1)], start="2025-10-10"))
     with pytest.raises(EngineRejection) as info:
         office.close("2025-11")
-    assert info.value.reason == "unratable" and "2025-10" in info.value.message
+    assert info.value.reason == "period_not_due" and "2025-10" in info.value.message
 
 
 # --- performance and norms in the event output --------------------------------------------

@@ -65,7 +65,8 @@ def run(records, events):
         e = event(eid, start, games)
         outcome = ENGINE.rate_event(EventInput(e, {p.id: store[p.id] for p in e.players}, pool))
         store.update({r.id: r for r in outcome.records})
-    closed = ENGINE.close_period(PeriodClosed(system="fide", pool="standard", period=PERIOD), store, pool)
+    last_end = max(event(eid, start, games).end_date for eid, start, games in events) if events else None
+    closed = ENGINE.close_period(PeriodClosed(system="fide", pool="standard", period=PERIOD), store, pool, last_end)
     return [(r.id, r.old_rating, r.new_rating, r.change, r.event_games, r.details.k_applied) for r in closed.results]
 
 

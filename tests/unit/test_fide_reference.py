@@ -29,16 +29,19 @@ class Office:
     def __init__(self, records, pool):
         self.records = {r.id: r for r in records}
         self.pool = PoolState(system="fide", pool=pool)
+        self.last_end = None
 
     def rate(self, event):
         records = {p.id: self.records.get(p.id) or unrated_record("fide", self.pool.pool, p.id) for p in event.players}
         outcome = ENGINE.rate_event(EventInput(event, records, self.pool))
+        self.last_end = max(self.last_end or event.end_date, event.end_date)  # the ledger's timeline tail
         self.records.update({r.id: r for r in outcome.records})
         self.pool = outcome.pool
         return {r.id: r for r in outcome.results}
 
     def close(self, period):
-        outcome = ENGINE.close_period(PeriodClosed(system="fide", pool=self.pool.pool, period=period), dict(self.records), self.pool)
+        outcome = ENGINE.close_period(PeriodClosed(system="fide", pool=self.pool.pool, period=period), dict(self.records),
+                                      self.pool, self.last_end)
         self.records.update({r.id: r for r in outcome.records})
         self.pool = outcome.pool
         return {r.id: r for r in outcome.results}

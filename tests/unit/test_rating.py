@@ -60,7 +60,7 @@ def test_unknown_ruleset_and_system():
         process(ledger, event(ruleset="cfc-2012"))
     assert (info.value.reason, info.value.path) == ("unknown_system", "$.ruleset")
     with pytest.raises(Rejected) as info:
-        process(ledger, event(system="fide"))
+        process(ledger, event(system="naspa"))
     assert (info.value.reason, info.value.path) == ("unknown_system", "$.system")
 
 
@@ -72,11 +72,11 @@ def test_records_stay_in_their_pool():
 
 
 def test_a_list_is_published_in_chunks_of_1000():
-    records = [PlayerRecord(system="cfc", pool="regular", id=f"p{i:05d}", rating=1500) for i in range(2500)]
+    records = [PlayerRecord(system="fide", pool="standard", id=f"p{i:05d}", rating=1500) for i in range(2500)]
     ledger = MemoryLedger(records)
-    message = decode_input(b'{"schema":"period.closed/v1","system":"cfc","period":"2025-11"}')
+    message = decode_input(b'{"schema":"period.closed/v1","system":"fide","period":"2025-11"}')
     applied = ledger.process(message, REGISTRY, "s-9")
     assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [(1, 3, 1000), (2, 3, 1000), (3, 3, 500)]
     assert applied.outputs[0].players[0].id == "p00000" and applied.outputs[2].players[-1].id == "p02499"
-    assert ledger.pools[("cfc", "regular")] == PoolState(system="cfc", pool="regular", closed_through="2025-11")
+    assert ledger.pools[("fide", "standard")] == PoolState(system="fide", pool="standard", closed_through="2025-11")
     assert isinstance(ledger.process(message, REGISTRY, "s-10"), Duplicate)

@@ -16,8 +16,8 @@ from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState, unrated_record
 from service.engine.arithmetic import to_exact
 from service.engine.cfc.order import Rated, calculate
-from service.engine.cfc.standing import Prior, Tally, read_priors, tally_games
-from service.engine.contract import EngineRejection, EventInput, Outcome
+from service.engine.cfc.standing import Prior, Tally, read_priors, record_problems, status_for, tally_games
+from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
 
 
 class CfcEngine:
@@ -26,6 +26,7 @@ class CfcEngine:
     system = "cfc"
     ruleset = "cfc-2009"
     pools = ("regular", "active")
+    has_periods = False  # 714-717 rate each event as it is reported
 
     def __init__(self) -> None:
         self.seed_pools: dict[str, str] = {}
@@ -49,8 +50,18 @@ class CfcEngine:
             records.append(new_record)
         return Outcome(results=results, records=records, pool=data.pool)
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
-        """CFC rates event by event: there are no rating periods to close."""
+    def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
+        """What read_prior refuses (service.engine.cfc.standing)."""
+        return record_problems(record)
+
+    def status_for(self, rating: int | None, games: int) -> str:
+        """Unrated, provisional under 25 games, established from 25 (715)."""
+        return status_for(rating, games)
+
+    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
+                     last_end: object = None) -> Outcome:
+        """CFC rates event by event: there are no rating periods to close (the decode step
+        refuses such a message first: schemas.common.PERIOD_SYSTEMS)."""
         raise EngineRejection("unratable", "CFC has no rating periods: rate each event as it finishes", "$.system")
 
 

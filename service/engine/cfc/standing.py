@@ -11,7 +11,7 @@ import msgspec
 from schemas.events import EventFinished
 from schemas.records import PlayerRecord
 from service.engine.arithmetic import from_exact, score_halves
-from service.engine.contract import EngineRejection
+from service.engine.contract import RecordProblem, record_rejection
 
 Category = Literal["unrated", "provisional", "established"]
 
@@ -54,25 +54,46 @@ class Tally(msgspec.Struct, frozen=True, gc=False):
         return len(self.games)
 
 
+ESTABLISHED_AFTER = 25  # CFC 715: provisional for the first 24 games, established from the 25th
+
+
+def record_problems(record: PlayerRecord) -> list[RecordProblem]:
+    """What makes a record unreadable by 714-717: an unrated player has no rating and no
+    rated games; a rated (provisional or established) player has a rating, and a
+    provisional one is a performance over at least one game (714a, C1's sum / games)."""
+    if record.status == "unrated":
+        problems = []
+        if record.rating is not None:
+            problems.append(RecordProblem("status", f"status 'unrated' with rating {record.rating}"))
+        if record.games:
+            problems.append(RecordProblem("games", f"status 'unrated' with {record.games} games"))
+        return problems
+    if record.rating is None:
+        return [RecordProblem("rating", f"status {record.status!r} needs a rating")]
+    if record.status == "provisional" and record.games < 1:
+        return [RecordProblem("games", "a provisional rating needs at least one game")]
+    return []
+
+
+def status_for(rating: int | None, games: int) -> str:
+    """A list's player without a status: unrated without a rating; with one, established
+    from 25 rated games (715), else provisional."""
+    if rating is None:
+        return "unrated"
+    return "established" if games >= ESTABLISHED_AFTER else "provisional"
+
+
 def read_prior(record: PlayerRecord, path: str) -> Prior:
     """A record as the rules see it; an inconsistent record cannot be rated."""
-
-    def reject(problem: str) -> EngineRejection:
-        return EngineRejection("unratable", f"record of player {record.id!r}: {problem}", path)
-
+    problems = record_problems(record)
+    if problems:
+        raise record_rejection(record, problems, path)
     if record.status == "unrated":
-        if record.rating is not None:
-            raise reject(f"status 'unrated' with rating {record.rating}")
-        if record.games:
-            raise reject(f"status 'unrated' with {record.games} games")
         return Prior("unrated", None, 0, None, None)
-    if record.rating is None:
-        raise reject(f"status {record.status!r} needs a rating")
+    assert record.rating is not None
     highest = max(record.highest if record.highest is not None else record.rating, record.rating)
     if record.status == "established":
         return Prior("established", record.rating, record.games, highest, None)
-    if record.games < 1:
-        raise reject("a provisional rating needs at least one game")
     if record.cfc is not None and record.cfc.provisional_sum is not None:
         running = from_exact(record.cfc.provisional_sum)
     else:

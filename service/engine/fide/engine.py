@@ -11,6 +11,7 @@ close_period: the new list (service.engine.fide.lists).
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Mapping
@@ -21,14 +22,21 @@ from schemas.events import EventFinished, PeriodClosed
 from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodSums
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
-from service.engine.contract import EngineRejection, EventInput, Outcome
+from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem, record_rejection
 from service.engine.fide.change import capped_k, game_figures, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
 from service.engine.fide.lists import close_period
 from service.engine.fide.performance import norms_met, performance
 from service.engine.fide.periods import add_months, month_of, rating_in_force
-from service.engine.fide.records import check_open, fide_state, k_for_period, never_rated
+from service.engine.fide.records import (
+    check_open,
+    fide_state,
+    k_for_period,
+    never_rated,
+    record_problems,
+    status_for,
+)
 
 
 class _Game(msgspec.Struct, frozen=True, gc=False):
@@ -77,6 +85,7 @@ class FideEngine:
     ruleset = "fide-2024"
     pools = ("standard", "rapid", "blitz")
     seed_pools: Mapping[str, str] = {}
+    has_periods = True  # monthly lists ("Rating periods and lists")
 
     # ----------------------------------------------------------------- events
     def rate_event(self, data: EventInput) -> Outcome:
@@ -99,8 +108,11 @@ class FideEngine:
             )
 
         records = {}
-        for ref in event.players:
+        for i, ref in enumerate(event.players):
             record = data.records[ref.id]
+            problems = record_problems(record)
+            if problems:
+                raise record_rejection(record, problems, f"$.players[{i}]")
             if ref.birth_year is not None and ref.birth_year != record.birth_year:
                 record = msgspec.structs.replace(record, birth_year=ref.birth_year)
             records[ref.id] = record
@@ -250,9 +262,17 @@ class FideEngine:
             **common,
         )
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
-        """Publish the period's new list (service.engine.fide.lists)."""
-        return close_period(message, records, pool)
+    def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
+        """A rating goes with 'established', no rating with 'unrated' (service.engine.fide.records)."""
+        return record_problems(record)
+
+    def status_for(self, rating: int | None, games: int) -> str:
+        return status_for(rating, games)
+
+    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
+                     last_end: dt.date | None = None) -> Outcome:
+        """Publish the period's new list (service.engine.fide.lists), when it is due."""
+        return close_period(message, records, pool, last_end)
 
 
 def _listed_games(games: list[_Game], k: int | None) -> list[FideGame]:

@@ -8,6 +8,7 @@ initial rating from the pooled games (8.2, F8), published from 1400. Results by 
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Mapping
 
 import msgspec
@@ -20,27 +21,78 @@ from service.engine.contract import EngineRejection, Outcome
 from service.engine.fide.change import capped_k, game_term, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
-from service.engine.fide.periods import add_months, with_new_list
+from service.engine.fide.periods import add_months, month_of, with_new_list
 from service.engine.fide.records import RATED, UNRATED, check_open, k_for_period
 
 
-def close_period(message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
-    """The list closing `message.period`, from every record of the pool. Refused for a
-    closed period, and while an earlier period with games is still open."""
-    period = message.period
-    check_open(period, pool)
+def open_periods(records: Mapping[str, PlayerRecord], pool: PoolState) -> set[str]:
+    """The periods after the pool's last close in which some player has counted games
+    (a rated player's period sums, an unrated player's pooled games)."""
     closed = pool.closed_through
+    periods: set[str] = set()
     for record in records.values():
         state = record.fide
         if state is None:
             continue
-        for p in [s.period for s in state.periods] + [g.period for g in state.initial_games]:
-            if p < period and (closed is None or p > closed):
-                raise EngineRejection(
-                    "unratable",
-                    f"period {p} of fide/{pool.pool} has rated games and is not closed: close it before {period}",
-                    "$.period",
-                )
+        periods.update(s.period for s in state.periods)
+        periods.update(g.period for g in state.initial_games)
+    return {p for p in periods if closed is None or p > closed}
+
+
+def check_due(period: str, records: Mapping[str, PlayerRecord], pool: PoolState, last_end: dt.date | None) -> None:
+    """Whether the pool may close `period` now ("Rating periods and lists": a period's
+    events change the list published at its end, one list after the other). Refused:
+
+    - a period already closed (`period_closed`);
+    - a period in the future (the service's reading, README "Rating periods"): later
+      than every open period with games, than the month after the end of the pool's last
+      rated event in date order (`last_end`, given by the caller: the engine reads no
+      clock and no store), and than the month after the last close. A close of the month after the last event
+      is allowed (a month without events still gets its list, and the period of an event
+      ending on the last day is closed in the next month); `2052-11` for `2025-11` is not;
+    - with no rated event and no open games at all in the pool: nothing to close;
+    - while an earlier period with games is still open: the lists are published in order.
+
+    All but the first are `period_not_due`.
+    """
+    check_open(period, pool)
+    closed = pool.closed_through
+    periods = open_periods(records, pool)
+    bounds = {f"the period {p} has rated games": p for p in periods}
+    if last_end is not None:
+        bounds[f"its last rated event ended {last_end.isoformat()}"] = add_months(month_of(last_end), 1)
+    if closed is not None:
+        bounds[f"it is closed through {closed}"] = add_months(closed, 1)
+    if not bounds:
+        raise EngineRejection(
+            "period_not_due",
+            f"fide/{pool.pool} has no rated event and no open games: there is no period {period} to close",
+            "$.period",
+        )
+    why, latest = max(bounds.items(), key=lambda item: item[1])
+    if period > latest:
+        raise EngineRejection(
+            "period_not_due",
+            f"period {period} of fide/{pool.pool} is in the future: {why}, so the latest period it may close is"
+            f" {latest} (a typo in the period?)",
+            "$.period",
+        )
+    earlier = sorted(p for p in periods if p < period)
+    if earlier:
+        raise EngineRejection(
+            "period_not_due",
+            f"period {earlier[0]} of fide/{pool.pool} has rated games and is not closed: close it before {period}",
+            "$.period",
+        )
+
+
+def close_period(
+    message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState, last_end: dt.date | None = None
+) -> Outcome:
+    """The list closing `message.period`, from every record of the pool, once `check_due`
+    allows it (`last_end`: when the pool's last rated event in date order ended)."""
+    period = message.period
+    check_due(period, records, pool, last_end)
     pool_name = message.pool or pool.pool
     results = []
     changed = []

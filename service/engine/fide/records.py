@@ -1,16 +1,36 @@
-"""What a FIDE record says between events and lists: its accumulators, whether it was
-ever rated (7.1.4), its K for a period (F5-F7), and whether a period is still open."""
+"""What a FIDE record says between events and lists: whether it can be read at all, its
+accumulators, whether it was ever rated (7.1.4), its K for a period (F5-F7), and whether
+a period is still open."""
 
 from __future__ import annotations
 
 from schemas.fide import FideState
 from schemas.records import PlayerRecord, PoolState
-from service.engine.contract import EngineRejection
+from service.engine.contract import EngineRejection, RecordProblem
 from service.engine.fide.change import base_k
 from service.engine.fide.periods import rating_in_force
 
 RATED = "established"
 UNRATED = "unrated"
+
+
+def record_problems(record: PlayerRecord) -> list[RecordProblem]:
+    """A FIDE player is on the list or not ("Rating periods and lists"; 7.2.1: off it, the
+    player is unrated): a rating goes with status 'established', no rating with
+    'unrated'. FIDE has no provisional rating (8.2: an initial rating is published, or
+    nothing is)."""
+    if record.status == "provisional":
+        return [RecordProblem("status", "FIDE has no provisional status: 'established' with a rating, else 'unrated'")]
+    if record.status == RATED and record.rating is None:
+        return [RecordProblem("rating", f"status {RATED!r} needs a rating")]
+    if record.status == UNRATED and record.rating is not None:
+        return [RecordProblem("status", f"status 'unrated' with rating {record.rating}")]
+    return []
+
+
+def status_for(rating: int | None, games: int) -> str:
+    """A list's player without a status: on the list with a rating, else unrated."""
+    return RATED if rating is not None else UNRATED
 
 
 def fide_state(record: PlayerRecord) -> FideState:

@@ -15,7 +15,7 @@ from schemas.events import EventFinished, PeriodClosed
 from schemas.naspa import NaspaDetails, NaspaOpponent, NaspaSegment
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
-from service.engine.contract import EngineRejection, EventInput, Outcome
+from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem, record_rejection
 from service.engine.naspa.run import Figures, Policy, RatedGame, rate_run
 from service.engine.naspa.segments import segment_rounds
 
@@ -45,6 +45,7 @@ class NaspaEngine:
     advance_career_games: bool = False
     seed_pools: Mapping[str, str] = field(default_factory=dict)
     system: str = "naspa"
+    has_periods: bool = False  # each event is rated as it ends
 
     def rate_event(self, data: EventInput) -> Outcome:
         event = data.event
@@ -53,8 +54,11 @@ class NaspaEngine:
         career: dict[str, int] = {}
         seeded: dict[str, str] = {}
         playing = {g.a for _, g in games} | {g.b for _, g in games}
-        for player in event.players:
+        for i, player in enumerate(event.players):
             record = data.records[player.id]
+            problems = record_problems(record)
+            if problems:
+                raise record_rejection(record, problems, f"$.players[{i}]")
             ratings[player.id] = record.rating
             career[player.id] = record.games
             # No rating without a rated game: a seed is taken only by a player who plays.
@@ -82,7 +86,15 @@ class NaspaEngine:
             records.append(_record(record, result))
         return Outcome(results=results, records=records, pool=data.pool)
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState) -> Outcome:
+    def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
+        return record_problems(record)
+
+    def status_for(self, rating: int | None, games: int) -> str:
+        return status_for(rating, games)
+
+    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
+                     last_end: object = None) -> Outcome:
+        """No periods (the decode step refuses such a message first: schemas.common.PERIOD_SYSTEMS)."""
         raise EngineRejection("unratable", "NASPA rates each event as it ends: it has no rating periods", "$.system")
 
     def _seed(self, pool: str | None, pid: str, record: PlayerRecord, seeds: Mapping[str, PlayerRecord]) -> int | None:
@@ -91,6 +103,23 @@ class NaspaEngine:
             return None
         seed = seeds.get(pid)
         return seed.rating if seed is not None else None
+
+
+def record_problems(record: PlayerRecord) -> list[RecordProblem]:
+    """A player is a newcomer when they have no rating ("Newcomers"), and rated otherwise:
+    a record's status says the same as its rating (the rules read the rating; a rated
+    player's status, established or provisional, is carried as the list gives it, and
+    the engine publishes a new rating as 'established')."""
+    if record.status != "unrated" and record.rating is None:
+        return [RecordProblem("rating", f"status {record.status!r} needs a rating")]
+    if record.status == "unrated" and record.rating is not None:
+        return [RecordProblem("status", f"status 'unrated' with rating {record.rating}")]
+    return []
+
+
+def status_for(rating: int | None, games: int) -> str:
+    """A list's player without a status: established with a rating, else a newcomer."""
+    return "established" if rating is not None else "unrated"
 
 
 def counted_games(event: EventFinished, records: Mapping[str, PlayerRecord]) -> list[tuple[int, RatedGame]]:
