@@ -12,6 +12,7 @@ close_period: the new list (service.engine.fide.lists).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from operator import attrgetter
 from typing import Mapping
 
@@ -52,6 +53,13 @@ class _Game(msgspec.Struct, frozen=True, gc=False):
 _HUNDREDTHS = {n: hundredths_number(n) for n in range(-100, 101)}
 _K_TIMES = {k: {n: hundredths_number(k * n) for n in range(-100, 101)} for k in (10, 20, 40)}
 _round_of = attrgetter("round")
+
+
+@lru_cache(maxsize=8192)
+def _hundredths_text(n: int) -> str:
+    """ratio_text(n, 100), cached: the sums and K x sums of an event's players take few
+    values (a gcd per player saved on the hot path)."""
+    return ratio_text(n, 100)
 
 
 @dataclass(slots=True)
@@ -208,16 +216,18 @@ class FideEngine:
             k = capped_k(k_for_period(record, period), sums.games if sums else 0)
             period_sum = sums.sum_hundredths if sums else 0
             projected = record.rating + period_change(k, period_sum) if record.rating is not None else None
-            event_sum, event_text = hundredths_number(tally.sum_hundredths), ratio_text(tally.sum_hundredths, 100)
+            # The output's numbers of whole hundredths: `hundredths_number` (n / 100), inlined
+            # on the engine's hot path, once per player.
+            event_sum, event_text = tally.sum_hundredths / 100, _hundredths_text(tally.sum_hundredths)
             if period_sum == tally.sum_hundredths:  # the period's first event: the same figures
                 period_number, period_text = event_sum, event_text
             else:
-                period_number, period_text = hundredths_number(period_sum), ratio_text(period_sum, 100)
+                period_number, period_text = hundredths_number(period_sum), _hundredths_text(period_sum)
             details = FideDetails(
                 period=period,
                 k=k,
-                event_change=hundredths_number(k * tally.sum_hundredths),
-                event_change_exact=ratio_text(k * tally.sum_hundredths, 100),
+                event_change=k * tally.sum_hundredths / 100,
+                event_change_exact=_hundredths_text(k * tally.sum_hundredths),
                 projected_rating=projected if projected is not None and projected >= MIN_PUBLISHED else None,
                 projection=True,
                 games_counted=tally.rated_games,
@@ -234,7 +244,7 @@ class FideEngine:
             return PlayerResult(
                 event_games=tally.rated_games,
                 score=tally.rated_halves / 2,
-                expected=hundredths_number(tally.pd_hundredths) if tally.rated_games else None,
+                expected=tally.pd_hundredths / 100 if tally.rated_games else None,
                 details=details,
                 **common,
             )
