@@ -1,11 +1,17 @@
 """CFC parts of the contract: the record's accumulators and the per-player details.
 
 Rules: CFC handbook 714-717 (ruleset `cfc-2009`), resolutions C1-C11 in rules-cfc.md.
+
+Numbers (schemas/ratings.py, "Numbers"): the engine computes exactly (fractions). Each
+unrounded value - the performance, AR, pass 1, the 714a sum, Rn, the participation bonus,
+each opponent's value - is a number rounded to 2 decimals for reading, with its exact value
+next to it as `<field>_exact` (an `Exact` string in lowest terms: "7033/4") for checking
+the arithmetic. Expected scores are the C3 table's hundredths, exact as numbers.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -41,10 +47,13 @@ class CfcOpponentValue(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
 
     round: int
     opponent: PlayerId
-    value: Exact
+    value: Annotated[float, msgspec.Meta(description="The opponent's value as used (717), 2 decimals.")]
+    value_exact: Annotated[Exact, msgspec.Meta(description="`value`, exact (a term of the 714a sum).")]
     basis: OpponentBasis
     score: float
-    expected: float | None = None
+    expected: Annotated[
+        float | None, msgspec.Meta(description="Expected score of the game, from the C3 table: exact hundredths.")
+    ] = None
 
 
 class CfcDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="system", tag="cfc"):
@@ -54,12 +63,16 @@ class CfcDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_fi
     - `performance`: the event's performance, 714a form, (sum(values) + 400(W-L)) / N,
       with the opponent values listed in `opponents`.
     - `ar`, `pass_1`: 717 AR and, for a previously unrated player, the pass-1 performance.
-    - `provisional_sum`, `total_games`: C1, the cumulative 714a sum and games after the event.
+    - `provisional_sum`: C1, the cumulative 714a sum after the event.
     - `rating_before_bonus`: unrounded; 714a sum / games, or 714b Rn after the 2199 rule.
+    - `participation_bonus`: 714c A, the per-game amount times games played.
     - `expected_hundredths`: Sx in hundredths (C3 table, summed).
     - `result_percent`: score / rounds as a truncated whole percent (C5).
     - `rating_before_floor`: rating_before_bonus + bonuses, rounded once half up (C11).
     - `floor`: the 716 article that changed the published rating, if any.
+
+    Each unrounded value is a number (2 decimals, to read) with its exact value next to it
+    (`<field>_exact`, to check the arithmetic); both null together.
     """
 
     method: Literal["none", "performance", "established"]
@@ -68,15 +81,39 @@ class CfcDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_fi
     wins: int
     losses: int
     draws: int
-    performance: Exact | None
-    ar: Exact | None
-    pass_1: Exact | None
-    provisional_sum: Exact | None
+    performance: Annotated[
+        float | None,
+        msgspec.Meta(description="The event's performance (714a form), 2 decimals (exact: `performance_exact`)."),
+    ]
+    performance_exact: Annotated[Exact | None, msgspec.Meta(description="`performance`, exact.")]
+    ar: Annotated[float | None, msgspec.Meta(description="717 AR, 2 decimals (exact: `ar_exact`).")]
+    ar_exact: Annotated[Exact | None, msgspec.Meta(description="`ar`, exact.")]
+    pass_1: Annotated[
+        float | None,
+        msgspec.Meta(description="717 pass-1 performance of a previously unrated player, 2 decimals (exact: `pass_1_exact`)."),
+    ]
+    pass_1_exact: Annotated[Exact | None, msgspec.Meta(description="`pass_1`, exact.")]
+    provisional_sum: Annotated[
+        float | None,
+        msgspec.Meta(description="C1: the cumulative 714a sum after the event, 2 decimals (exact: `provisional_sum_exact`)."),
+    ]
+    provisional_sum_exact: Annotated[Exact | None, msgspec.Meta(description="`provisional_sum`, exact.")]
     k: int | None
     expected_hundredths: int | None
-    rating_before_bonus: Exact | None
+    rating_before_bonus: Annotated[
+        float | None,
+        msgspec.Meta(description="The unrounded rating before the 714c bonuses, 2 decimals (exact: `rating_before_bonus_exact`)."),
+    ]
+    rating_before_bonus_exact: Annotated[
+        Exact | None,
+        msgspec.Meta(description="`rating_before_bonus`, exact."),
+    ]
     rule_2199: bool
-    participation_bonus: Exact
+    participation_bonus: Annotated[
+        float,
+        msgspec.Meta(description="714c A participation bonus, 2 decimals (exact: `participation_bonus_exact`)."),
+    ]
+    participation_bonus_exact: Annotated[Exact, msgspec.Meta(description="`participation_bonus`, exact.")]
     result_percent: int | None
     highest_before: int | None
     result_bonus: int

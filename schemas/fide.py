@@ -2,6 +2,13 @@
 
 Rules: FIDE Rating Regulations (2024, 8.3.1 as amended 2025-10-01), resolutions F1-F9
 in rules-fide.md.
+
+Numbers (schemas/ratings.py, "Numbers"): every FIDE figure of a game is a whole number of
+hundredths (table 8.1.2 is in hundredths, K is a whole number), so PD, W - We and
+K x (W - We) are exact as 2-decimal numbers (PD 0.76, W - We -0.26). The sums a rating
+officer checks the rounding of (8.3.4) - `event_sum`, `period_sum`, `event_change`,
+`period_change` - are numbers with their exact value next to them (`<field>_exact`, an
+`Exact` string: "-49/100"), as is 8.2's unrounded Ra (`initial.ra_exact`).
 """
 
 from __future__ import annotations
@@ -93,7 +100,11 @@ class InitialRating(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omi
     games: int
     points: float
     opponents_sum: int
-    ra: Exact | None = None
+    ra: Annotated[
+        float | None,
+        msgspec.Meta(description="Ra = (opponents' ratings + 2 x 1800) / (n + 2), unrounded, 2 decimals (exact: `ra_exact`)."),
+    ] = None
+    ra_exact: Annotated[Exact | None, msgspec.Meta(description="`ra`, exact.")] = None
     p_hundredths: int | None = None
     dp: int | None = None
     rating: int | None = None
@@ -109,8 +120,8 @@ class FideGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_def
 
     The figures are the engine's own: the same per-game values it sums into
     `event_sum` (so the `change`s add up exactly to `event_sum`, the `rating_change`s to
-    `event_change`). Exact values are `Exact` strings in lowest terms (PD 0.76 is
-    "19/25", W - We -0.26 is "-13/50").
+    `event_change`). They are whole numbers of hundredths, exact as 2-decimal numbers
+    (PD 0.76, W - We -0.26).
 
     Only the games that count are listed, in round order, as on FIDE's calculator, which
     takes one rated opponent per game: forfeits (never rated) and games against an
@@ -135,49 +146,78 @@ class FideGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_def
         ),
     ] = None
     expected: Annotated[
-        Exact | None,
+        float | None,
         msgspec.Meta(
             description="PD, the expected score for D from table 8.1.2 (the higher-rated player's column, "
-            "the lower-rated player's 1 - it), exact. Null for a player without a rating (FIDE 8.2)."
+            "the lower-rated player's 1 - it), 2 decimals, exact. Null for a player without a rating (FIDE 8.2)."
         ),
     ] = None
     score: Annotated[Score, msgspec.Meta(description="W, the player's score in the game (FIDE 8.3.2).")]
     change: Annotated[
-        Exact | None,
-        msgspec.Meta(description="W - We: the score minus PD (FIDE 8.3.2), the game's term of the period's sum (8.3.4)."),
+        float | None,
+        msgspec.Meta(
+            description="W - We: the score minus PD (FIDE 8.3.2), the game's term of the period's sum (8.3.4); "
+            "2 decimals, exact."
+        ),
     ] = None
     k: Annotated[
         int | None,
         msgspec.Meta(description="K of the period (FIDE 8.3.3, F5-F6), capped by K x n <= 700 over the period's games so far: `details.k`."),
     ] = None
     rating_change: Annotated[
-        Exact | None,
+        float | None,
         msgspec.Meta(
-            description="K x (W - We), unrounded (FIDE 8.3.2); the period's change is rounded once, "
-            "over the sum (8.3.4, F4), never per game."
+            description="K x (W - We), unrounded (FIDE 8.3.2), 2 decimals, exact; the period's change is "
+            "rounded once, over the sum (8.3.4, F4), never per game."
         ),
     ] = None
 
 
-class FideDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, tag_field="system", tag="fide"):
+class FideDetails(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, kw_only=True, tag_field="system", tag="fide"
+):
     """F9: FIDE's output. Kind `event`: the published rating stays; `event_change` is
-    K x this event's sum (exact), `projected_rating` the published rating plus the
-    period's rounded change so far (`projection` true), `games` the counted games one by
-    one (FideGame). Kind `list`: `k` is the K for the next period, `k_applied` the K of
-    the closed period (no `games`)."""
+    K x this event's sum, `projected_rating` the published rating plus the period's
+    rounded change so far (`projection` true), `games` the counted games one by one
+    (FideGame). Kind `list`: `k` is the K for the next period, `k_applied` the K of the
+    closed period (no `games`). The sums and changes are 2-decimal numbers (exact: they
+    are whole hundredths) with their exact `Exact` strings next to them (`<field>_exact`)
+    to compute with."""
 
     period: Period
     k: int | None
-    event_change: Exact | None
+    event_change: Annotated[
+        float | None,
+        msgspec.Meta(description="K x `event_sum`, unrounded (FIDE 8.3.2), 2 decimals (exact: `event_change_exact`)."),
+    ]
+    event_change_exact: Annotated[Exact | None, msgspec.Meta(description="`event_change`, exact.")] = None
     projected_rating: int | None
     games_counted: int
     projection: bool = False
     rating_used: int | None = None
-    event_sum: Exact | None = None
+    event_sum: Annotated[
+        float | None,
+        msgspec.Meta(description="The event's sum of W - We (FIDE 8.3.4), 2 decimals (exact: `event_sum_exact`)."),
+    ] = None
+    event_sum_exact: Annotated[Exact | None, msgspec.Meta(description="`event_sum`, exact.")] = None
     period_games: int = 0
-    period_sum: Exact | None = None
+    period_sum: Annotated[
+        float | None,
+        msgspec.Meta(
+            description="The period's sum of W - We so far (event) or in all (list) (FIDE 8.3.4), 2 decimals "
+            "(exact: `period_sum_exact`)."
+        ),
+    ] = None
+    period_sum_exact: Annotated[Exact | None, msgspec.Meta(description="`period_sum`, exact.")] = None
     k_applied: int | None = None
-    period_change: Exact | None = None
+    period_change: Annotated[
+        float | None,
+        msgspec.Meta(
+            description="K x `period_sum`, unrounded: the list's change is this rounded half away from zero "
+            "(FIDE 8.3.4, F4); 2 decimals (exact: `period_change_exact`)."
+        ),
+    ] = None
+    period_change_exact: Annotated[Exact | None, msgspec.Meta(description="`period_change`, exact.")] = None
     initial: InitialRating | None = None
     performance: int | None = None
     norms: list[NormCheck] = []

@@ -1,8 +1,15 @@
 """NASPA parts of the contract: the per-player details (rules-naspa.md, N1-N5).
 
 NASPA keeps no accumulator in the record beyond `rating`, `status` and `games` (career
-games, which choose the multiplier, N5). Figures are floats: the rules use exp() (N1);
-ratings are rounded half up only at the very end of each segment.
+games, which choose the multiplier, N5). The engine computes in floats: the rules use exp()
+(N1); ratings are rounded half up only at the very end of each segment.
+
+Numbers (schemas/ratings.py, "Numbers"): earned wins are multiples of 0.5, exact; every
+other figure (expected wins, acceleration, feedback, walked and unrounded ratings, a
+newcomer opponent's rating) is the engine's float rounded to 2 decimals when it is written.
+There is no exact value to keep: no `_exact` fields. The rounded per-game `expected` terms
+may differ from the rounded `expected_wins` by a few hundredths; an `unrounded_rating` shown
+as x.50 was rounded by the engine from its unrounded float.
 """
 
 from __future__ import annotations
@@ -12,6 +19,17 @@ from typing import Annotated
 import msgspec
 
 from schemas.common import PlayerId, Round, Score
+
+EarnedWins = Annotated[float, msgspec.Meta(description="Earned wins: a multiple of 0.5, exact.")]
+ExpectedWins = Annotated[
+    float | None, msgspec.Meta(description="Expected wins (N1, summed over the counted games), 2 decimals.")
+]
+Acceleration = Annotated[float, msgspec.Meta(description="Acceleration bonus received (N5), 2 decimals.")]
+Feedback = Annotated[float, msgspec.Meta(description="Feedback received from newcomer opponents (N5), 2 decimals.")]
+UnroundedRating = Annotated[
+    float | None,
+    msgspec.Meta(description="The new rating before it is rounded half up, 2 decimals (the engine rounds its float)."),
+]
 
 
 class NaspaSegment(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
@@ -26,31 +44,33 @@ class NaspaSegment(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit
     old_rating: int | None
     new_rating: int | None
     games: int
-    earned_wins: float
-    expected_wins: float | None
+    earned_wins: EarnedWins
+    expected_wins: ExpectedWins
     newcomer: bool = False
     # Rated players (N5): career games choosing the multiplier, the multipliers of the
     # band walk in order, the walked rating, acceleration and feedback received.
     career_games: int | None = None
     multipliers: list[int] = []
-    walked_rating: float | None = None
-    acceleration: float = 0.0
-    feedback: float = 0.0
+    walked_rating: Annotated[
+        float | None, msgspec.Meta(description="The rating after the band walk (N5), 2 decimals.")
+    ] = None
+    acceleration: Acceleration = 0.0
+    feedback: Feedback = 0.0
     # One-third-rated events: the rounded change was clipped to +/-50.
     clipped: bool = False
     # Newcomers (N2-N4): passes run (at most 50; 100 when averaged) and the averaging branch.
     newcomer_iterations: int | None = None
     averaged: bool = False
-    unrounded_rating: float | None = None
+    unrounded_rating: UnroundedRating = None
 
 
 class NaspaOpponent(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
     """One counted game of the player, as the engine rated it (rules-naspa.md N1-N5).
 
     The figures are the engine's own: `expected` is the very term it sums into
-    `expected_wins`. Games are listed in round order; byes and forfeits, which count for
-    nothing (rules-naspa.md "Basics"), are left out. In a long event each game belongs to
-    its segment, whose ratings it uses.
+    `expected_wins`, rounded to 2 decimals when written. Games are listed in round order;
+    byes and forfeits, which count for nothing (rules-naspa.md "Basics"), are left out. In
+    a long event each game belongs to its segment, whose ratings it uses.
     """
 
     round: Annotated[Round, msgspec.Meta(description="Round of the game.")]
@@ -60,7 +80,7 @@ class NaspaOpponent(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         msgspec.Meta(
             description="The opponent's rating as used (N5): a rated opponent's rating before the event "
             "(before the segment, in a long event); a newcomer opponent's unrounded new rating from the "
-            "newcomer iteration (N2-N4)."
+            "newcomer iteration (N2-N4); 2 decimals."
         ),
     ]
     score: Annotated[Score, msgspec.Meta(description="Earned wins in the game: 1, 0.5 or 0.")]
@@ -68,7 +88,8 @@ class NaspaOpponent(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
         float,
         msgspec.Meta(
             description="Expected wins against `opponent_rating` (N1, logistic): from the player's rating "
-            "before the event (segment) for a rated player, from their own unrounded new rating for a newcomer."
+            "before the event (segment) for a rated player, from their own unrounded new rating for a newcomer; "
+            "2 decimals."
         ),
     ]
 
@@ -84,15 +105,15 @@ class NaspaDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_
     terms make up `expected_wins`.
     """
 
-    earned_wins: float
-    expected_wins: float | None
+    earned_wins: EarnedWins
+    expected_wins: ExpectedWins
     multipliers: list[int] = []
-    acceleration: float = 0.0
-    feedback: float = 0.0
+    acceleration: Acceleration = 0.0
+    feedback: Feedback = 0.0
     newcomer_iterations: int | None = None
     averaged: bool = False
     clipped: bool = False
     seeded_from: str | None = None
-    unrounded_rating: float | None = None
+    unrounded_rating: UnroundedRating = None
     segments: list[NaspaSegment] = []
     opponents: list[NaspaOpponent] = []

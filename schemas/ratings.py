@@ -1,10 +1,34 @@
 """Output message `ratings.updated/v1`: one per rated event, per chunk of a new list, and one
-per revision of an already-published event (design: "v1.1 additions")."""
+per revision of an already-published event (design: "v1.1 additions").
+
+Numbers (the rule for every figure of this message and its `details`, schemas/cfc.py,
+schemas/fide.py, schemas/naspa.py):
+
+1. Ratings, changes, K, D, counts and other whole figures are JSON integers. Scores (W,
+   points, earned wins) are multiples of 0.5 and exact.
+2. Every other figure is a JSON number rounded half away from zero to 2 decimals
+   (hundredths, the unit of the CFC and FIDE tables): 1598.3333... is written 1598.33. A
+   value that is a whole number of hundredths is therefore exact as a number: FIDE's PD
+   (table 8.1.2: 0.76), W - We and K x (W - We), CFC's expected scores (C3). The rounding
+   is done once, when the engine writes its result (service/engine/arithmetic.py
+   `decimal_number`); the engines compute with the exact values, and the ratings never
+   depend on it.
+3. Where a rating officer redoes the arithmetic - the sums and unrounded values a published
+   rating or change is rounded from (CFC's performance, AR, pass-1, 714a sum, Rn and bonus,
+   the opponents' values; FIDE's event and period sums and K x sum; FIDE 8.2's Ra) - the
+   exact value is kept next to the number, as an `Exact` string in lowest terms named
+   `<field>_exact` ("19/25", "-49/100", "7033/4"): compute with the string, read the number.
+   A decimal number read into a binary float may land on the wrong side of a .5 that the
+   rules round.
+4. NASPA has no exact value (its rules use exp(), N1): its figures are the engine's floats
+   rounded by rule 2, and no `_exact` is kept. Rounded terms need not add up to the rounded
+   sum beside them to the last hundredth.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal, Union
+from typing import Annotated, Literal, Union
 
 import msgspec
 
@@ -27,9 +51,23 @@ class PlayerResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     status: Status
     games: Count
     event_games: Count
-    score: float
-    expected: float | None = None
-    performance: float | None = None
+    score: Annotated[
+        float, msgspec.Meta(description="Points scored in the event's rated games: a multiple of 0.5, exact.")
+    ]
+    expected: Annotated[
+        float | None,
+        msgspec.Meta(
+            description="Expected score over those games (CFC 714b Sx, FIDE sum of PD, NASPA expected wins), "
+            "2 decimals (exact for CFC and FIDE, whose tables are in hundredths); null where the system has none."
+        ),
+    ] = None
+    performance: Annotated[
+        float | None,
+        msgspec.Meta(
+            description="The event's performance rating, 2 decimals (CFC 714a, exact in "
+            "`details.performance_exact`; FIDE Ra + dp, a whole number); null where the system has none."
+        ),
+    ] = None
     details: Details | None = None
     name: str | None = None
 

@@ -15,12 +15,15 @@ from typing import Any
 import msgspec
 
 from schemas import asyncapi, jsonschema
+from schemas.common import DEFAULT_POOL
+from schemas.events import EventContent
 from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, Limits, decode_input
 from service.cli.errors import EXIT_FAILED, EXIT_OK, UserError
 from service.engine.registry import Registry, default_registry
+from service.formats import reports
 from service.formats.jsonlines import read_documents
 from service.rating import Duplicate, MemoryLedger, Rejected
 
@@ -85,13 +88,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
-    """rate EVENTS: rate the messages in order, print one `ratings.updated` per line."""
+    """rate EVENTS: rate the messages in order, print one `ratings.updated` per line, or with
+    --table each as a report for people (service.formats.reports)."""
     registry = registry if registry is not None else default_registry()
     from service.formats.ratinglists import read_list
     from service.rating import ListRules
 
     ledger = MemoryLedger(read_list(args.ratings, rules=ListRules(registry)) if args.ratings else [])
     out = sys.stdout.buffer
+    contents: dict[tuple[str, str, str], EventContent] = {}  # the events read, for their reports
+    names: dict[tuple[str, str], dict[str, str]] = {}  # per pool, the players' names the events gave
     for location, raw in read_documents(args.events):
         try:
             message = decode_input(raw)
@@ -109,8 +115,17 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
         if isinstance(result, Duplicate):
             print(f"{location}: {result.marker} already applied, skipped", file=sys.stderr)
             continue
+        if isinstance(message, EventContent):
+            pool = message.pool or DEFAULT_POOL[message.system]
+            contents[(message.system, pool, message.event_id)] = message
+            names.setdefault((message.system, pool), {}).update({p.id: p.name for p in message.players if p.name})
         for output in result.outputs:
-            out.write(_encoder.encode(output) + b"\n")
+            if args.table:
+                event = contents.get((output.system, output.pool, output.event_id or ""))
+                text = reports.render(output, event, names.get((output.system, output.pool)))
+                out.write((text + "\n\n").encode())
+            else:
+                out.write(_encoder.encode(output) + b"\n")
     out.flush()
     if args.out_ratings:
         write_records(args.out_ratings, ledger.all_records())
@@ -158,6 +173,12 @@ def register(commands: Any) -> None:
         "--keep-going",
         action="store_true",
         help="report a rejected message on standard error and go on, as the service does",
+    )
+    p.add_argument(
+        "--table",
+        action="store_true",
+        help="print each result as a report for people instead of JSON: the CFC crosstable, the FIDE "
+        "rating calculator's per-game figures, NASPA's tsh-style report; a FIDE list's changes",
     )
     p.set_defaults(func=cmd_rate)
 

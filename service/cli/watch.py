@@ -16,6 +16,7 @@ import msgspec
 from schemas.ratings import PlayerResult, RatingsUpdated
 from schemas.rejected import EventRejected
 from service.cli.errors import EXIT_OK, EXIT_TIMEOUT, REDIS_HELP, cli_settings, run_redis
+from service.formats import reports
 from service.runtime.store import DATA_FIELD
 
 _decoder = msgspec.json.Decoder(RatingsUpdated)
@@ -33,9 +34,7 @@ def _cell(value: Any) -> str:
 
 
 def _change(result: PlayerResult) -> str:
-    if result.change is None:
-        return "-"
-    return f"{result.change:+d}"
+    return reports.signed(result.change)
 
 
 def _projected(result: PlayerResult) -> str:
@@ -44,29 +43,14 @@ def _projected(result: PlayerResult) -> str:
     return "-" if projected is None else f"{projected} (projected)"
 
 
-_CAUSES = {"corrected": "the correction of", "withdrawn": "the withdrawal of", "inserted": "the late arrival of"}
-
-
 def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> str:
-    """One message as a heading and a table of its players. A revision says why, and, when
-    `previous` (the last message seen for the same event) is given, what changed: each
-    player's new rating as it was published before -> as it is now."""
-    if message.kind == "list":
-        what = f"list {message.period} ({message.chunk}/{message.chunks})"
-    elif message.kind == "revision":
-        what = f"{message.event_id}  REVISION {message.revision}"
-    else:
-        what = message.event_id
-    lines = [f"{what}  {message.system}/{message.pool}  {message.ruleset}  entry {message.source_id}"]
-    if message.kind == "revision" and message.cause is not None:
-        cause = message.cause
-        why = "corrected" if cause.event_id == message.event_id and cause.type == "corrected" else (
-            f"re-rated after {_CAUSES[cause.type]} {cause.event_id}")
-        if message.withdrawn:
-            why = "withdrawn: it no longer counts, and its players' later events are re-rated"
-        lines.append(f"  {why}")
-        if message.withdrawn:
-            return "\n".join(lines)
+    """One message as a heading and a table of its players (the heading and the table
+    layout are service.formats.reports'). A revision says why, and, when `previous` (the
+    last message seen for the same event) is given, what changed: each player's new rating
+    as it was published before -> as it is now."""
+    lines = reports.heading(message)
+    if message.withdrawn:
+        return "\n".join(lines)
     fide_event = message.system == "fide" and message.kind != "list"
     was = {p.id: p.new_rating for p in previous.players} if previous is not None and message.kind == "revision" else None
     headers = ["player", "old", "new", "change", "status", "games", "event", "score"]
@@ -90,7 +74,7 @@ def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> s
     if was is not None:
         rows.extend([gone, "-", "-", "-", "", "-", "-", "-", "no longer in this result", *([""] if fide_event else [])]
                     for gone in sorted(set(was) - {p.id for p in message.players}))
-    lines.extend(table(headers, rows))
+    lines.extend(reports.table(headers, rows, left=(0, 4)))  # player ids and statuses read better left-aligned
     return "\n".join(lines)
 
 
@@ -113,16 +97,9 @@ def fields_table(rows: list[list[str]]) -> list[str]:
     return table(["", ""], rows, left={0, 1})[1:]
 
 
-def table(headers: list[str], rows: Iterable[list[str]], left: set[int] = {0, 4}) -> list[str]:
-    """Columns padded to their widest cell, two spaces apart, each line indented by two;
-    right-aligned (figures) but for the `left` columns (by default player ids and statuses)."""
-    rows = list(rows)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return ["  " + line(headers), *("  " + line(r) for r in rows)]
+def table(headers: list[str], rows: Iterable[list[str]], left: Iterable[int] = (0, 4)) -> list[str]:
+    """reports.table with player ids and statuses (columns 0 and 4) left-aligned by default."""
+    return reports.table(headers, rows, left=left)
 
 
 def decode(data: bytes) -> RatingsUpdated:

@@ -2,6 +2,10 @@
 
 Never Python's `round` (half to even) and never a float for a value that is published:
 CFC C11 and NASPA round half up, FIDE 8.3.4 rounds half away from zero.
+
+The output messages' decimals (schemas/ratings.py, "Numbers"): `decimal_number` and
+`ratio_number` round a value for a person to read, at the edge only - an engine computes
+with the exact value and calls them when it writes its result, never in its arithmetic.
 """
 
 from __future__ import annotations
@@ -11,6 +15,11 @@ from math import gcd
 from typing import Union
 
 Number = Union[int, Fraction]
+
+# The output messages' precision for decimals (schemas/ratings.py, "Numbers"): hundredths,
+# the unit of the CFC and FIDE tables, so that their values print exactly (PD 0.76).
+DECIMALS = 2
+_SCALE = 10**DECIMALS
 
 
 def half_up(x: Number) -> int:
@@ -81,3 +90,40 @@ def ratio_text(num: int, den: int) -> str:
     divisor = gcd(num, den)
     num, den = num // divisor, den // divisor
     return str(num) if den == 1 else f"{num}/{den}"
+
+
+def ratio_number(num: int, den: int) -> float:
+    """num/den (den > 0) as the output messages write a decimal: rounded half away from
+    zero to DECIMALS places (the same rule as FIDE 8.3.4, one rule for every system), as the
+    float nearest that decimal, which JSON writes as the decimal itself: 4794/3 -> 1598.33,
+    19/25 -> 0.76, -1/200 -> -0.01. Integers only: no Fraction built."""
+    return ratio_half_away_from_zero(num * _SCALE, den) / _SCALE
+
+
+def hundredths_number(n: int) -> float:
+    """n hundredths as the output's number: `ratio_number(n, 100)`, which for a whole number
+    of hundredths is plain n / 100 (an int division is correctly rounded, so it gives the
+    float nearest the decimal): 76 -> 0.76. The FIDE figures' hot path."""
+    return n / 100
+
+
+def decimal_number(x: Number | float | None) -> int | float | None:
+    """An engine's value for the output messages (schemas/ratings.py, "Numbers"): an int
+    stays an int; a Fraction or a float is rounded by `ratio_number` (a float by its exact
+    binary value, so 0.125 -> 0.13, never half to even); None stays None.
+    1598.3333333333333 -> 1598.33; Fraction(19, 25) -> 0.76."""
+    if x is None or type(x) is int:
+        return x
+    if type(x) is Fraction:
+        return ratio_number(x.numerator, x.denominator)
+    x = float(x)
+    if x.is_integer():
+        return x  # a whole rating as a float (NASPA's 1405.0): nothing to round
+    if not (x * 8).is_integer():
+        # Not a multiple of 1/8, so not exactly halfway between two hundredths (a float
+        # halfway is (2m + 1) / 200, a binary fraction only as a multiple of 1/8): the
+        # nearest hundredth is the answer whatever the tie rule, and `round` finds it
+        # correctly rounded from the float's exact value (the engines' hot path: NASPA).
+        return round(x, DECIMALS)
+    num, den = x.as_integer_ratio()  # exact, ties included: 0.125 -> 0.13
+    return ratio_number(num, den)

@@ -87,7 +87,8 @@ def test_ordinary_period_change_and_event_output():
     a = out["A"]
     assert (a.old_rating, a.new_rating, a.change) == (2000, 2000, None)
     d = a.details
-    assert (d.k, d.event_sum, d.event_change, d.projected_rating, d.projection) == (20, "1", "20", 2020, True)
+    assert (d.k, d.event_sum_exact, d.event_change_exact, d.projected_rating, d.projection) == (20, "1", "20", 2020, True)
+    assert (d.event_sum, d.event_change) == (1, 20)
     assert (a.event_games, a.score, a.expected) == (5, 3.5, 2.5)
     listed = office.close("2025-11")
     assert (listed["A"].old_rating, listed["A"].new_rating, listed["A"].change) == (2000, 2020, 20)
@@ -112,7 +113,8 @@ def test_period_change_is_rounded_once_not_per_event():
     office = Office(rec("P", 2500), rec("Q", 2535))
     first = office.rate(ev("e1", [("P", "Q", 0.5)]))
     second = office.rate(ev("e2", [("P", "Q", 0.5)], start="2025-11-10"))
-    assert first["P"].details.event_change == "1/2" and second["P"].details.event_change == "1/2"
+    assert first["P"].details.event_change_exact == "1/2" and second["P"].details.event_change_exact == "1/2"
+    assert first["P"].details.event_change == 0.5
     # projection after the second event: 2500 + round(10 x .10) = 2501
     assert second["P"].details.projected_rating == 2501
     listed = office.close("2025-11")
@@ -339,7 +341,7 @@ def test_player_across_two_periods_uses_the_list_at_each_events_start():
     first = office.rate(ev("n1", [("A", "B", 0.5)], start="2025-10-30", end="2025-11-01"))
     second = office.rate(ev("n2", [("A", "B", 0.5)], start="2025-11-03"))
     assert (first["A"].details.rating_used, second["A"].details.rating_used) == (2000, 2010)
-    assert (first["A"].old_rating, first["A"].details.event_sum, second["A"].details.event_sum) == (2010, "0", "-3/100")
+    assert (first["A"].old_rating, first["A"].details.event_sum_exact, second["A"].details.event_sum_exact) == (2010, "0", "-3/100")
     listed = office.close("2025-11")
     assert (listed["A"].old_rating, listed["A"].new_rating, listed["B"].new_rating) == (2010, 2009, 1991)
     assert [(p.period, p.rating) for p in office.records["A"].fide.published] == [
@@ -466,7 +468,7 @@ def test_cli_rates_events_and_closes_the_period(tmp_path, capsys):
     assert (a["old_rating"], a["new_rating"], a["change"]) == (2000, 2000, None)
     assert (a["details"]["system"], a["details"]["event_change"], a["details"]["projected_rating"]) == (
         "fide",
-        "10",
+        10,
         2010,
     )
     listed = {p["id"]: (p["old_rating"], p["new_rating"], p["change"], p["status"]) for p in lines[2]["players"]}
@@ -491,6 +493,7 @@ def test_event_started_before_the_initial_list_but_rated_after_it():
     )
     assert office.close("2025-10")["u"].new_rating == 1922
     out = office.rate(ev("Y", [("u", "r", 1)], start="2025-10-29", end="2025-11-02"))
-    assert (out["u"].details.rating_used, out["u"].details.event_sum, out["u"].event_games) == (1922, "61/100", 1)
+    assert (out["u"].details.rating_used, out["u"].details.event_sum_exact, out["u"].event_games) == (1922, "61/100", 1)
+    assert out["u"].details.event_sum == 0.61
     assert out["r"].event_games == 0
     assert office.close("2025-11")["u"].new_rating == 1946

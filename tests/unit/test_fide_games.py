@@ -52,6 +52,11 @@ def rate(records, games, start="2025-11-03", pool="standard"):
     return {r.id: r for r in outcome.results}
 
 
+def exact(number: float) -> Fraction:
+    """A number of the message as the decimal JSON writes it (0.76 -> 19/25)."""
+    return Fraction(repr(number))
+
+
 def row(g):
     return (g.round, g.opponent, g.opponent_rating, g.difference, g.expected, g.score, g.change, g.k, g.rating_change)
 
@@ -68,31 +73,32 @@ def test_each_game_with_the_400_point_rule_and_the_2650_exemption():
     assert [row(g) for g in a.games] == [
         # r1 vs 2100: D = 2000 - 2100 = -100, |D| 100 in 99-106 -> H .64, A is lower:
         # PD = 1 - .64 = .36 = 9/25; W - We = .5 - .36 = .14 = 7/50; x 20 = 2.8 = 14/5
-        (1, "B", 2100, -100, "9/25", 0.5, "7/50", 20, "14/5"),
+        (1, "B", 2100, -100, 0.36, 0.5, 0.14, 20, 2.8),
         # r2 vs 2600: D = -600, |D| > 400 and A is under 2650: D = -400 (8.3.1);
         # 400 in 392-411 -> .92, PD = .08 = 2/25; W - We = 1 - .08 = .92 = 23/25; x 20 = 18.4
-        (2, "C", 2600, -400, "2/25", 1.0, "23/25", 20, "92/5"),
+        (2, "C", 2600, -400, 0.08, 1.0, 0.92, 20, 18.4),
         # r3 vs 2700: D = -700 -> -400 (A's own rating decides, F3); PD .08; 0 - .08 = -.08; x 20 = -1.6
-        (3, "H", 2700, -400, "2/25", 0.0, "-2/25", 20, "-8/5"),
+        (3, "H", 2700, -400, 0.08, 0.0, -0.08, 20, -1.6),
     ]
     # Sum W - We = .14 + .92 - .08 = .98 = 49/50; K x sum = 20 x .98 = 19.6 = 98/5
-    assert (a.games_counted, a.event_sum, a.event_change) == (3, "49/50", "98/5")
-    assert sum(Fraction(g.change) for g in a.games) == Fraction(a.event_sum)
-    assert sum(Fraction(g.rating_change) for g in a.games) == Fraction(a.event_change)
+    assert (a.games_counted, a.event_sum, a.event_change) == (3, 0.98, 19.6)
+    assert (a.event_sum_exact, a.event_change_exact) == ("49/50", "98/5")
+    assert sum(exact(g.change) for g in a.games) == Fraction(a.event_sum_exact)
+    assert sum(exact(g.rating_change) for g in a.games) == Fraction(a.event_change_exact)
     # PD .36 + .08 + .08 = .52: the player's expected score
     assert out["A"].expected == 0.52
 
     # C 2600 (K 10: rated 2400+) vs A: D = 600 -> 400 (2600 is under 2650): PD .92 = 23/25;
     # 0 - .92 = -.92; x 10 = -9.2 = -46/5
-    assert [row(g) for g in out["C"].details.games] == [(2, "A", 2000, 400, "23/25", 0.0, "-23/25", 10, "-46/5")]
+    assert [row(g) for g in out["C"].details.games] == [(2, "A", 2000, 400, 0.92, 0.0, -0.92, 10, -9.2)]
     # H 2700 (K 10) vs A, event from 2025-10-01 in the standard pool, H >= 2650: the true
     # D = 700 is used (8.3.1 as amended, F3); 700 in 620-735 -> .99; 1 - .99 = .01; x 10 = .1
-    assert [row(g) for g in out["H"].details.games] == [(3, "A", 2000, 700, "99/100", 1.0, "1/100", 10, "1/10")]
+    assert [row(g) for g in out["H"].details.games] == [(3, "A", 2000, 700, 0.99, 1.0, 0.01, 10, 0.1)]
     # B 2100 (K 20) vs A in round 1 only (the round 5 forfeit is left out): D = 100 -> .64;
     # .5 - .64 = -.14; x 20 = -2.8
     b = out["B"].details
-    assert [row(g) for g in b.games] == [(1, "A", 2000, 100, "16/25", 0.5, "-7/50", 20, "-14/5")]
-    assert (b.event_sum, b.event_change) == ("-7/50", "-14/5")
+    assert [row(g) for g in b.games] == [(1, "A", 2000, 100, 0.64, 0.5, -0.14, 20, -2.8)]
+    assert (b.event_sum, b.event_change, b.event_sum_exact, b.event_change_exact) == (-0.14, -2.8, "-7/50", "-14/5")
 
 
 def test_the_2650_exemption_is_dated_and_standard_only():
@@ -101,7 +107,7 @@ def test_the_2650_exemption_is_dated_and_standard_only():
     for start, pool in (("2025-09-29", "standard"), ("2025-11-03", "rapid")):
         out = rate([rec("A", 2000), rec("H", 2700)], [(1, "H", "A", 1)], start=start, pool=pool)
         (g,) = out["H"].details.games
-        assert (g.difference, g.expected, g.change, g.rating_change) == (400, "23/25", "2/25", "4/5")
+        assert (g.difference, g.expected, g.change, g.rating_change) == (400, 0.92, 0.08, 0.8)
 
 
 def test_an_unrated_player_lists_the_games_pooled_for_8_2_without_pd():
@@ -138,12 +144,15 @@ def test_the_games_add_up_to_the_event_sums(case):
             if d.k is None:
                 assert all(g.difference is None and g.expected is None for g in d.games)
                 continue
-            assert sum((Fraction(g.change) for g in d.games), Fraction(0)) == Fraction(d.event_sum)
-            assert sum((Fraction(g.rating_change) for g in d.games), Fraction(0)) == Fraction(d.event_change)
+            # The numbers are whole hundredths, so exact as decimals (schemas/fide.py "Numbers").
+            assert exact(d.event_sum) == Fraction(d.event_sum_exact)
+            assert exact(d.event_change) == Fraction(d.event_change_exact)
+            assert sum((exact(g.change) for g in d.games), Fraction(0)) == Fraction(d.event_sum_exact)
+            assert sum((exact(g.rating_change) for g in d.games), Fraction(0)) == Fraction(d.event_change_exact)
             assert all(g.k == d.k for g in d.games)
             for g in d.games:
                 pd = ref.game_pd(d.rating_used, g.opponent_rating, start, "standard")
-                assert Fraction(g.expected) == Fraction(pd, 100)
-                assert Fraction(g.change) == Fraction(g.score) - Fraction(pd, 100)
+                assert exact(g.expected) == Fraction(pd, 100)
+                assert exact(g.change) == Fraction(g.score) - Fraction(pd, 100)
             if d.games:
-                assert sum(Fraction(g.expected) for g in d.games) == Fraction(round(result.expected * 100), 100)
+                assert sum(exact(g.expected) for g in d.games) == exact(result.expected)

@@ -168,7 +168,7 @@ def run(sc):
             want = ref.rate_event(event)
             for pid, w in want.items():
                 d = got[pid].details
-                change = None if d.event_change is None else Fraction(d.event_change)
+                change = None if d.event_change is None else Fraction(d.event_change_exact)
                 mine = (w.games_counted, w.k, w.event_change)
                 rated = d.event_change is not None
                 theirs = (d.games_counted, d.k, change) if d.games_counted and rated else (d.games_counted, None, None)

@@ -124,7 +124,8 @@ def test_initial_rating_real_case_1922():
     # 3/5 against opponents summing 9507: Ra = (9507 + 3600) / 7 = 13107/7 = 1872.43;
     # p = (3 + 1) / 7 = .5714 -> .57; dp(.57) = 50; Ru = 1922.43 -> 1922
     result = initial_rating(_games([1900, 1900, 1900, 1900, 1907], [2, 2, 2, 0, 0]), None)
-    assert (result.ra, result.p_hundredths, result.dp, result.rating, result.published) == (
+    assert result.ra == 1872.43  # 1872.428..., 2 decimals
+    assert (result.ra_exact, result.p_hundredths, result.dp, result.rating, result.published) == (
         "13107/7",
         57,
         50,
@@ -164,7 +165,7 @@ def test_initial_ru_rounded_half_up():
     # 3/6 vs 2000 x5 + 2004: Ra = (12004 + 3600)/8 = 1950.5; p = 4/8 = .50 -> dp 0;
     # Ru = 1950.5 -> half up 1951
     result = initial_rating(_games([2000] * 5 + [2004], [2, 2, 2, 0, 0, 0]), None)
-    assert (result.ra, result.rating) == ("3901/2", 1951)
+    assert (result.ra, result.ra_exact, result.rating) == (1950.5, "3901/2", 1951)
 
 
 def test_zero_first_event_disregarded():

@@ -129,7 +129,7 @@ def test_the_nine_round_open_rated_by_fide_by_hand():
     ledger = MemoryLedger(records)
     registry = default_registry()
     [out] = ledger.process(event, registry, "1-0").outputs
-    got = {p.id: (p.details.event_sum, p.details.event_change, p.details.k, p.event_games) for p in out.players}
+    got = {p.id: (p.details.event_sum_exact, p.details.event_change_exact, p.details.k, p.event_games) for p in out.players}
     assert got == {
         "1001": ("-6/25", "-24/5", 20, 5),
         "1002": ("-31/50", "-62/5", 20, 4),

@@ -14,7 +14,7 @@ from schemas.cfc import CfcDetails, CfcState
 from schemas.events import PeriodClosed
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState, unrated_record
-from service.engine.arithmetic import to_exact
+from service.engine.arithmetic import decimal_number, ratio_number, to_exact
 from service.engine.cfc.order import Rated, calculate
 from service.engine.cfc.standing import Prior, Tally, read_priors, record_problems, status_for, tally_games
 from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
@@ -83,7 +83,12 @@ def _exact(x) -> str | None:
     return None if x is None else to_exact(x)
 
 
+# An unrounded value as the output's number (schemas/ratings.py "Numbers").
+_number = decimal_number
+
+
 def _result(old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: Rated) -> PlayerResult:
+    performance = _number(calc.performance)
     details = CfcDetails(
         method=calc.method,  # type: ignore[arg-type]
         step=calc.step,  # type: ignore[arg-type]
@@ -91,15 +96,21 @@ def _result(old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: 
         wins=t.wins,
         losses=t.losses,
         draws=t.draws,
-        performance=to_exact(calc.performance),
-        ar=_exact(calc.ar),
-        pass_1=_exact(calc.pass_1),
-        provisional_sum=_exact(calc.provisional_sum),
+        performance=performance,
+        performance_exact=to_exact(calc.performance),
+        ar=_number(calc.ar),
+        ar_exact=_exact(calc.ar),
+        pass_1=_number(calc.pass_1),
+        pass_1_exact=_exact(calc.pass_1),
+        provisional_sum=_number(calc.provisional_sum),
+        provisional_sum_exact=_exact(calc.provisional_sum),
         k=calc.k,
         expected_hundredths=calc.expected,
-        rating_before_bonus=to_exact(calc.rating_before_bonus),
+        rating_before_bonus=_number(calc.rating_before_bonus),
+        rating_before_bonus_exact=to_exact(calc.rating_before_bonus),
         rule_2199=calc.rule_2199,
-        participation_bonus=to_exact(calc.participation),
+        participation_bonus=_number(calc.participation),
+        participation_bonus_exact=to_exact(calc.participation),
         result_percent=calc.result_percent,
         highest_before=prior.highest,
         result_bonus=calc.result_bonus,
@@ -117,8 +128,8 @@ def _result(old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: 
         games=new.games,
         event_games=t.n,
         score=t.halves / 2,
-        expected=None if calc.expected is None else calc.expected / 100,
-        performance=float(calc.performance),
+        expected=None if calc.expected is None else ratio_number(calc.expected, 100),
+        performance=performance,
         details=details,
     )
 
@@ -133,14 +144,20 @@ def _unchanged(record: PlayerRecord) -> PlayerResult:
         losses=0,
         draws=0,
         performance=None,
+        performance_exact=None,
         ar=None,
+        ar_exact=None,
         pass_1=None,
+        pass_1_exact=None,
         provisional_sum=None,
+        provisional_sum_exact=None,
         k=None,
         expected_hundredths=None,
         rating_before_bonus=None,
+        rating_before_bonus_exact=None,
         rule_2199=False,
-        participation_bonus="0",
+        participation_bonus=0.0,
+        participation_bonus_exact="0",
         result_percent=None,
         highest_before=None,
         result_bonus=0,

@@ -21,7 +21,7 @@ from typing import Mapping, Union
 import msgspec
 
 from schemas.cfc import CfcOpponentValue
-from service.engine.arithmetic import half_up, ratio_half_up, to_exact
+from service.engine.arithmetic import decimal_number, half_up, ratio_half_up, ratio_number, to_exact
 from service.engine.cfc import formulas as f
 from service.engine.cfc.standing import Prior, Tally
 from service.engine.contract import EngineRejection
@@ -33,13 +33,16 @@ SUB_800 = 800  # 717: "first those with ratings below 800"
 # An opponent's value: a whole rating stays an int (exact, and cheap to add); only
 # 717's AR - 200 and pass-1 values are Fractions.
 Value = Union[int, Fraction]
-# One step's opponent values: player id -> (value, basis, value as exact text).
-Values = Mapping[str, tuple[Value, str, str]]
+# One step's opponent values: player id -> (value, basis, value as exact text, value as
+# the output's rounded number): built once per opponent and step, looked up per game.
+Values = Mapping[str, tuple[Value, str, str, float]]
 SCORES = (0.0, 0.5, 1.0)  # a game score by half points
+# A game's expected score (C3 table, hundredths 0..100) as the output's number, looked up per game.
+EXPECTED_NUMBERS = tuple(ratio_number(h, 100) for h in range(101))
 
 
-def _value(value: Value, basis: str) -> tuple[Value, str, str]:
-    return value, basis, to_exact(value)
+def _value(value: Value, basis: str) -> tuple[Value, str, str, float]:
+    return value, basis, to_exact(value), decimal_number(value)  # type: ignore[return-value]
 
 
 class Rated(msgspec.Struct, frozen=True, gc=False):
@@ -75,16 +78,16 @@ def _entries(tally: Tally, values: Values, own: int | None = None) -> tuple[list
     total: Value = 0
     sx = 0
     for game in tally.games:
-        value, basis, text = values[game.opponent]
+        value, basis, text, number = values[game.opponent]
         total += value
         if own is None:
             expected = None
         else:
             hundredths = cfc_expected(own, value)  # type: ignore[arg-type]
             sx += hundredths
-            expected = hundredths / 100
-        # round, opponent, value, basis, score, expected (positional: one per game and side)
-        entries.append(CfcOpponentValue(game.round, game.opponent, text, basis, SCORES[game.halves], expected))  # type: ignore[arg-type]
+            expected = EXPECTED_NUMBERS[hundredths]
+        # round, opponent, value, value_exact, basis, score, expected (positional: one per game and side)
+        entries.append(CfcOpponentValue(game.round, game.opponent, number, text, basis, SCORES[game.halves], expected))  # type: ignore[arg-type]
     return entries, total, sx
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from functools import lru_cache
 from operator import attrgetter
 from typing import Mapping
 
@@ -22,6 +23,7 @@ from schemas.events import EventFinished, PeriodClosed
 from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodSums
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
+from service.engine.arithmetic import hundredths_number
 from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem, record_rejection
 from service.engine.fide.change import capped_k, game_figures, period_change
 from service.engine.fide.exact import ratio_text
@@ -53,11 +55,19 @@ class _Game(msgspec.Struct, frozen=True, gc=False):
     term: int | None = None
 
 
-# Exact text of every value in hundredths that PD and W - We take (-1.00 .. 1.00), and of
-# K x (W - We) for the usual K (8.3.3: 10, 20, 40): built once, looked up per game.
-_HUNDREDTHS = {n: ratio_text(n, 100) for n in range(-100, 101)}
-_K_TIMES = {k: {n: ratio_text(k * n, 100) for n in range(-100, 101)} for k in (10, 20, 40)}
+# The output's number (schemas/ratings.py "Numbers": 2 decimals, exact for whole hundredths)
+# of every value in hundredths that PD and W - We take (-1.00 .. 1.00), and of K x (W - We)
+# for the usual K (8.3.3: 10, 20, 40): built once, looked up per game.
+_HUNDREDTHS = {n: hundredths_number(n) for n in range(-100, 101)}
+_K_TIMES = {k: {n: hundredths_number(k * n) for n in range(-100, 101)} for k in (10, 20, 40)}
 _round_of = attrgetter("round")
+
+
+@lru_cache(maxsize=8192)
+def _hundredths_text(n: int) -> str:
+    """ratio_text(n, 100), cached: the sums and K x sums of an event's players take few
+    values (a gcd per player saved on the hot path)."""
+    return ratio_text(n, 100)
 
 
 @dataclass(slots=True)
@@ -218,17 +228,27 @@ class FideEngine:
             k = capped_k(k_for_period(record, period), sums.games if sums else 0)
             period_sum = sums.sum_hundredths if sums else 0
             projected = record.rating + period_change(k, period_sum) if record.rating is not None else None
+            # The output's numbers of whole hundredths: `hundredths_number` (n / 100), inlined
+            # on the engine's hot path, once per player.
+            event_sum, event_text = tally.sum_hundredths / 100, _hundredths_text(tally.sum_hundredths)
+            if period_sum == tally.sum_hundredths:  # the period's first event: the same figures
+                period_number, period_text = event_sum, event_text
+            else:
+                period_number, period_text = hundredths_number(period_sum), _hundredths_text(period_sum)
             details = FideDetails(
                 period=period,
                 k=k,
-                event_change=ratio_text(k * tally.sum_hundredths, 100),
+                event_change=k * tally.sum_hundredths / 100,
+                event_change_exact=_hundredths_text(k * tally.sum_hundredths),
                 projected_rating=projected if projected is not None and projected >= MIN_PUBLISHED else None,
                 projection=True,
                 games_counted=tally.rated_games,
                 rating_used=own,
-                event_sum=ratio_text(tally.sum_hundredths, 100),
+                event_sum=event_sum,
+                event_sum_exact=event_text,
                 period_games=sums.games if sums else 0,
-                period_sum=ratio_text(period_sum, 100),
+                period_sum=period_number,
+                period_sum_exact=period_text,
                 performance=rp,
                 norms=norms,
                 games=_listed_games(tally.games, k),
@@ -297,6 +317,6 @@ def _listed_games(games: list[_Game], k: int | None) -> list[FideGame]:
             change=hundredths[g.term],  # FIDE 8.3.2: W - We
             k=k,
             # K x (W - We), unrounded
-            rating_change=k_times[g.term] if k_times is not None else ratio_text(k * g.term, 100),
+            rating_change=k_times[g.term] if k_times is not None else hundredths_number(k * g.term),
         ))
     return listed

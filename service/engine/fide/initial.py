@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Iterable
 
 from schemas.fide import FirstEvent, InitialGame, InitialRating
-from service.engine.arithmetic import half_up, to_exact
+from service.engine.arithmetic import decimal_number, half_up, to_exact
 from service.engine.fide.periods import POOL_MONTHS, add_months
 from service.engine.tables import fide_dp
 
@@ -60,7 +60,8 @@ def initial_rating(games: list[InitialGame], first_event: FirstEvent | None) -> 
         games=n,
         points=points,
         opponents_sum=opponents_sum,
-        ra=to_exact(ra),
+        ra=decimal_number(ra),
+        ra_exact=to_exact(ra),
         p_hundredths=p,
         dp=dp,
         rating=rating,

@@ -17,6 +17,7 @@ from schemas.events import PeriodClosed
 from schemas.fide import FideDetails, FideState, PeriodSums, PublishedRating
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
+from service.engine.arithmetic import hundredths_number
 from service.engine.contract import EngineRejection, Outcome
 from service.engine.fide.change import capped_k, game_term, period_change
 from service.engine.fide.exact import ratio_text
@@ -135,7 +136,7 @@ def _publish_rated(
     """8.3: old list rating + K x sum, rounded once (F4); under 1400 unrated (7.2.1)."""
     old = record.rating
     remaining = [s for s in state.periods if s.period != period]
-    expected = (sums.points_halves * 50 - sums.sum_hundredths) / 100
+    expected = hundredths_number(sums.points_halves * 50 - sums.sum_hundredths)
     if old is None:
         # The player left the list after these games were counted: nothing to change.
         record = msgspec.structs.replace(record, fide=msgspec.structs.replace(state, periods=remaining))
@@ -192,9 +193,11 @@ def _publish_rated(
         games_counted=sums.games,
         rating_used=old,
         period_games=sums.games,
-        period_sum=ratio_text(sums.sum_hundredths, 100),
+        period_sum=hundredths_number(sums.sum_hundredths),
+        period_sum_exact=ratio_text(sums.sum_hundredths, 100),
         k_applied=k,
-        period_change=ratio_text(k * sums.sum_hundredths, 100),
+        period_change=hundredths_number(k * sums.sum_hundredths),
+        period_change_exact=ratio_text(k * sums.sum_hundredths, 100),
     )
     result = PlayerResult(
         id=record.id,

@@ -15,9 +15,14 @@ from schemas.events import EventFinished, PeriodClosed
 from schemas.naspa import NaspaDetails, NaspaOpponent, NaspaSegment
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
+from service.engine.arithmetic import decimal_number
 from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem, record_rejection
 from service.engine.naspa.run import Figures, Policy, RatedGame, rate_run
 from service.engine.naspa.segments import segment_rounds
+
+# A figure as the output writes it: 2 decimals (schemas/naspa.py "Numbers"); the engine's
+# own arithmetic keeps the float.
+_number = decimal_number
 
 
 @dataclass(frozen=True)
@@ -79,9 +84,12 @@ class NaspaEngine:
                 if self.advance_career_games:
                     career[p] += f.games
         results, records = [], []
+        written: dict[float, float] = {}  # opponents' ratings as written, shared by their opponents
         for player in event.players:
             record = data.records[player.id]
-            result = _result(player.id, record, start[player.id], ratings[player.id], per_segment, seeded.get(player.id))
+            result = _result(
+                player.id, record, start[player.id], ratings[player.id], per_segment, seeded.get(player.id), written
+            )
             results.append(result)
             records.append(_record(record, result))
         return Outcome(results=results, records=records, pool=data.pool)
@@ -147,7 +155,10 @@ def _result(
     new: int | None,
     per_segment: list[Segment],
     seeded_from: str | None,
+    written: dict[float, float],
 ) -> PlayerResult:
+    """The player's result; `written` caches the 2-decimal form of the opponents' ratings
+    (the same few values for every player of the event)."""
     mine = [(s, s.figures[pid]) for s in per_segment if pid in s.figures]
     games = sum(f.games for _, f in mine)
     earned = math.fsum(f.earned for _, f in mine)
@@ -160,19 +171,24 @@ def _result(
             segments.append(_segment(s.first, s.last, f) if f else _idle(s.first, s.last, s.ratings.get(pid)))
     details = NaspaDetails(
         earned_wins=earned,
-        expected_wins=expected,
+        expected_wins=_number(expected),
         multipliers=[m for _, f in mine for m in f.multipliers],
-        acceleration=math.fsum(f.acceleration for _, f in mine),
-        feedback=math.fsum(f.feedback for _, f in mine),
+        acceleration=_number(math.fsum(f.acceleration for _, f in mine)),
+        feedback=_number(math.fsum(f.feedback for _, f in mine)),
         newcomer_iterations=newcomer.iterations if newcomer else None,
         averaged=newcomer.averaged if newcomer else False,
         clipped=any(f.clipped for _, f in mine),
         seeded_from=seeded_from,
-        unrounded_rating=mine[-1][1].unrounded if mine else None,
+        unrounded_rating=_number(mine[-1][1].unrounded) if mine else None,
         segments=segments,
         opponents=[
             NaspaOpponent(
-                round=g.round, opponent=g.opponent, opponent_rating=g.opponent_rating, score=g.score, expected=g.expected
+                round=g.round,
+                opponent=g.opponent,
+                opponent_rating=written[g.opponent_rating] if g.opponent_rating in written
+                else written.setdefault(g.opponent_rating, _number(g.opponent_rating)),
+                score=g.score,
+                expected=_number(g.expected),
             )
             for _, f in mine
             for g in f.opponents
@@ -188,7 +204,7 @@ def _result(
         games=(0 if seeded_from else record.games) + games,  # a seeded career starts at 0
         event_games=games,
         score=earned,
-        expected=expected,
+        expected=_number(expected),
         details=details,
     )
 
@@ -201,17 +217,17 @@ def _segment(first: int, last: int, f: Figures) -> NaspaSegment:
         new_rating=f.new_rating,
         games=f.games,
         earned_wins=f.earned,
-        expected_wins=f.expected,
+        expected_wins=_number(f.expected),
         newcomer=f.newcomer,
         career_games=f.career_games,
         multipliers=list(f.multipliers),
-        walked_rating=f.walked,
-        acceleration=f.acceleration,
-        feedback=f.feedback,
+        walked_rating=_number(f.walked),
+        acceleration=_number(f.acceleration),
+        feedback=_number(f.feedback),
         clipped=f.clipped,
         newcomer_iterations=f.iterations,
         averaged=f.averaged,
-        unrounded_rating=f.unrounded,
+        unrounded_rating=_number(f.unrounded),
     )
 
 

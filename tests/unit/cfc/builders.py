@@ -111,7 +111,7 @@ class Rated:
 
     def values(self, pid: str) -> list[tuple[str, str, str]]:
         """(opponent, value, basis) of each game in the player's calculation."""
-        return [(o.opponent, o.value, o.basis) for o in self.details(pid).opponents]
+        return [(o.opponent, o.value_exact, o.basis) for o in self.details(pid).opponents]
 
 
 def rate(

@@ -37,7 +37,7 @@ def test_c1_cumulative_uses_the_exact_running_sum():
     assert r.record["p"].cfc.provisional_sum == "10904"
     assert r.record["p"].games == 7
     # The event's own performance, 714a form: 3402 / 2 = 1701.
-    assert r.details("p").performance == "1701"
+    assert r.details("p").performance_exact == "1701"
 
 
 def test_c1_imported_provisional_record_uses_rating_times_games():
@@ -54,7 +54,7 @@ def test_c11_performance_rounds_half_up():
     # (Python's round would give 1600, half to even).
     r = rate({"x": new(), "e1": est(1601), "e2": est(1600)}, [("x", "e1", 0.5, 1), ("x", "e2", 0.5, 2)])
     assert r.new("x") == 1601
-    assert r.details("x").rating_before_bonus == "3201/2"
+    assert r.details("x").rating_before_bonus_exact == "3201/2"
 
 
 def test_714b_k32_win_against_lower_player():
@@ -62,8 +62,8 @@ def test_714b_k32_win_against_lower_player():
     # a: 1600 + 32(1 - .64) = 1611.52 -> 1612; b: 1500 + 32(0 - .36) = 1488.48 -> 1488.
     r = rate({"a": est(1600), "b": est(1500)}, [("a", "b", 1)])
     assert (r.new("a"), r.new("b")) == (1612, 1488)
-    assert r.details("a").k == 32 and r.details("a").rating_before_bonus == "40288/25"  # 1611.52
-    assert r.details("b").rating_before_bonus == "37212/25"  # 1488.48
+    assert r.details("a").k == 32 and r.details("a").rating_before_bonus_exact == "40288/25"  # 1611.52
+    assert r.details("b").rating_before_bonus_exact == "37212/25"  # 1488.48
     assert (r.result["a"].expected, r.result["b"].expected) == (0.64, 0.36)
 
 
@@ -82,7 +82,7 @@ def test_714b_2199_rule_halves_the_gain_over_2199():
     r = rate({"a": est(2190), "b": est(2190)}, [("a", "b", 1)])
     assert (r.new("a"), r.new("b")) == (2203, 2174)
     assert r.details("a").rule_2199 is True
-    assert r.details("a").rating_before_bonus == "4405/2"
+    assert r.details("a").rating_before_bonus_exact == "4405/2"
     assert r.details("b").rule_2199 is False
 
 
@@ -140,7 +140,7 @@ def test_c3_seed_example_3_to_1_at_197_points_and_bonus():
     games = [("a", "b", 1, 1), ("a", "b", 1, 2), ("a", "b", 1, 3), ("a", "b", 0, 4)]
     r = rate({"a": est(1697), "b": est(1500)}, games)
     assert r.details("a").expected_hundredths == 300
-    assert r.details("a").participation_bonus == "6" and r.details("a").result_bonus == 10
+    assert r.details("a").participation_bonus_exact == "6" and r.details("a").result_bonus == 10
     assert (r.new("a"), r.new("b")) == (1713, 1506)
 
 

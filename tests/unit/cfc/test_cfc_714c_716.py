@@ -32,7 +32,7 @@ def test_714c_participation_bands(rating, expected):
 def test_c4_no_bonus_below_4_rounds():
     # Three draws between two 1500s: Rn = 1500. 3 rounds: no 714c at all -> 1500.
     r = rate({"a": est(1500), "b": est(1500)}, [("a", "b", 0.5, n) for n in (1, 2, 3)])
-    assert r.new("a") == 1500 and r.details("a").participation_bonus == "0"
+    assert r.new("a") == 1500 and r.details("a").participation_bonus_exact == "0"
     assert r.details("a").result_percent is None
 
 
@@ -43,7 +43,7 @@ def test_c4_four_rounds_actually_played_counts_rounds_not_games():
     r = rate({"a": est(1500), "b": est(1500)}, [("a", "b", 0.5, n) for n in (1, 2, 3)],
              byes=[("a", 1, 4), ("b", 1, 4)])
     assert r.new("a") == 1505 and r.result["a"].event_games == 3
-    assert r.details("a").participation_bonus == "9/2"
+    assert r.details("a").participation_bonus_exact == "9/2"
 
 
 def _score_line(wins: int, draws: int, losses: int, rounds: int, highest: int = 1500):
@@ -103,7 +103,7 @@ def test_c5_percentage_is_score_over_event_rounds_not_games():
 )
 def test_714c_result_bonus_needs_performance_strictly_above_highest(highest, bonus, expected):
     r = _score_line(3, 0, 2, 5, highest=highest)
-    assert r.details("p").performance == "1580"
+    assert r.details("p").performance_exact == "1580"
     assert r.details("p").highest_before == highest
     assert (r.details("p").result_bonus, r.new("p")) == (bonus, expected)
 
@@ -115,7 +115,7 @@ def test_714c_bonus_is_added_after_the_2199_rule_and_not_halved():
     players = {"p": est(2190), **{f"o{n}": est(2190) for n in range(1, 5)}}
     r = rate(players, [("p", f"o{n}", 1, n) for n in range(1, 5)])
     d = r.details("p")
-    assert d.rule_2199 and d.rating_before_bonus == "4453/2" and d.result_bonus == 15
+    assert d.rule_2199 and d.rating_before_bonus_exact == "4453/2" and d.result_bonus == 15
     assert r.new("p") == 2245
 
 
@@ -125,7 +125,7 @@ def test_714c_provisional_players_get_no_bonus():
     players = {"p": prov(1500, 5), **{f"o{n}": est(1500) for n in range(1, 6)}}
     r = rate(players, [("p", f"o{n}", s, n) for n, s in zip(range(1, 6), (1, 1, 1, 0, 0))])
     assert r.new("p") == 1540
-    assert r.details("p").participation_bonus == "0" and r.details("p").result_bonus == 0
+    assert r.details("p").participation_bonus_exact == "0" and r.details("p").result_bonus == 0
 
 
 def test_716a_established_above_799_is_held_at_799():

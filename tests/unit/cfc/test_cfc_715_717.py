@@ -18,8 +18,8 @@ def test_717_ar_and_unrated_against_unrated_two_passes_c8():
     # e2 vs y (post 1325): diff 75 -> .60; 1400 + 32(1 - .60) = 1412.8 -> 1413
     r = rate({"e1": est(1600), "e2": est(1400), "x": new(), "y": new()},
              [("x", "e1", 1, 1), ("e2", "y", 1, 1), ("x", "y", 0.5, 2)])
-    assert r.details("x").ar == "1500"
-    assert (r.details("x").pass_1, r.details("y").pass_1) == ("1650", "1150")
+    assert r.details("x").ar_exact == "1500"
+    assert (r.details("x").pass_1_exact, r.details("y").pass_1_exact) == ("1650", "1150")
     assert r.values("x") == [("e1", "1600", "pre_event"), ("y", "1150", "pass_1")]
     assert (r.new("x"), r.new("y"), r.new("e1"), r.new("e2")) == (1575, 1325, 1583, 1413)
     assert r.result["x"].status == "provisional" and r.record["y"].cfc.provisional_sum == "2650"
@@ -41,12 +41,12 @@ def test_717_mixed_event_unrated_provisional_established():
     r = rate({"a": est(1600, highest=1650), "b": prov(1500, 10), "c": new(), "d": new()},
              [("a", "b", 1, 1), ("c", "d", 0.5, 1), ("a", "c", 1, 2), ("d", "b", 1, 2)], rounds=4)
     assert (r.new("c"), r.new("d"), r.new("b"), r.new("a")) == (1413, 1588, 1449, 1621)
-    assert r.details("c").pass_1 == "1275" and r.details("d").rating_before_bonus == "3175/2"
+    assert r.details("c").pass_1_exact == "1275" and r.details("d").rating_before_bonus_exact == "3175/2"
     assert r.values("b") == [("a", "1600", "pre_event"), ("d", "1588", "post_event")]
-    assert r.record["b"].cfc.provisional_sum == "17388" and r.details("b").performance == "1194"
+    assert r.record["b"].cfc.provisional_sum == "17388" and r.details("b").performance_exact == "1194"
     assert r.values("a") == [("b", "1449", "post_event"), ("c", "1413", "post_event")]
-    assert r.details("a").expected_hundredths == 144 and r.details("a").performance == "1831"
-    assert r.details("a").result_bonus == 0 and r.details("a").participation_bonus == "3"
+    assert r.details("a").expected_hundredths == 144 and r.details("a").performance_exact == "1831"
+    assert r.details("a").result_bonus == 0 and r.details("a").participation_bonus_exact == "3"
     assert [r.result[p].status for p in "abcd"] == ["established", "provisional", "provisional", "provisional"]
     assert r.record["c"].highest == 1413 and r.record["a"].highest == 1650
 
@@ -61,8 +61,8 @@ def test_717_pass_1_values_stay_exact_fractions():
     # C1 sum of y: 2 x 2800/3 = 5600/3.
     r = rate({"e": est(1500), "x": new(), "y": new(), "z": new()},
              [("e", "x", 1, 1), ("x", "y", 0.5, 2), ("y", "z", 0.5, 1), ("x", "z", 0.5, 3)])
-    assert r.details("x").pass_1 == "2900/3"
-    assert r.details("y").rating_before_bonus == "2800/3"
+    assert r.details("x").pass_1_exact == "2900/3"
+    assert r.details("y").rating_before_bonus_exact == "2800/3"
     assert (r.new("x"), r.new("y"), r.new("z")) == (967, 933, 933)
     assert r.record["y"].cfc.provisional_sum == "5600/3"
 
@@ -144,7 +144,7 @@ def test_715_new_player_with_25_games_in_first_event_is_established_by_714a():
     games = [("x", "e", 1 if n <= 13 else 0, n) for n in range(1, 26)]
     r = rate({"x": new(), "e": est(1500)}, games)
     assert (r.new("x"), r.result["x"].status, r.result["x"].games) == (1516, "established", 25)
-    assert r.details("x").method == "performance" and r.details("x").participation_bonus == "0"
+    assert r.details("x").method == "performance" and r.details("x").participation_bonus_exact == "0"
     assert r.record["x"].cfc is None
     assert r.new("e") == 1538
 

@@ -189,7 +189,7 @@ def test_cli_rate_end_to_end(tmp_path, capsys):
     second = {p["id"]: p for p in lines[1]["players"]}
     assert (second["x"]["old_rating"], second["x"]["new_rating"], second["b"]["new_rating"]) == (1200, 1350, 1494)
     assert second["b"]["details"]["opponents"][0] == {
-        "round": 1, "opponent": "x", "value": "1350", "basis": "post_event", "score": 0.5, "expected": 0.7}
+        "round": 1, "opponent": "x", "value": 1350, "value_exact": "1350", "basis": "post_event", "score": 0.5, "expected": 0.7}
     records = {r["id"]: r for r in map(json.loads, out_ratings.read_text().splitlines())}
     assert records["x"]["cfc"] == {"provisional_sum": "2700"} and records["x"]["highest"] == 1350
 

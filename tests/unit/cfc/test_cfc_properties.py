@@ -93,7 +93,7 @@ def test_k_times_s_minus_sx_sums_to_zero_below_2199(event):
     players, games, forfeits, rounds = event
     r = _rate(players, games, forfeits, rounds)
     rated = [pid for pid, res in r.result.items() if res.event_games]
-    before = {pid: Fraction(r.details(pid).rating_before_bonus) for pid in rated}
+    before = {pid: Fraction(r.details(pid).rating_before_bonus_exact) for pid in rated}
     assume(all(v <= 2199 for v in before.values()))
     changes = [before[pid] - players[pid].rating for pid in rated]
     assert sum(changes) == 0

@@ -3,6 +3,8 @@ events and sequences of events: new ratings, statuses, games, C1 provisional sum
 
 from __future__ import annotations
 
+import math
+
 from fractions import Fraction
 from math import ceil
 
@@ -128,22 +130,22 @@ def detail_diffs(d, r: ref.Result, ar):
     ex = lambda x: None if x is None else F(x)  # noqa: E731
     pairs = [
         ("method", d.method, r.method),
-        ("performance", ex(d.performance), r.performance),
+        ("performance", ex(d.performance_exact), r.performance),
         ("rating_before_floor", d.rating_before_floor, r.before_floor),
         ("floor", d.floor, r.floor),
-        ("opponent values", sorted(F(o.value) for o in d.opponents), sorted(r.opp_values)),
+        ("opponent values", sorted(F(o.value_exact) for o in d.opponents), sorted(r.opp_values)),
     ]
-    if d.ar is not None:
-        pairs.append(("ar", F(d.ar), ar))
+    if d.ar_exact is not None:
+        pairs.append(("ar", F(d.ar_exact), ar))
     if r.pass_1 is not None:
-        pairs.append(("pass_1", ex(d.pass_1), r.pass_1))
+        pairs.append(("pass_1", ex(d.pass_1_exact), r.pass_1))
     if r.method == "established":
         pairs += [
             ("k", d.k, r.k),
             ("Sx", d.expected_hundredths, r.sx * 100),
-            ("714b before bonus", ex(d.rating_before_bonus), r.rn_714b),
+            ("714b before bonus", ex(d.rating_before_bonus_exact), r.rn_714b),
             ("rule_2199", d.rule_2199, r.rule_2199),
-            ("participation", F(d.participation_bonus), r.participation),
+            ("participation", F(d.participation_bonus_exact), r.participation),
             ("result_bonus", d.result_bonus, r.result_bonus),
         ]
         if r.highest_before is not None:
@@ -151,8 +153,26 @@ def detail_diffs(d, r: ref.Result, ar):
         if r.result_percent is not None:
             pairs.append(("result_percent", d.result_percent, r.result_percent))
     elif r.status == "provisional":  # (a new player rated by 714a over 25+ games: informational only)
-        pairs.append(("provisional_sum", ex(d.provisional_sum), r.prov_sum))
+        pairs.append(("provisional_sum", ex(d.provisional_sum_exact), r.prov_sum))
+    # The numbers beside the exact values (schemas/ratings.py "Numbers"): the reference's
+    # figure to 2 decimals, half away from zero.
+    numbers = [("performance", d.performance, r.performance),
+               ("opponent values", sorted(o.value for o in d.opponents), [two_decimals(v) for v in sorted(r.opp_values)])]
+    if r.pass_1 is not None:
+        numbers.append(("pass_1", d.pass_1, r.pass_1))
+    if r.method == "established":
+        numbers.append(("714b before bonus", d.rating_before_bonus, r.rn_714b))
+    pairs += [(f"{name} (number)", a, b if isinstance(b, list) else two_decimals(b)) for name, a, b in numbers]
     return [f"{name}: engine={a} reference={b}" for name, a, b in pairs if a != b]
+
+
+def two_decimals(x) -> float | None:
+    """x to 2 decimals, half away from zero, as a float: written apart from the engine's helper."""
+    if x is None:
+        return None
+    x = F(x)
+    magnitude = math.floor(abs(x) * 100 + F(1, 2))
+    return float(F(magnitude if x >= 0 else -magnitude, 100))
 
 
 # ---------------------------------------------------------------- strategies

@@ -181,7 +181,7 @@ def test_draw_between_unequal_players():
     #       Acc = 3.08 - 5 < 0.
     r = rate({"H": (1600, 100), "L": (1400, 100)}, [(1, "H", "L", 0.5)])
     assert (r["H"].new_rating, r["L"].new_rating) == (1597, 1403)
-    assert r["H"].score == 0.5 and r["H"].expected == pytest.approx(0.6542062, abs=1e-7)
+    assert r["H"].score == 0.5 and r["H"].expected == 0.65  # 0.6542062, 2 decimals
 
 
 def test_nsa2008_floor_of_one_is_before_feedback():
@@ -302,7 +302,7 @@ def test_newcomer_of_segment_one_is_rated_in_segment_two():
     first, second = r["N"].details.segments
     assert first.newcomer and first.new_rating == 1900 and first.newcomer_iterations == 2
     assert not second.newcomer and second.old_rating == 1900 and second.multipliers == [24]
-    assert second.acceleration == pytest.approx(0.189, abs=1e-3)
+    assert second.acceleration == 0.19  # 0.189, 2 decimals
     assert r["N"].old_rating is None and r["N"].status == "established" and r["N"].games == 2
     assert r["R"].details.segments[0].new_rating == 1496
 
