@@ -7,6 +7,7 @@ naming file and line.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -25,6 +26,7 @@ from service.cli.trffile import (
     read_trf,
     trf_event,
     trf_given,
+    trf_options,
 )
 from service.formats import trf
 from service.formats.jsonlines import FileProblem, read_documents
@@ -64,14 +66,17 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 async def check_not_rated(client: Any, keys: StreamKeys, found: TrfEvent, correct: str) -> str | None:
-    """Before publishing a TRF: look at the store's idempotency marker of its event id
-    (`{S}:markers`, field `event:<id>`, the content digest the service compares: rating.py
-    `marker_key`, `content_digest`). The same content: a message to print instead of
-    publishing (a duplicate changes nothing). Other content: UserError, publish it with
-    `correct` (the service would dead-letter it as `conflict`), unless the event's current
-    (corrected) content in the archive is this one. No marker, and an id of the tournament's
-    own identity: a rated event with the same name slug and start date but another id (its
-    city or federation differ) is refused too, naming that id. `correct`: the command to suggest."""
+    """Before publishing a TRF, look it up in the store: None when it may be sent; a message
+    to print instead of sending when the tournament was already rated with these results (a
+    duplicate changes nothing); UserError when it was rated with other results, which only
+    `correct` may change (the service would dead-letter it as `conflict`).
+
+    It reads the event's idempotency marker (`{S}:markers`, field `event:<event id>`: the
+    digest of the content first rated, rating.py `marker_key` / `content_digest`) and its
+    archive entry (`{S}:events`: the current content, after corrections, and whether it is
+    withdrawn). With no marker and an event id that is the tournament's identity, a rated
+    event with the same name slug and start date but another id (its city or federation
+    differ) is refused too, naming that id. `correct`: the command to suggest."""
     event = found.event
     name = f"tournament {event.name!r} (event id {event.event_id})"
     known = await client.hget(keys.markers, marker_key(event))
@@ -86,17 +91,18 @@ async def check_not_rated(client: Any, keys: StreamKeys, found: TrfEvent, correc
                     f"`{correct} --event-id {other}`; if not, give --event-id"
                 )
         return None
-    if known.decode() == content_digest(event):
-        return f"{name} was already rated: nothing to do"
-    archived = await client.hget(keys.events, event.event_id)
-    if archived is not None:
-        current = decode_archived(archived)
-        if not current.withdrawn and current.event == event:
-            return f"{name} was already rated with these results (as corrected): nothing to do"
-    raise UserError(
-        f"{name} was already rated with other results: publish it with "
-        f"`{correct}`"
-    )
+    digest = content_digest(event)
+    raw = await client.hget(keys.events, event.event_id)
+    current = decode_archived(raw) if raw is not None else None
+    if current is not None and current.withdrawn:
+        raise UserError(f"{name} was rated and then withdrawn: to count it again, publish it with `{correct}`")
+    same = current.event == event if current is not None else known.decode() == digest
+    if same:
+        return f"{name} was already rated, nothing to do"
+    if known.decode() == digest:
+        raise UserError(f"{name} was rated with these results and corrected since: to restore them, "
+                        f"publish it with `{correct}`")
+    raise UserError(f"{name} was already rated with other results: publish it with `{correct}`")
 
 
 def cmd_trf_ratings(args: argparse.Namespace) -> int:
@@ -255,8 +261,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def publish_trf(args: argparse.Namespace) -> int:
     found = trf_event(args.file, args)
-    options = " ".join(trf_given(args))
-    correct = f"rating-service correct {args.file}" + (" (with the same options)" if options else "")
+    correct = " ".join(["rating-service correct", shlex.quote(args.file), *trf_options(args)])
 
     async def send(client: Any) -> str:
         said = await check_not_rated(client, StreamKeys(args.stream), found, correct)

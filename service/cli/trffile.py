@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +49,16 @@ def trf_given(args: argparse.Namespace) -> list[str]:
     """The TRF-only options given on the command line, as `--name`."""
     names = ("system", "pool", "event_id", "period", "ids", "local_ids", "ratings_from_trf")
     return [f"--{n.replace('_', '-')}" for n in names if getattr(args, n, None)]
+
+
+def trf_options(args: argparse.Namespace) -> list[str]:
+    """The TRF options given, as command-line words (for a command to suggest)."""
+    words: list[str] = []
+    for name in ("system", "pool", "event_id", "period", "ids"):
+        value = getattr(args, name, None)
+        if value:
+            words += [f"--{name.replace('_', '-')}", shlex.quote(value)]
+    return words + (["--local-ids"] if getattr(args, "local_ids", False) else [])
 
 
 def is_trf(path: str) -> bool:
