@@ -7,21 +7,34 @@ naming file and line.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import Any, Iterator
 
 import msgspec
 
-from schemas.common import POOLS, SYSTEMS
+from schemas.common import DEFAULT_POOL, POOLS, SYSTEMS
 from schemas.records import PlayerRecord
 from schemas.validation import InvalidMessage, decode_input
 from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
+from service.cli.trffile import (
+    TrfEvent,
+    add_trf_options,
+    event_id_and_ids,
+    is_trf,
+    read_trf,
+    trf_event,
+    trf_given,
+    trf_options,
+)
 from service.cli.wait import Tracker, add_wait_options, finish, label_of, streams, tails, wants_wait
 from service.formats import trf
-from service.formats.jsonlines import FileProblem, read_documents
+from service.formats.jsonlines import read_documents
 from service.formats.ratinglists import ListRead, conflicts, read_list, read_list_report, render_csv, render_jsonl
-from service.runtime.store import StreamKeys, decode_record, encode, export_records, import_records, xadd
+from service.rating import content_digest, marker_key
+from service.runtime.store import StreamKeys, decode_record, export_records, import_records, xadd
+from service.timeline import decode_archived
 
 
 
@@ -31,72 +44,77 @@ def _check_pool(system: str, pool: str | None) -> None:
 
 
 # ---------------------------------------------------------------------------- TRF
-def read_trf(path: str) -> trf.Tournament:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise FileProblem(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")  # older pairing programs write Latin-1
-    try:
-        return trf.parse(text, path)
-    except trf.TrfError as exc:
-        raise UserError(str(exc)) from None
-
-
-def trf_event(path: str, system: str, pool: str | None, event_id: str | None) -> bytes:
-    """The checked `event.finished/v1` JSON of a TRF file."""
-    _check_pool(system, pool)
-    tournament = read_trf(path)
-    try:
-        event = trf.to_event(tournament, event_id or trf.default_event_id(path), system, pool)
-    except trf.TrfError as exc:
-        raise UserError(str(exc)) from None
-    raw = encode(event)
-    try:
-        decode_input(raw)
-    except InvalidMessage as exc:
-        problem = exc.problems[0]
-        raise UserError(f"{path}: the converted event: {problem} ({problem.reason})") from None
-    return raw
-
-
 def publish_documents(args: argparse.Namespace) -> Iterator[tuple[str, bytes]]:
-    """What `publish FILE` sends: a TRF file as one event, else the file's JSON messages."""
-    try:
-        head = Path(args.file).read_bytes()[:64]
-    except OSError:
-        head = b""
-    if trf.looks_like_trf(args.file, head):
-        yield args.file, trf_event(args.file, args.system or "fide", args.pool, args.event_id)
+    """What `publish FILE` / `correct FILE` send: a TRF file as one event, else the file's
+    JSON messages."""
+    if is_trf(args.file):
+        yield args.file, trf_event(args.file, args).raw
         return
-    given = [f"--{name.replace('_', '-')}" for name in ("system", "pool", "event_id") if getattr(args, name)]
-    if given:
-        raise UserError(f"{args.file}: {', '.join(given)} apply to a TRF file only: a JSON message names its own")
+    refuse_trf_options(args)
     yield from read_documents(args.file)
 
 
-def add_trf_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--system", choices=SYSTEMS, help="for a TRF file: the rating system (default: fide)")
-    p.add_argument("--pool", help="for a TRF file: the pool (default: the system's default, fide: standard)")
-    p.add_argument("--event-id", help="for a TRF file: the event id (default: the file name without .trf)")
+def refuse_trf_options(args: argparse.Namespace) -> None:
+    given = trf_given(args)
+    if given:
+        raise UserError(f"{args.file}: {', '.join(given)} apply to a TRF file only: a JSON message names its own")
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """convert FILE.trf: print the event.finished/v1 JSON."""
-    raw = trf_event(args.file, args.system, args.pool, args.event_id)
-    sys.stdout.write(raw.decode() + "\n")
+    sys.stdout.write(trf_event(args.file, args).raw.decode() + "\n")
     return 0
 
 
+async def check_not_rated(client: Any, keys: StreamKeys, found: TrfEvent, correct: str) -> str | None:
+    """Before publishing a TRF, look it up in the store: None when it may be sent; a message
+    to print instead of sending when the tournament was already rated with these results (a
+    duplicate changes nothing); UserError when it was rated with other results, which only
+    `correct` may change (the service would dead-letter it as `conflict`).
+
+    It reads the event's idempotency marker (`{S}:markers`, field `event:<event id>`: the
+    digest of the content first rated, rating.py `marker_key` / `content_digest`) and its
+    archive entry (`{S}:events`: the current content, after corrections, and whether it is
+    withdrawn). With no marker and an event id that is the tournament's identity, a rated
+    event with the same name slug and start date but another id (its city or federation
+    differ) is refused too, naming that id. `correct`: the command to suggest."""
+    event = found.event
+    name = f"tournament {event.name!r} (event id {event.event_id})"
+    known = await client.hget(keys.markers, marker_key(event))
+    if known is None:
+        if found.derived_id:
+            prefix = trf.identity_prefix(found.tournament)
+            async for field, _ in client.hscan_iter(keys.markers, match=f"event:{prefix}*", count=1_000):
+                other = field.decode().removeprefix("event:")
+                raise UserError(
+                    f"{name}: a tournament with the same name and start date was already rated as event id "
+                    f"{other} (its city or federation differ): if it is this one, publish it with "
+                    f"`{correct} --event-id {other}`; if not, give --event-id"
+                )
+        return None
+    digest = content_digest(event)
+    raw = await client.hget(keys.events, event.event_id)
+    current = decode_archived(raw) if raw is not None else None
+    if current is not None and current.withdrawn:
+        raise UserError(f"{name} was rated and then withdrawn: to count it again, publish it with `{correct}`")
+    same = current.event == event if current is not None else known.decode() == digest
+    if same:
+        return f"{name} was already rated, nothing to do"
+    if known.decode() == digest:
+        raise UserError(f"{name} was rated with these results and corrected since: to restore them, "
+                        f"publish it with `{correct}`")
+    raise UserError(f"{name} was already rated with other results: publish it with `{correct}`")
+
+
 def cmd_trf_ratings(args: argparse.Namespace) -> int:
-    """trf-ratings FILE.trf --pool P: rewrite the 001 ratings from the service's list."""
+    """trf-ratings FILE.trf: rewrite the 001 ratings from the service's list (the pool
+    defaults to the system's)."""
+    args.system = args.system or "fide"
     _check_pool(args.system, args.pool)
+    args.pool = args.pool or DEFAULT_POOL[args.system]
     tournament = read_trf(args.file)
-    event_id = args.event_id or trf.default_event_id(args.file)
-    ids = [trf.player_id(p, event_id) for p in tournament.players]
+    _, by_start, _ = event_id_and_ids(tournament, args)
+    ids = [by_start[p.start] for p in tournament.players]
     key = StreamKeys(args.stream).players(args.system, args.pool)
 
     async def read(client: Any) -> list:
@@ -247,12 +265,26 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    """publish FILE: append the file's messages to the input stream, each checked first."""
+    """publish FILE: append the file's messages to the input stream, each checked first. A
+    TRF is first looked up in the store (check_not_rated): a tournament already rated is
+    not sent again."""
+    if is_trf(args.file):
+        return publish_trf(args)
     messages = [checked(location, raw) for location, raw in publish_documents(args)]
     if not messages:
         raise UserError(f"{args.file}: no messages")
-
     return send_messages(args, messages)
+
+
+def publish_trf(args: argparse.Namespace) -> int:
+    found = trf_event(args.file, args)
+    correct = " ".join(["rating-service correct", shlex.quote(args.file), *trf_options(args)])
+
+    said = run_redis(args, lambda client: check_not_rated(client, StreamKeys(args.stream), found, correct))
+    if said is not None:
+        print(said)
+        return EXIT_OK
+    return send_messages(args, [found.raw])
 
 
 def send_messages(args: argparse.Namespace, messages: list[bytes]) -> int:
@@ -407,18 +439,14 @@ def register(commands: Any) -> None:
 
     p = commands.add_parser("convert", help="print a FIDE TRF file as an event.finished/v1 message")
     p.add_argument("file", metavar="FILE.trf")
-    p.add_argument("--system", choices=SYSTEMS, default="fide", help="rating system (default: fide)")
-    p.add_argument("--pool", help="pool (default: the system's default; fide: standard)")
-    p.add_argument("--event-id", help="event id (default: the file name without .trf)")
+    add_trf_options(p)
     p.set_defaults(func=cmd_convert)
 
     p = commands.add_parser(
         "trf-ratings", help="rewrite the ratings of a TRF's player records from the service's current list"
     )
     p.add_argument("file", metavar="FILE.trf")
-    p.add_argument("--pool", required=True, help="the pool whose ratings to use (e.g. standard)")
-    p.add_argument("--system", choices=SYSTEMS, default="fide", help="rating system (default: fide)")
-    p.add_argument("--event-id", help="for players without a FIDE id (default: the file name without .trf)")
+    add_trf_options(p, for_event=False)
     p.add_argument("--stream", default="events.finished", help="input stream whose store to read")
     p.add_argument("--out", metavar="FILE", help="write the new TRF here instead of standard output")
     p.add_argument("--redis-url", help=REDIS_HELP)

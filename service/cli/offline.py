@@ -22,6 +22,7 @@ from schemas.records import PlayerRecord
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, Limits, decode_input
 from service.cli.errors import EXIT_FAILED, EXIT_OK, UserError
+from service.cli.trffile import add_trf_options, is_trf, starting_list, trf_event, trf_given, trf_problems
 from service.engine.registry import Registry, default_registry
 from service.formats import reports
 from service.formats.jsonlines import read_documents
@@ -66,10 +67,14 @@ def _msgspec_line(text: str) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """validate FILE...: print `ok` per valid file, or each problem with its location."""
+    """validate FILE...: print `ok` per valid file, or each problem with its location. A
+    TRF file must convert to a valid event.finished/v1 (with the TRF options given)."""
     limits = Limits()
     failed = False
     for file in args.files:
+        if is_trf(file):
+            failed = _validate_trf(file, args) or failed
+            continue
         count = 0
         problems = 0
         for location, raw in read_documents(file):
@@ -87,18 +92,44 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
+def _validate_trf(file: str, args: argparse.Namespace) -> bool:
+    """Print every problem of a TRF file (one line each, with its line number), or `ok` with
+    what it converts to; True when it has problems."""
+    problems = trf_problems(file, args)
+    for problem in problems:
+        print(problem)
+    if not problems:
+        event = trf_event(file, args).event
+        print(f"{file}: ok (TRF: event {event.event_id}, {event.system}/{event.pool}, {len(event.players)} players, "
+              f"{event.rounds} rounds, {len(event.games)} games, {len(event.byes)} byes)")
+    return bool(problems)
+
+
 def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
     """rate EVENTS: rate the messages in order, print one `ratings.updated` per line, or with
-    --table each as a report for people (service.formats.reports)."""
+    --table each as a report for people (service.formats.reports). A TRF file is one event;
+    --ratings-from-trf takes its starting list from the TRF itself."""
     registry = registry if registry is not None else default_registry()
     from service.formats.ratinglists import read_list
     from service.rating import ListRules
 
-    ledger = MemoryLedger(read_list(args.ratings, rules=ListRules(registry)) if args.ratings else [])
+    if args.ratings and args.ratings_from_trf:
+        raise UserError("--ratings and --ratings-from-trf: give one starting list")
+    if is_trf(args.events):
+        found = trf_event(args.events, args)
+        documents = [(args.events, found.raw)]
+        records = starting_list(found) if args.ratings_from_trf else []
+    else:
+        given = trf_given(args)
+        if given:
+            raise UserError(f"{args.events}: {', '.join(given)} apply to a TRF file only: a JSON message names its own")
+        documents = read_documents(args.events)  # type: ignore[assignment]
+        records = []
+    ledger = MemoryLedger(read_list(args.ratings, rules=ListRules(registry)) if args.ratings else records)
     out = sys.stdout.buffer
     contents: dict[tuple[str, str, str], EventContent] = {}  # the events read, for their reports
     names: dict[tuple[str, str], dict[str, str]] = {}  # per pool, the players' names the events gave
-    for location, raw in read_documents(args.events):
+    for location, raw in documents:
         try:
             message = decode_input(raw)
         except InvalidMessage as exc:
@@ -159,15 +190,24 @@ def cmd_schemas(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     """Add validate, rate and schemas to the command line."""
-    p = commands.add_parser("validate", help="check JSON / JSON Lines messages against the contract")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p = commands.add_parser("validate", help="check JSON / JSON Lines messages (or FIDE TRF files) against the contract")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="JSON / JSON Lines messages of any kind, or a TRF file (must convert to a valid event)")
+    add_trf_options(p)
     p.set_defaults(func=cmd_validate)
 
     p = commands.add_parser("rate", help="rate events offline and print the ratings.updated messages")
-    p.add_argument("events", metavar="EVENTS", help="event.finished / period.closed messages, in order")
+    p.add_argument("events", metavar="EVENTS",
+                   help="event.finished / period.closed messages, in order, or a TRF file (one event)")
     p.add_argument(
         "--ratings", metavar="LIST", help="starting player records, JSON Lines or CSV (default: everyone unrated)"
     )
+    p.add_argument(
+        "--ratings-from-trf", action="store_true",
+        help="for a TRF file: start from its own rating column (49-52): a rated player is established with the "
+             "least career games that make them so (fide 30, cfc 25, naspa 50); blank or 0 is unrated",
+    )
+    add_trf_options(p)
     p.add_argument("--out-ratings", metavar="FILE", help="write the final player records here (JSON Lines)")
     p.add_argument(
         "--keep-going",

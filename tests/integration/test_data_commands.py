@@ -69,7 +69,8 @@ async def test_a_published_trf_is_rated_and_guards_the_list(tmp_path, redis_url,
     assert (await cli("publish", str(OPEN), *common)) == 0
     [entry_id] = capsys.readouterr().out.split()
     [(_, fields)] = await client.xrange(stream)
-    converted = trf.to_event(trf.parse(OPEN.read_text(), str(OPEN)), "autumn-open-2025")
+    tournament = trf.parse(OPEN.read_text(), str(OPEN))
+    converted = trf.to_event(tournament, trf.identity(tournament))  # the event id: the tournament's identity
     assert fields[b"__data__"] == msgspec.json.encode(converted)
 
     processor = StreamProcessor(client, settings, stream, default_registry())
@@ -119,11 +120,11 @@ def test_trf_ratings_rewrites_from_the_service_list(tmp_path, redis_url, key_pre
     assert main(["import", str(listing), "--system", "fide", "--pool", "standard", *common]) == 0
     capsys.readouterr()
     out = tmp_path / "round1.trf"
-    assert main(["trf-ratings", str(OPEN), "--pool", "standard", "--out", str(out), *common]) == 0
+    assert main(["trf-ratings", str(OPEN), "--out", str(out), *common]) == 0  # the pool: fide's default
     err = capsys.readouterr().err
     assert [p.rating for p in trf.parse(out.read_text()).players] == [2295, 2188, None, 2005, None]
     assert "4 players found in fide/standard, 4 ratings changed" in err
-    assert "1 players unknown to the service keep their rating:\n     5 Echo, Emil (id sn5@autumn-open-2025)" in err
+    assert "1 players unknown to the service keep their rating:\n     5 Echo, Emil (id sn5@autumn-open-2025.2025-11-01.55fb111f)" in err
     assert main(["trf-ratings", str(OPEN), "--pool", "blitz", *common]) == 0  # nobody known: unchanged
     assert capsys.readouterr().out == OPEN.read_text()
 

@@ -24,6 +24,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 OPEN = DATA / "autumn-open-2025.trf"
 EVENT_ID = "autumn-open-2025"
 E = f"sn5@{EVENT_ID}"  # Echo has no FIDE id: start number 5 at this event
+IDENTITY = "autumn-open-2025.2025-11-01.55fb111f"  # the open's own event id (trf.identity)
 
 
 def open_text() -> str:
@@ -284,7 +285,8 @@ def test_convert_prints_the_event(capsys):
     assert main(["convert", str(OPEN)]) == 0
     event = json.loads(capsys.readouterr().out)
     assert (event["schema"], event["event_id"], event["system"], event["pool"]) == (
-        "event.finished/v1", EVENT_ID, "fide", "standard")
+        "event.finished/v1", IDENTITY, "fide", "standard")
+    assert event["players"][4]["id"] == f"sn5@{IDENTITY}"
     assert len(event["games"]) == 17 and len(event["byes"]) == 9
 
 
