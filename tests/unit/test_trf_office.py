@@ -224,7 +224,7 @@ def test_rate_a_trf_from_its_own_ratings_is_the_hand_worked_open(capsys):
     assert main(["rate", str(OPEN), "--ratings-from-trf"]) == 0
     [out] = rate_lines(capsys.readouterr().out)
     assert out["event_id"] == IDENTITY
-    got = {p["id"]: (p["old_rating"], p["details"]["k"], p["details"]["event_change"], p["details"]["projected_rating"])
+    got = {p["id"]: (p["old_rating"], p["details"]["k"], p["details"]["event_change_exact"], p["details"]["projected_rating"])
            for p in out["players"] if p["old_rating"] is not None}
     assert got == {"1001": (2300, 20, "-24/5", 2295), "1002": (2200, 20, "-62/5", 2188),
                    "1003": (2100, 40, "124/5", 2125), "1004": (2000, 20, "24/5", 2005)}
