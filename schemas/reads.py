@@ -19,9 +19,10 @@ class HistoryEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One line of a player's history in one pool.
 
     `kind` event: the player's result in one rated event, as last published for it (a
-    revision replaces it; a withdrawn event has none). For FIDE, `new_rating` is the
-    projection (the published rating plus the period's change so far, `projection` true)
-    and `period` the rating period the event counts in.
+    revision replaces it; a withdrawn event has none). For FIDE, whose rating stays until
+    the list, `new_rating` is the projection (the published rating plus the period's change
+    so far: the message's `details.projected_rating`), `change` the projection minus the
+    rating, `projection` true, and `period` the rating period the event counts in.
     `kind` list: a published FIDE rating list; `list_period` is the month the list is in
     force from (the record's `fide.published[].period`), `period` the rating period it
     closes, `new_rating` the player's rating on it."""

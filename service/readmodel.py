@@ -94,13 +94,17 @@ def entries_of(message: RatingsUpdated) -> Iterator[tuple[str, str, HistoryEntry
         return
     assert message.event_id is not None
     for r in message.players:
+        new, change = r.new_rating, r.change
+        projected = getattr(r.details, "projected_rating", None) if fide else None
+        if projected is not None:  # FIDE: the rating stays until the list; the line shows the projection (F9)
+            new = projected
+            change = projected - r.old_rating if r.old_rating is not None else None
         yield r.id, message.event_id, HistoryEntry(
             kind="event", event_id=message.event_id, name=message.name, start_date=message.start_date,
             end_date=message.end_date, period=message.period if fide else None, list_period=None,
-            old_rating=r.old_rating, new_rating=r.new_rating, change=r.change, old_status=r.old_status,
+            old_rating=r.old_rating, new_rating=new, change=change, old_status=r.old_status,
             status=r.status, games=r.games, event_games=r.event_games, score=r.score, expected=r.expected,
-            performance=r.performance, revision=message.revision or 0,
-            projection=bool(fide and r.details is not None and getattr(r.details, "projection", False)),
+            performance=r.performance, revision=message.revision or 0, projection=projected is not None,
         )
 
 

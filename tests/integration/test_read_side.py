@@ -184,8 +184,15 @@ def expected_history(messages: list[RatingsUpdated], system: str, pool: str, pid
                 if (m.system, m.pool, p.id) == (system, pool, pid):
                     lines.append(((m.period, "9999", "9999"), None, m, p))
     lines.sort(key=lambda line: line[0])
+    def after(m: RatingsUpdated, p) -> tuple:
+        """FIDE: an event's line shows the projection (the rating itself stays until the list)."""
+        projected = getattr(p.details, "projected_rating", None) if m.kind != "list" and m.system == "fide" else None
+        if projected is None:
+            return p.new_rating, p.change
+        return projected, projected - p.old_rating
+
     return [{"event_id": eid, "kind": "list" if eid is None else "event", "name": m.name if eid else None,
-             "old_rating": p.old_rating, "new_rating": p.new_rating, "change": p.change, "games": p.games,
+             "old_rating": p.old_rating, "new_rating": after(m, p)[0], "change": after(m, p)[1], "games": p.games,
              "event_games": p.event_games, "score": p.score, "revision": (m.revision or 0) if eid else 0,
              "list_period": m.list_period} for _, eid, m, p in lines]
 

@@ -99,6 +99,9 @@ def test_a_fide_list_line_comes_after_its_periods_events_and_names_the_list():
     assert [(e.kind, e.event_id, e.period, e.list_period) for e in lines] == [
         ("event", "f1", "2025-11", None), ("list", None, "2025-11", "2025-12")]
     assert lines[0].projection
+    # A beats B (2100) at 2000: D -100, PD 0.36, W - We 0.64, K 20 (established, 100 games,
+    # born 1990, never 2300): the projection 2000 + round(20 x 0.64) = 2000 + 13 = 2013.
+    assert (lines[0].old_rating, lines[0].new_rating, lines[0].change) == (2000, 2013, 13)
     # The list's rating is the record's rating, and the record's label of that list is 2025-12.
     record = ledger.record("fide", "standard", "A")
     assert lines[1].new_rating == record.rating and record.fide.published[-1].period == "2025-12"
