@@ -4,16 +4,18 @@
 Keys, under the stream's hash tag:
 
     {S}:lease          "<token> <consumer>", PX RATING_LEASE_MS: who owns the stream
+    {S}:lease:fence    the same value, without expiry: written only when a lease is taken
     {S}:lease:token    the token counter (INCR on every acquisition: tokens only grow)
     {S}:replicas       zset consumer -> heartbeat expiry (ms): the live replicas
 
 A replica reads and rates a stream only while it holds its lease; the others stand by
-(their subscribers do not read it). Every commit WATCHes the lease key and checks, after
+(their subscribers do not read it). Every commit WATCHes the fence key and checks, after
 WATCH and before MULTI, that it still holds this replica's value (StreamProcessor._commit):
 a former owner that was paused past its lease either reads another value (LeaseLost: it
-stops and stands by) or sees the key changed before its EXEC (WatchError). Renewal and
-release also run under the stream's commit lock, so they never abort this replica's own
-commit.
+stops and stands by) or sees the key written before its EXEC (WatchError). The fence is a
+key of its own so that renewing the lease (PEXPIRE, a write) never aborts the owner's own
+commit, however long it takes; a release waits for the commit in progress (the stream's
+lock).
 
 Spread: a replica takes a lease only while it holds fewer than ceil(streams / live
 replicas), and gives one back (between two commits) while it holds more, so that leases
@@ -29,17 +31,19 @@ import time
 from typing import Any, Awaitable, Callable
 
 import structlog
+from redis.exceptions import RedisError
 
 from service.runtime.metrics import Metrics
 
 log = structlog.get_logger("rating.leases")
 STANDBY_POLL = 0.2  # seconds: how often a standby looks for a free lease (at most lease / 3)
 
-# KEYS[1] lease, KEYS[2] token counter; ARGV[1] consumer, ARGV[2] lease ms.
+# KEYS[1] lease, KEYS[2] token counter, KEYS[3] fence; ARGV[1] consumer, ARGV[2] lease ms.
 _ACQUIRE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return false end
 local value = redis.call('INCR', KEYS[2]) .. ' ' .. ARGV[1]
 redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
+redis.call('SET', KEYS[3], value)
 return value
 """
 # KEYS[1] lease; ARGV[1] our value, ARGV[2] lease ms.
@@ -68,6 +72,10 @@ def lease_key(stream: str) -> str:
     return "{" + stream + "}:lease"
 
 
+def fence_key(stream: str) -> str:
+    return "{" + stream + "}:lease:fence"
+
+
 def token_of(value: bytes | str | None) -> int | None:
     """The fencing token of a lease value ("<token> <consumer>")."""
     if value is None:
@@ -83,10 +91,11 @@ class StreamLease:
         self.stream = stream
         self.key = lease_key(stream)
         self.token_key = f"{self.key}:token"
+        self.fence_key = fence_key(stream)
         self.replicas_key = "{" + stream + "}:replicas"
         self.value: str | None = None  # "<token> <consumer>" while this replica owns the stream
         self.held: str | None = None  # the value to give back in Redis (kept past stand_down)
-        self.lock = asyncio.Lock()  # one commit, renewal or release at a time
+        self.lock = asyncio.Lock()  # one commit or release at a time
         self.owned = asyncio.Event()
         self.renewed = 0.0
 
@@ -136,13 +145,8 @@ class Leases:
         while True:
             try:
                 await self.tick()
-            except (ConnectionError, OSError, asyncio.TimeoutError) as exc:
+            except (RedisError, OSError) as exc:  # said, and tried again
                 on_error(exc)
-            except Exception as exc:  # a Redis error: said, and tried again
-                if type(exc).__module__.startswith("redis"):
-                    on_error(exc)
-                else:
-                    raise
             await asyncio.sleep(self.poll)
 
     async def tick(self) -> None:
@@ -170,7 +174,7 @@ class Leases:
                 self._catching_up[lease.stream] = asyncio.create_task(self.catch_up(lease.stream))
 
     async def _acquire_one(self, lease: StreamLease, now: float) -> bool:
-        value = await self._acquire(keys=[lease.key, lease.token_key], args=[self.consumer, self.lease_ms])
+        value = await self._acquire(keys=[lease.key, lease.token_key, lease.fence_key], args=[self.consumer, self.lease_ms])
         if value is None:
             return False
         lease.value = lease.held = value.decode() if isinstance(value, bytes) else value
@@ -182,13 +186,13 @@ class Leases:
         return True
 
     async def _renew_one(self, lease: StreamLease, now: float) -> None:
-        async with lease.lock:
-            if lease.value is None:
-                return
-            if await self._renew(keys=[lease.key], args=[lease.value, self.lease_ms]):
-                lease.renewed = now
-                return
-        self.lost(lease.stream)
+        value = lease.value
+        if value is None:
+            return
+        if await self._renew(keys=[lease.key], args=[value, self.lease_ms]):
+            lease.renewed = now
+        elif lease.value == value:
+            self.lost(lease.stream)
 
     def lost(self, stream: str) -> None:
         """The lease is someone else's (or expired): stop consuming the stream, stand by."""

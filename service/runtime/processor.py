@@ -8,8 +8,8 @@ apply the entries one by one to an in-memory ledger with the pure engines, then 
 records, pool states, idempotency markers, output and dead-letter entries, the cursor,
 XACK; EXEC. A WatchError means another replica moved first: re-read and go on.
 
-Under a lease (service/runtime/leases.py) the lease key is watched too, and read in the same
-round trip: a commit is made only while the lease holds this replica's value (the fencing
+Under a lease (service/runtime/leases.py) its fence key is watched too, and read in the same
+round trip: a commit is made only while the fence holds this replica's value (the fencing
 token), else LeaseLost is raised and nothing is written.
 """
 
@@ -185,7 +185,7 @@ class StreamProcessor:
         wants = [e.want for e in entries if e.want is not None]
         if self.lease is None:
             return await self._commit_watched(entries, expected_cursor, head, forgiven, wants, None)
-        async with self.lease.lock:  # never beside this replica's own renewal or release
+        async with self.lease.lock:  # a release waits for the commit in progress
             fence = self.lease.value
             if fence is None:
                 raise LeaseLost(self.stream)
@@ -194,11 +194,11 @@ class StreamProcessor:
     async def _commit_watched(self, entries: list[Entry], expected_cursor: str, head: str, forgiven: bool,
                               wants: list[Needs], fence: str | None) -> int:
         started = time.perf_counter()
-        fenced = [self.lease.key] if fence is not None and self.lease is not None else []
+        fenced = [self.lease.fence_key] if fence is not None and self.lease is not None else []
         try:
             async with self.client.pipeline(transaction=True) as pipe:
-                # The lease key is watched with the cursor: a new owner's acquisition (a write)
-                # between this WATCH and EXEC aborts the EXEC.
+                # The fence is watched with the cursor: a new owner's acquisition (it writes the
+                # fence) between this WATCH and EXEC aborts the EXEC.
                 await pipe.watch(self.keys.cursor, *fenced, *watched_keys(self.keys, wants))
                 # One round trip for the rest: count this attempt, check the cursor, read.
                 async with self.client.pipeline(transaction=False) as reads:

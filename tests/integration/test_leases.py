@@ -16,7 +16,7 @@ import redis
 import redis.asyncio as aioredis
 
 import service.runtime.processor as processor_module
-from service.runtime.leases import LeaseLost, StreamLease, lease_key, token_of
+from service.runtime.leases import LeaseLost, StreamLease, fence_key, lease_key, token_of
 from service.runtime.processor import StreamProcessor
 from service.runtime.store import StreamKeys
 from tests.engines import counting_registry
@@ -44,8 +44,9 @@ async def own_lease(client, settings, value: str) -> StreamProcessor:
     """A processor whose replica holds the lease `value` ("<token> <consumer>")."""
     stream = settings.input_streams[0]
     lease = held(value)
-    lease.key = lease_key(stream)
+    lease.key, lease.fence_key = lease_key(stream), fence_key(stream)
     await client.set(lease.key, value, px=60_000)
+    await client.set(lease.fence_key, value)
     processor = StreamProcessor(client, settings, stream, counting_registry(), lease=lease)
     await processor.ensure_group()
     return processor
@@ -63,7 +64,7 @@ async def test_a_commit_under_another_owners_lease_writes_nothing(client, redis_
     await load_club(client, settings)
     processor = await own_lease(client, settings, "1 paused-replica")
     ids = await publish(client, settings, *random_events(3, 1))
-    await client.set(lease_key(settings.input_streams[0]), "2 new-owner", px=60_000)  # taken over meanwhile
+    await client.set(fence_key(settings.input_streams[0]), "2 new-owner")  # taken over meanwhile
     with pytest.raises(LeaseLost):
         await processor.handle(*ids)
     await nothing_committed(client, settings)
@@ -84,7 +85,7 @@ async def test_a_lease_taken_between_the_check_and_exec_aborts_the_commit(client
         build = queue_reads(reads, keys, wants)
 
         def build_ledger(replies):
-            other.set(lease_key(settings.input_streams[0]), "2 new-owner", px=60_000)  # after the check
+            other.set(fence_key(settings.input_streams[0]), "2 new-owner")  # after the check
             return build(replies)
 
         return build_ledger
@@ -278,3 +279,31 @@ async def test_no_stream_is_ever_owned_by_two_replicas(client, redis_url, key_pr
     assert committed == sorted(committed)  # terms never interleave
     for pid, log in logs.items():  # a token's commits are its owner's
         assert all(owners[a["lease_token"]].endswith(f"-{pid}") for a in applied_lines(log) if a["lease_token"] in owners)
+
+
+async def test_leases_spread_over_the_replicas_and_rebalance_when_one_joins(client, redis_url, key_prefix):
+    """Two input streams: one replica owns both; a second joins and the first gives one back
+    (over its fair share ceil(2 / 2) = 1), so each owns one."""
+    settings = settings_for(redis_url, key_prefix, input_streams=(f"{key_prefix}.a", f"{key_prefix}.b"))
+    services = Services(settings)
+    keys = [lease_key(s) for s in settings.input_streams]
+
+    async def holders() -> list[str]:
+        return [(v or b"").decode().partition(" ")[2] for v in await client.mget(keys)]
+
+    async def until(check, timeout: float = 15.0) -> list[str]:
+        deadline = time.monotonic() + timeout
+        while not check(found := await holders()):
+            assert time.monotonic() < deadline, found
+            await asyncio.sleep(0.05)
+        return found
+
+    try:
+        first = services.start()
+        await until(lambda h: all(x.endswith(f"-{first.pid}") for x in h))
+        second = services.start()
+        found = await until(lambda h: sorted(x.rpartition("-")[2] for x in h) == sorted([str(first.pid), str(second.pid)]))
+        await asyncio.sleep(1.0)  # and it stays so
+        assert await holders() == found
+    finally:
+        services.stop_all()
