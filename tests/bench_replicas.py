@@ -81,6 +81,8 @@ def main() -> None:
     print(f"median: 1 replica {one:.0f} events/s, {cpu_one:.3f} CPU s/1000; "
           f"2 replicas {two:.0f} events/s, {cpu_two:.3f} CPU s/1000")
     print(f"two replicas / one replica: throughput {two / one:.2f}x, CPU per event {cpu_two / cpu_one:.2f}x")
+    pairs = statistics.median(b[0] / a[0] for a, b in zip(results[1], results[2]))
+    print(f"median of the runs' own ratios (two / one, same run): {pairs:.2f}x")
 
 
 if __name__ == "__main__":
