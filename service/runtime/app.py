@@ -86,6 +86,8 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
             leases.lost(stream)
         except REDIS_AWAY as exc:
             outage.unreachable(_reason(exc, settings))
+        except Exception:  # a failing entry (counted towards poison) or a Redis refusal: next renewal tries again
+            log.exception("catch-up failed", stream=stream)
 
     leases = Leases(client, settings.consumer, settings.input_streams, settings.lease_ms, metrics, catch_up)
     processors = {
