@@ -3,6 +3,11 @@
 Per input stream, two subscribers share the consumer group: one reads new entries
 (XREADGROUP >), one reclaims entries left pending by a dead replica after the idle time
 (XAUTOCLAIM). Both hand the entry id to the StreamProcessor, which commits and acks.
+Only the replica holding the stream's lease (leases.py) reads it: on a standby both
+subscribers' reads wait for the lease (`_guard_reads`) instead of asking Redis, so no entry
+is delivered to, or left pending for, a standby. The owner applies from the applied cursor
+(XRANGE), so entries a former owner was handed but did not commit are applied by the new
+owner's catch-up when it takes the lease, and acked (XACK acks any consumer's entry).
 FastStream's own acknowledgement is off (AckPolicy.MANUAL): the XACK is part of the
 commit. The handler reads the raw fields itself so that a malformed entry is
 dead-lettered by us rather than failing inside the framework.
@@ -33,6 +38,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from service.runtime.leases import LeaseLost, Leases
 from service.runtime.processor import StreamProcessor
 from service.engine.registry import Registry, default_registry
 from service.runtime.health import Health
@@ -67,14 +73,33 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     metrics = Metrics()
     outage = OutageLog(settings.outage_log_ms / 1000)
     stopping = asyncio.Event()  # set when the shutdown starts: handlers stop waiting for Redis
-    processors = {s: StreamProcessor(client, settings, s, registry, metrics) for s in settings.input_streams}
+
+    async def catch_up(stream: str) -> None:
+        """Apply whatever is after the cursor, up to the stream's last entry (on taking the
+        lease, and again on every renewal: entries handed to a former owner and not committed
+        are not delivered again)."""
+        try:
+            last = await client.xrevrange(stream, count=1)
+            if last:
+                await processors[stream].handle(last[0][0].decode())
+        except LeaseLost:
+            leases.lost(stream)
+        except REDIS_AWAY as exc:
+            outage.unreachable(_reason(exc, settings))
+        except Exception:  # a failing entry (counted towards poison) or a Redis refusal: next renewal tries again
+            log.exception("catch-up failed", stream=stream)
+
+    leases = Leases(client, settings.consumer, settings.input_streams, settings.lease_ms, metrics, catch_up)
+    processors = {
+        s: StreamProcessor(client, settings, s, registry, metrics, leases[s]) for s in settings.input_streams
+    }
     health = Health(client, metrics, settings.redis_url)
     http = _http_server(client, health, metrics, settings) if settings.http_port else None
     tasks: list[asyncio.Task] = []
 
     for stream, processor in processors.items():
         for reclaim in (False, True):
-            _subscribe(broker, settings, processor, outage, stopping, reclaim=reclaim)
+            _subscribe(broker, settings, processor, leases, outage, stopping, reclaim=reclaim)
 
     app = FastStream(broker, logger=logging.getLogger("rating.faststream"))
     # A subscriber that stops for good asks the app to exit (FastStream does this on errors it
@@ -100,6 +125,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         for processor in processors.values():
             await processor.index_existing()
         tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings)))
+        tasks.append(asyncio.create_task(leases.run(lambda exc: outage.unreachable(_reason(exc, settings)))))
         log.info(
             "starting",
             streams=list(settings.input_streams),
@@ -112,6 +138,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     @app.on_shutdown
     async def stop_side_tasks() -> None:
         stopping.set()
+        leases.stand_down()
         for task in tasks:
             task.cancel()
         if http is not None:
@@ -119,6 +146,10 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
 
     @app.after_shutdown
     async def close_client() -> None:
+        try:  # after the last commit: a standby takes over within its poll interval
+            await leases.release_all()
+        except (RedisError, *REDIS_AWAY) as exc:  # the leases expire on their own
+            log.warning("leases not released", error=_reason(exc, settings))
         await client.aclose()
         log.info("stopped", consumer=settings.consumer)
 
@@ -230,8 +261,8 @@ def _http_problem(exc: OSError, settings: Settings) -> str:
 
 
 def _subscribe(
-    broker: RedisBroker, settings: Settings, processor: StreamProcessor, outage: OutageLog, stopping: asyncio.Event,
-    *, reclaim: bool,
+    broker: RedisBroker, settings: Settings, processor: StreamProcessor, leases: Leases, outage: OutageLog,
+    stopping: asyncio.Event, *, reclaim: bool,
 ) -> None:
     sub = StreamSub(
         processor.stream,
@@ -252,6 +283,11 @@ def _subscribe(
                 await processor.handle(*ids)
                 outage.reachable()
                 return
+            except LeaseLost:
+                # Read just before the lease went: the entries stay pending, unacked; the
+                # new owner applies them from the cursor and acks them.
+                leases.lost(processor.stream)
+                return
             except REDIS_AWAY as exc:
                 # Redis went away (or is loading its data after a restart): nothing was half
                 # done (each commit is one MULTI/EXEC); try again when it is back, in order.
@@ -269,10 +305,12 @@ def _subscribe(
         title=f"{processor.stream}{':reclaim' if reclaim else ''}",
     )
     subscriber(on_entries)
-    _guard_reads(subscriber, processor, outage, settings)
+    _guard_reads(subscriber, processor, leases, outage, settings)
 
 
-def _guard_reads(subscriber: Any, processor: StreamProcessor, outage: OutageLog, settings: Settings) -> None:
+def _guard_reads(
+    subscriber: Any, processor: StreamProcessor, leases: Leases, outage: OutageLog, settings: Settings,
+) -> None:
     """Take the subscriber's read errors before FastStream's read loop does.
 
     FastStream (0.7, `_StreamHandlerMixin._consume`) logs every failed read with its
@@ -281,12 +319,20 @@ def _guard_reads(subscriber: Any, processor: StreamProcessor, outage: OutageLog,
     Here a read that fails because Redis is away goes to the OutageLog (a line per change
     of state) and is tried again within a second; a lost group is created again at the
     applied cursor (StreamProcessor.recover_group). Anything else still reaches FastStream.
+
+    On a standby (the stream's lease is another replica's) the read does not ask Redis: it
+    waits until the lease is this replica's (at most RATING_POLL_MS) and returns empty, so
+    that no entry is delivered to, and left pending for, a replica that will not apply it.
     """
     read = subscriber._get_msgs
     delay = BACKOFF_FIRST
+    lease = leases[processor.stream]
 
     async def guarded_read(*args: Any) -> None:
         nonlocal delay
+        if not lease.owned.is_set():
+            await lease.wait_owned(settings.poll_ms / 1000)
+            return
         try:
             await read(*args)
         except REDIS_AWAY as exc:

@@ -78,6 +78,10 @@ class Metrics:
             "Consumer groups found missing (XGROUP DESTROY, FLUSHALL, Redis restarted empty) and created again",
             ["stream"], registry=r,
         )
+        self.lease_owned = Gauge(
+            "rating_lease_owned", "1 while this replica holds the stream's lease (reads and rates it); 0 on standby",
+            ["stream"], registry=r,
+        )
         self.redis_up = Gauge("rating_redis_up", "1 when the last Redis check answered", registry=r)
 
     def render(self) -> bytes:

@@ -7,6 +7,10 @@ WATCH (cursor, the pools' records), read everything the batch needs in one round
 apply the entries one by one to an in-memory ledger with the pure engines, then MULTI:
 records, pool states, idempotency markers, output and dead-letter entries, the cursor,
 XACK; EXEC. A WatchError means another replica moved first: re-read and go on.
+
+Under a lease (service/runtime/leases.py) its fence key is watched too, and read in the same
+round trip: a commit is made only while the fence holds this replica's value (the fencing
+token), else LeaseLost is raised and nothing is written.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from schemas.events import InputMessage
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
+from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, needs
 from service.timeline import arrival_of
@@ -70,8 +75,11 @@ class Decision:
 class StreamProcessor:
     """Applies the entries of one input stream, in stream order, exactly once."""
 
-    def __init__(self, client: Any, settings: Settings, stream: str, registry: Registry, metrics: Metrics | None = None):
+    def __init__(self, client: Any, settings: Settings, stream: str, registry: Registry, metrics: Metrics | None = None,
+                 lease: StreamLease | None = None):
+        """`lease`: commit only while holding it (the service); None: no lease (tools, tests)."""
         self.client = client
+        self.lease = lease
         self.settings = settings
         self.keys = StreamKeys(stream)
         self.stream = stream
@@ -175,10 +183,23 @@ class StreamProcessor:
         head = entries[0].id
         forgiven, self._forgiven = self._forgiven == head, None
         wants = [e.want for e in entries if e.want is not None]
+        if self.lease is None:
+            return await self._commit_watched(entries, expected_cursor, head, forgiven, wants, None)
+        async with self.lease.lock:  # a release waits for the commit in progress
+            fence = self.lease.value
+            if fence is None:
+                raise LeaseLost(self.stream)
+            return await self._commit_watched(entries, expected_cursor, head, forgiven, wants, fence)
+
+    async def _commit_watched(self, entries: list[Entry], expected_cursor: str, head: str, forgiven: bool,
+                              wants: list[Needs], fence: str | None) -> int:
         started = time.perf_counter()
+        fenced = [self.lease.fence_key] if fence is not None and self.lease is not None else []
         try:
             async with self.client.pipeline(transaction=True) as pipe:
-                await pipe.watch(self.keys.cursor, *watched_keys(self.keys, wants))
+                # The fence is watched with the cursor: a new owner's acquisition (it writes the
+                # fence) between this WATCH and EXEC aborts the EXEC.
+                await pipe.watch(self.keys.cursor, *fenced, *watched_keys(self.keys, wants))
                 # One round trip for the rest: count this attempt, check the cursor, read.
                 async with self.client.pipeline(transaction=False) as reads:
                     if forgiven:  # the last attempt was cut short by Redis, not by the entry
@@ -186,9 +207,14 @@ class StreamProcessor:
                     else:
                         reads.hincrby(self.keys.attempts, head, 1)
                     reads.get(self.keys.cursor)
+                    for key in fenced:
+                        reads.get(key)
                     build_ledger = queue_ledger_reads(reads, self.keys, wants)
                     replies = await reads.execute()
                 attempts = int(replies[0] or 1)
+                if fenced and text(replies[2]) != fence:  # another owner (or none): stop, write nothing
+                    await self.client.hdel(self.keys.attempts, head)
+                    raise LeaseLost(self.stream)
                 if (text(replies[1]) or "0-0") != expected_cursor:
                     await self.client.hdel(self.keys.attempts, head)
                     return 0
@@ -196,7 +222,7 @@ class StreamProcessor:
                     reason = f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
                     ledger, decisions = MemoryLedger(), [Decision(entries[0], Rejected("poison", reason))]
                 else:
-                    ledger = build_ledger(replies[2:])
+                    ledger = build_ledger(replies[2 + len(fenced):])
                     first = entries[0]
                     if first.message is not None and not ledger.in_order(first.message, arrival_of(first.id)):
                         # A late event, a correction or a withdrawal: re-rated from its place,
@@ -230,7 +256,7 @@ class StreamProcessor:
         self.metrics.commit_seconds.labels(self.stream).observe(time.perf_counter() - started)
         self.metrics.entries_per_commit.labels(self.stream).observe(len(decisions))
         for decision in decisions:
-            self._log(decision)
+            self._log(decision, token_of(fence))
         return len(decisions)
 
     def _apply(self, entries: list[Entry], ledger: MemoryLedger) -> list[Decision]:
@@ -278,9 +304,11 @@ class StreamProcessor:
             for stream in sorted(written):
                 pipe.xtrim(stream, maxlen=self.settings.output_maxlen, approximate=True)
 
-    def _log(self, decision: Decision) -> None:
+    def _log(self, decision: Decision, token: int | None = None) -> None:
         outcome, entry = decision.outcome, decision.entry
         where = {"stream": self.stream, "stream_id": entry.id, "event_id": entry.event_id}
+        if token is not None:
+            where["lease_token"] = token
         if isinstance(outcome, Applied):
             self.metrics.rated.labels(self.stream, entry.message.system if entry.message else "").inc()
             log.info("applied", marker=outcome.marker, outputs=len(outcome.outputs), **where)

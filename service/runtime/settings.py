@@ -48,6 +48,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("output_stream", ("RATING_OUTPUT_STREAM",), "ratings.updated", "stream of ratings.updated/v1 messages"),
     Setting("dead_letter_stream", ("RATING_DEAD_LETTER_STREAM",), "events.rejected", "stream of event.rejected/v1 messages"),
     Setting("claim_idle_ms", ("RATING_CLAIM_IDLE_MS",), "30000", "idle time (ms) before another replica reclaims a pending entry"),
+    Setting("lease_ms", ("RATING_LEASE_MS",), "10000",
+            "lease (ms) of one replica on an input stream: the owner renews it every third of it; a standby takes "
+            "over at once after a SIGTERM, within this time after a crash"),
     Setting("max_deliveries", ("RATING_MAX_DELIVERIES",), "5", "deliveries after which a failing entry is dead-lettered as poison"),
     Setting("max_bytes", ("RATING_MAX_BYTES",), str(16 * 1024 * 1024), "largest accepted message (bytes of __data__)"),
     Setting("max_players", ("RATING_MAX_PLAYERS",), "5000", "most players in one event"),
@@ -73,6 +76,7 @@ class Settings(msgspec.Struct, frozen=True):
     output_stream: str = "ratings.updated"
     dead_letter_stream: str = "events.rejected"
     claim_idle_ms: int = 30_000
+    lease_ms: int = 10_000
     max_deliveries: int = 5
     max_bytes: int = 16 * 1024 * 1024
     max_players: int = 5_000
@@ -143,7 +147,7 @@ def check_redis_url(url: str) -> str:
     return url
 
 
-_INTS = {"http_port", "batch_size", "claim_idle_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events", "outage_log_ms"}
+_INTS = {"http_port", "batch_size", "claim_idle_ms", "lease_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events", "outage_log_ms"}
 
 
 def _convert(field: str, raw: str) -> object:

@@ -20,6 +20,7 @@ def settings_for(redis_url: str, prefix: str, **overrides: Any) -> Settings:
         group=f"{prefix}-group",
         poll_ms=50,
         claim_idle_ms=300,
+        lease_ms=1000,
         http_port=0,
     )
     values.update(overrides)

@@ -68,6 +68,7 @@ class Services:
             "RATING_DEAD_LETTER_STREAM": settings.dead_letter_stream,
             "RATING_GROUP": settings.group,
             "RATING_CLAIM_IDLE_MS": str(settings.claim_idle_ms),
+            "RATING_LEASE_MS": str(settings.lease_ms),
             "RATING_POLL_MS": str(settings.poll_ms),
             "RATING_LOG_JSON": "true",
             "RATING_LOG_LEVEL": "WARNING",

@@ -2,7 +2,7 @@
 and "Order (v1.1)"): the service as its own processes.
 
 - A mixed workload (tests/cascade_workload.py: CFC; FIDE with a period closed between two;
-  NASPA nwl + csw) through two replicas, one SIGKILLed at random points: the end state equals
+  NASPA nwl + csw) through two replicas, the owner SIGKILLed at random points: the end state equals
   the offline twin and the date-order fold, one output per (event id, revision), each dead
   letter once, nothing pending.
 - Redis stopped and started again (AOF) while the service commits a cascade of ~2,000 events:
@@ -19,6 +19,7 @@ import time
 import pytest
 import redis.asyncio as aioredis
 
+from service.runtime.leases import lease_key
 from service.runtime.store import StreamKeys, entry_order, import_records
 from tests.cascade_workload import check_revisions, figures
 from tests.integration.corrections import check_against_offline_and_fold, load_lists, mixed, offline, publish_all
@@ -45,21 +46,29 @@ async def test_two_replicas_one_killed_at_random_end_as_offline(redis_url, key_p
     killed_working = 0
     publishing = True
 
-    async def killer(victim) -> None:
+    async def working() -> object:
+        """The replica that owns the stream (holds its lease), else either."""
+        value = await client.get(lease_key(stream))
+        owner = value.decode().partition(" ")[2] if value else ""
+        return next((p for p in services.running if owner.endswith(f"-{p.pid}")), rng.choice(services.running))
+
+    async def killer() -> None:
         nonlocal kills, killed_working
         last = None
         while publishing or (await client.get(StreamKeys(stream).cursor)) != last:
             await asyncio.sleep(rng.uniform(0.3, 1.2))
+            victim = await working()
             services.kill(victim)  # SIGKILL, wherever it is
             kills += 1
             killed_working += '"event": "applied"' in services.logs(victim)
-            victim = services.start()
+            services.start()
             if not publishing:
                 last = (await client.xrevrange(stream, count=1))[0][0]
 
     try:
         services.start()
-        killing = asyncio.create_task(killer(services.start()))
+        services.start()
+        killing = asyncio.create_task(killer())
         at = 0
         while at < len(m.messages):
             size = rng.randint(1, 12)

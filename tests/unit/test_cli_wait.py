@@ -172,3 +172,11 @@ def test_settings_refuse_a_bad_log_level_and_url_and_normalise_the_level():
         load_settings({"REDIS_URL": "127.0.0.1:6379"})
     with pytest.raises(SettingsError, match="redis_url '127.0.0.1:6379': not a Redis URL"):
         load_settings({}, redis_url="127.0.0.1:6379")
+
+
+def test_the_lease_time_is_a_positive_number_of_milliseconds():
+    assert load_settings({}).lease_ms == 10_000
+    assert load_settings({"RATING_LEASE_MS": "2500"}).lease_ms == 2500
+    for bad in ("0", "-1", "ten"):
+        with pytest.raises(SettingsError, match="RATING_LEASE_MS"):
+            load_settings({"RATING_LEASE_MS": bad})
