@@ -16,6 +16,7 @@ Reason = Literal[
     "period_not_due",  # FIDE: a close of a period that cannot be closed yet (an earlier one is open, or it is in the future)
     "unratable",  # the rules cannot rate it (e.g. no rated player)
     "poison",  # delivered too many times without being applied
+    "misrouted",  # appended to another partition's input stream than its (system, pool)'s (the message names it)
 ]
 REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
 

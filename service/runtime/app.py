@@ -45,6 +45,7 @@ from service.runtime.health import Health
 from service.runtime.logconfig import configure_logging
 from service.runtime.metrics import Metrics
 from service.runtime.outage import OutageLog
+from service.runtime.partitions import advertise
 from service.runtime.settings import Settings, load_settings, redact, redact_error
 
 log = structlog.get_logger("rating.app")
@@ -89,10 +90,9 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         except Exception:  # a failing entry (counted towards poison) or a Redis refusal: next renewal tries again
             log.exception("catch-up failed", stream=stream)
 
-    leases = Leases(client, settings.consumer, settings.input_streams, settings.lease_ms, metrics, catch_up)
-    processors = {
-        s: StreamProcessor(client, settings, s, registry, metrics, leases[s]) for s in settings.input_streams
-    }
+    inputs = settings.layout.inputs
+    leases = Leases(client, settings.consumer, inputs, settings.lease_ms, metrics, catch_up)
+    processors = {s: StreamProcessor(client, settings, s, registry, metrics, leases[s]) for s in inputs}
     health = Health(client, metrics, settings.redis_url)
     http = _http_server(client, health, metrics, settings) if settings.http_port else None
     tasks: list[asyncio.Task] = []
@@ -122,13 +122,15 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
             except OSError as exc:
                 raise ServiceFailed(_http_problem(exc, settings)) from None
         await _until_redis_answers(processors.values(), settings)
+        await advertise(client, settings.layout)
         for processor in processors.values():
             await processor.index_existing()
         tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings)))
         tasks.append(asyncio.create_task(leases.run(lambda exc: outage.unreachable(_reason(exc, settings)))))
         log.info(
             "starting",
-            streams=list(settings.input_streams),
+            partitions=settings.partitions,
+            streams=list(inputs),
             group=settings.group,
             consumer=settings.consumer,
             engines=[f"{e.system}/{e.ruleset}" for e in registry],
@@ -173,7 +175,7 @@ def _http_server(client: aioredis.Redis, health: Health, metrics: Metrics, setti
     from service.web.app import create_app
     from service.web.server import HttpServer
 
-    reads = ReadModel(client, list(settings.input_streams))
+    reads = ReadModel(client, list(settings.layout.inputs))
     return HttpServer(create_app(reads, health, metrics), settings.http_host, settings.http_port)
 
 

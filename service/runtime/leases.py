@@ -1,7 +1,7 @@
 """One active owner per input stream: renewable leases in Redis with a fencing token
 (design: "Processing guarantees"; README "Replicas: one owner per input stream").
 
-Keys, under the stream's hash tag:
+Keys, under the stream's key prefix ({S}, store.StreamKeys: the stream's slot):
 
     {S}:lease          "<token> <consumer>", PX RATING_LEASE_MS: who owns the stream
     {S}:lease:fence    the same value, without expiry: written only when a lease is taken
@@ -34,6 +34,7 @@ import structlog
 from redis.exceptions import RedisError
 
 from service.runtime.metrics import Metrics
+from service.runtime.partitions import key_prefix
 
 log = structlog.get_logger("rating.leases")
 STANDBY_POLL = 0.2  # seconds: how often a standby looks for a free lease (at most lease / 3)
@@ -69,11 +70,11 @@ class LeaseLost(Exception):
 
 
 def lease_key(stream: str) -> str:
-    return "{" + stream + "}:lease"
+    return key_prefix(stream) + ":lease"
 
 
 def fence_key(stream: str) -> str:
-    return "{" + stream + "}:lease:fence"
+    return key_prefix(stream) + ":lease:fence"
 
 
 def token_of(value: bytes | str | None) -> int | None:
@@ -92,7 +93,7 @@ class StreamLease:
         self.key = lease_key(stream)
         self.token_key = f"{self.key}:token"
         self.fence_key = fence_key(stream)
-        self.replicas_key = "{" + stream + "}:replicas"
+        self.replicas_key = key_prefix(stream) + ":replicas"
         self.value: str | None = None  # "<token> <consumer>" while this replica owns the stream
         self.held: str | None = None  # the value to give back in Redis (kept past stand_down)
         self.lock = asyncio.Lock()  # one commit or release at a time

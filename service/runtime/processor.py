@@ -31,6 +31,7 @@ from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
+from service.runtime.partitions import misrouted
 from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, needs
 from service.timeline import arrival_of
 from service.runtime.settings import Settings
@@ -83,6 +84,8 @@ class StreamProcessor:
         self.settings = settings
         self.keys = StreamKeys(stream)
         self.stream = stream
+        self.layout = settings.layout
+        self.partition = self.layout.of_stream(stream)
         self.registry = registry
         self.metrics = metrics or Metrics()
         self._forgiven: str | None = None  # head entry whose attempt failed through Redis
@@ -162,6 +165,9 @@ class StreamProcessor:
         try:
             message = decode_input(data, self.settings.limits)
             want = needs(message, self.registry)
+            wrong = misrouted(self.partition, self.layout, want.system, want.pool)
+            if wrong is not None:
+                raise Rejected("misrouted", wrong, "$.pool")
         except InvalidMessage as exc:
             problem = exc.problems[0]
             more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
@@ -294,12 +300,12 @@ class StreamProcessor:
             outcome = decision.outcome
             if isinstance(outcome, Applied):
                 for output in outcome.outputs:
-                    xadd(pipe, self.settings.output_stream, encode(output))
-                written.add(self.settings.output_stream)
+                    xadd(pipe, self.partition.output, encode(output))
+                written.add(self.partition.output)
             elif isinstance(outcome, Rejected):
                 rejected = rejection_message(outcome, self.stream, decision.entry)
-                xadd(pipe, self.settings.dead_letter_stream, encode(rejected))
-                written.add(self.settings.dead_letter_stream)
+                xadd(pipe, self.partition.dead_letter, encode(rejected))
+                written.add(self.partition.dead_letter)
         if self.settings.output_maxlen:
             for stream in sorted(written):
                 pipe.xtrim(stream, maxlen=self.settings.output_maxlen, approximate=True)
@@ -326,12 +332,12 @@ class StreamProcessor:
         async with self.client.pipeline(transaction=False) as pipe:
             pipe.xinfo_groups(self.stream)
             pipe.get(self.keys.cursor)
-            pipe.xlen(self.settings.dead_letter_stream)
+            pipe.xlen(self.partition.dead_letter)
             groups, cursor, dead_letters = await pipe.execute(raise_on_error=False)
         for reply in (cursor, dead_letters):
             if isinstance(reply, Exception):
                 raise reply
-        dead_letter_stream = self.settings.dead_letter_stream
+        dead_letter_stream = self.partition.dead_letter
         self.metrics.dead_letters.labels(dead_letter_stream).set(int(dead_letters))
         open_letter = await oldest_open_dead_letter(self.client, dead_letter_stream) if dead_letters else None
         self.metrics.dead_letter_age.labels(dead_letter_stream).set(_age(open_letter))

@@ -10,6 +10,7 @@ from typing import Mapping
 import msgspec
 
 from schemas.validation import Limits
+from service.runtime.partitions import LAYOUTS, Layout, layout_of
 
 
 def _default_consumer() -> str:
@@ -42,7 +43,12 @@ SETTINGS: tuple[Setting, ...] = (
             "embedded server"),
     Setting("data_dir", ("RATING_DATA_DIR",), "$XDG_DATA_HOME/rating-service, else ~/.local/share/rating-service",
             "the embedded server's data (AOF), its log and redis.url"),
-    Setting("input_streams", ("RATING_INPUT_STREAMS",), "events.finished", "input stream(s), comma-separated; each has its own applied cursor"),
+    Setting("partitions", ("RATING_PARTITIONS",), "single",
+            "partition layout: single (the input streams below take any event) or domains (one partition per "
+            "ordering domain, e.g. {fide.standard}:events.finished; what a Redis Cluster needs)"),
+    Setting("input_streams", ("RATING_INPUT_STREAMS",), "events.finished",
+            "input stream(s), comma-separated, each with its own applied cursor (domains layout: one name, the "
+            "suffix of every partition's input stream)"),
     Setting("group", ("RATING_GROUP",), "rating-service", "consumer group (created at the applied cursor, or 0, on start-up and when lost)"),
     Setting("consumer", ("RATING_CONSUMER",), "<host name>-<pid>", "this replica's consumer name"),
     Setting("output_stream", ("RATING_OUTPUT_STREAM",), "ratings.updated", "stream of ratings.updated/v1 messages"),
@@ -70,6 +76,7 @@ SETTINGS: tuple[Setting, ...] = (
 class Settings(msgspec.Struct, frozen=True):
     redis_url: str = DEFAULT_REDIS_URL
     data_dir: str = msgspec.field(default_factory=default_data_dir)
+    partitions: str = "single"
     input_streams: tuple[str, ...] = ("events.finished",)
     group: str = "rating-service"
     consumer: str = msgspec.field(default_factory=_default_consumer)
@@ -94,6 +101,11 @@ class Settings(msgspec.Struct, frozen=True):
     @property
     def limits(self) -> Limits:
         return Limits(max_bytes=self.max_bytes, max_players=self.max_players, max_games=self.max_games)
+
+    @property
+    def layout(self) -> Layout:
+        """The partitions (service/runtime/partitions.py)."""
+        return layout_of(self.partitions, self.input_streams, self.output_stream, self.dead_letter_stream)
 
 
 class SettingsError(ValueError):
@@ -123,7 +135,13 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
             except ValueError as exc:
                 raise SettingsError(f"{field} {value!r}: {exc}") from None
         values[field] = value
-    return Settings(**values)  # type: ignore[arg-type]
+    settings = Settings(**values)  # type: ignore[arg-type]
+    try:
+        settings.layout
+    except ValueError as exc:
+        raise SettingsError(f"RATING_PARTITIONS={settings.partitions}, RATING_INPUT_STREAMS="
+                            f"{','.join(settings.input_streams)}: {exc}") from None
+    return settings
 
 
 def redis_url_configured(environ: Mapping[str, str] | None = None) -> bool:
@@ -134,7 +152,7 @@ def redis_url_configured(environ: Mapping[str, str] | None = None) -> bool:
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 REDIS_SCHEMES = ("redis", "rediss", "unix")
-_CHECKED = {"redis_url", "log_level"}  # also checked when given as an override (a command-line option)
+_CHECKED = {"redis_url", "log_level", "partitions"}  # also checked when given as an override (a command-line option)
 
 
 def check_redis_url(url: str) -> str:
@@ -169,6 +187,10 @@ def _convert(field: str, raw: str) -> object:
         if raw.upper() not in LOG_LEVELS:
             raise ValueError(f"not a log level (one of {', '.join(LOG_LEVELS)})")
         return raw.upper()
+    if field == "partitions":
+        if raw.lower() not in LAYOUTS:
+            raise ValueError(f"not a partition layout (one of {', '.join(LAYOUTS)})")
+        return raw.lower()
     if field == "log_json":
         lowered = raw.lower()
         if lowered not in {"true", "false", "auto", "1", "0"}:

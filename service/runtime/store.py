@@ -1,7 +1,9 @@
 """The Redis store: key layout, snapshot reads, and the writes of one commit.
 
-Every key of one input stream shares the hash tag `{<stream>}` (the stream's own key
-hashes to the same slot), so one MULTI/EXEC covers them on Redis Cluster too:
+Every key of one input stream shares its slot: the keys are prefixed by the stream's name
+when it carries a hash tag (`{fide.standard}:events.finished`, the domains layout of
+partitions.py), else by `{<stream>}` (the stream's own key hashes to the same slot), so one
+MULTI/EXEC covers them on Redis Cluster too. Below, {S} is that prefix:
 
     {S}:cursor                       string  id of the last input entry whose effect is committed
     {S}:players:<system>:<pool>      hash    player id -> player.record/v1 JSON (the read model)
@@ -24,8 +26,9 @@ The read model (service/readmodel.py), written in the same commit:
 (service/timeline.py: order keys and encodings; domains are pools, or pools that read
 each other such as NASPA's nwl and csw.)
 
-The output and dead-letter streams are written in the same transaction: on a cluster,
-name them with the input stream's hash tag (e.g. `{events.finished}:ratings.updated`).
+The output and dead-letter streams are written in the same transaction: the domains layout
+names them with the partition's hash tag; in the single layout on a cluster, name them with
+the input stream's (e.g. `{events.finished}:ratings.updated`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import msgspec
 from schemas.events import EventContent, InputMessage
 from schemas.records import PlayerRecord, PoolState
 from service.rating import MemoryLedger, Needs
+from service.runtime.partitions import key_prefix
 from service.readmodel import name_members, pack_message, rank_score
 from service.timeline import (
     decode_archived,
@@ -59,7 +63,7 @@ class StreamKeys:
 
     def __init__(self, stream: str, namespace: str | None = None):
         self.stream = stream
-        tag = (f"{namespace}:" if namespace else "") + "{" + stream + "}"
+        tag = (f"{namespace}:" if namespace else "") + key_prefix(stream)
         self.cursor = f"{tag}:cursor"
         self.pools = f"{tag}:pools"
         self.markers = f"{tag}:markers"

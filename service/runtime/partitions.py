@@ -1,0 +1,141 @@
+"""Partitions: the ordering domains' input streams, and where each message goes
+(design: "Partitions"; README "Partitions and replicas").
+
+A partition is one input stream with its own applied cursor, store, lease, and output and
+dead-letter streams, all under one hash tag (one Redis Cluster slot), so that every commit
+is a single-slot MULTI/EXEC. Two layouts (RATING_PARTITIONS):
+
+    single   (default) the input stream(s) of RATING_INPUT_STREAMS, each taking any event,
+             writing to RATING_OUTPUT_STREAM and RATING_DEAD_LETTER_STREAM. What a
+             deployment with one Redis and a few pools needs; the data of earlier versions.
+    domains  one partition per ordering domain (timeline.ordering_domain: a pool, or pools
+             that read each other such as NASPA's nwl and csw), named after it:
+
+                 {fide.standard}:events.finished     input (RATING_INPUT_STREAMS names the suffix)
+                 {fide.standard}:ratings.updated     output (RATING_OUTPUT_STREAM)
+                 {fide.standard}:events.rejected     dead letters (RATING_DEAD_LETTER_STREAM)
+
+             An event on another domain's stream is dead-lettered `misrouted`, naming its stream.
+
+The store keys of a stream are prefixed by the stream's name when it carries a hash tag,
+else by `{<stream>}` (earlier versions' layout): either way, the stream's slot.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from schemas.common import POOLS, SYSTEMS
+from service.timeline import domain_pools, ordering_domain
+
+LAYOUTS = ("single", "domains")
+LAYOUT_KEY = "rating-service:partitions"  # what the service advertises to producers (JSON)
+
+
+class Partition(msgspec.Struct, frozen=True):
+    """One ordering domain's streams (or, in the single layout, every domain's)."""
+
+    name: str  # "fide.standard", "naspa"; in the single layout the input stream's name
+    input: str
+    output: str
+    dead_letter: str
+    domains: tuple[str, ...] | None = None  # the ordering domains it takes; None: any
+
+    def takes(self, system: str, pool: str) -> bool:
+        return self.domains is None or ordering_domain(system, pool) in self.domains
+
+
+class Layout(msgspec.Struct, frozen=True):
+    """A layout's partitions, as the service advertises them under LAYOUT_KEY."""
+
+    layout: str
+    partitions: tuple[Partition, ...]
+
+    def route(self, system: str, pool: str) -> Partition:
+        """The partition an event or close of (system, pool) must be appended to (in the single
+        layout with several input streams: the first)."""
+        for partition in self.partitions:
+            if partition.takes(system, pool):
+                return partition
+        raise KeyError(f"no partition takes {system}/{pool}")
+
+    def of_stream(self, stream: str) -> Partition:
+        for partition in self.partitions:
+            if partition.input == stream:
+                return partition
+        raise KeyError(f"{stream} is not an input stream of the {self.layout} layout")
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        return tuple(p.input for p in self.partitions)
+
+
+def domain_names() -> list[str]:
+    """Every ordering domain, in a fixed order (systems, then pools as schemas.common lists them)."""
+    names: list[str] = []
+    for system in SYSTEMS:
+        for pool in POOLS[system]:
+            domain = ordering_domain(system, pool)
+            if domain not in names:
+                names.append(domain)
+    return names
+
+
+def partition_name(domain: str) -> str:
+    """"fide:standard" -> "fide.standard" (a name for streams, URLs and metrics)."""
+    return domain.replace(":", ".")
+
+
+def layout_of(layout: str, inputs: tuple[str, ...], output: str, dead_letter: str) -> Layout:
+    """The partitions of a layout, from the stream names of the settings."""
+    if layout == "single":
+        return Layout("single", tuple(Partition(s, s, output, dead_letter) for s in inputs))
+    if layout != "domains":
+        raise ValueError(f"unknown partition layout {layout!r} (one of {', '.join(LAYOUTS)})")
+    if len(inputs) != 1:
+        raise ValueError("the domains layout takes one input stream name (the suffix of every partition's)")
+    parts = []
+    for domain in domain_names():
+        name = partition_name(domain)
+        tag = "{" + name + "}:"
+        parts.append(Partition(name, tag + inputs[0], tag + output, tag + dead_letter, (domain,)))
+    return Layout("domains", tuple(parts))
+
+
+def has_hash_tag(key: str) -> bool:
+    """Whether Redis Cluster hashes `key` by a tag: a `{` followed, later, by a `}` with
+    something between them (the first such pair counts)."""
+    start = key.find("{")
+    if start < 0:
+        return False
+    end = key.find("}", start + 1)
+    return end > start + 1
+
+
+def key_prefix(stream: str) -> str:
+    """The prefix of a stream's store keys: in the stream's slot, whatever its name."""
+    return stream if has_hash_tag(stream) else "{" + stream + "}"
+
+
+def misrouted(partition: Partition, layout: Layout, system: str, pool: str) -> str | None:
+    """Why an event of (system, pool) does not belong on `partition` (None when it does)."""
+    if partition.takes(system, pool):
+        return None
+    right = layout.route(system, pool)
+    pools = ", ".join(f"{s}/{p}" for s, p in domain_pools(ordering_domain(system, pool)))
+    return f"{system}/{pool} events belong on {right.input} (partition {right.name}: {pools}), not {partition.input}"
+
+
+async def advertise(client: Any, layout: Layout) -> None:
+    """Say, under LAYOUT_KEY, which partitions the service reads (`publish` and the other
+    producing commands route by it; `rating-service streams` prints it)."""
+    await client.set(LAYOUT_KEY, msgspec.json.encode(layout))
+
+
+async def advertised(client: Any) -> Layout | None:
+    """The layout a running service advertised (None: no service has started here yet, or an
+    earlier version)."""
+    raw = await client.get(LAYOUT_KEY)
+    return None if raw is None else msgspec.json.decode(raw, type=Layout)

@@ -1,0 +1,96 @@
+"""Partition layouts, routing and key prefixes (service/runtime/partitions.py)."""
+
+from __future__ import annotations
+
+import binascii
+
+import pytest
+
+from schemas.common import POOLS, SYSTEMS
+from service.runtime.leases import fence_key, lease_key
+from service.runtime.partitions import Layout, has_hash_tag, key_prefix, layout_of, misrouted
+from service.runtime.settings import SettingsError, load_settings
+from service.runtime.store import StreamKeys
+from service.timeline import ordering_domain
+
+
+def slot(key: str) -> int:
+    """Redis Cluster's slot of a key (CRC16/XMODEM of the hash tag, else the key, mod 16384)."""
+    start = key.find("{")
+    if start >= 0:
+        end = key.find("}", start + 1)
+        if end > start + 1:
+            key = key[start + 1 : end]
+    return binascii.crc_hqx(key.encode(), 0) % 16384
+
+
+def domains() -> Layout:
+    return layout_of("domains", ("events.finished",), "ratings.updated", "events.rejected")
+
+
+def test_single_layout_is_the_settings_streams():
+    layout = load_settings({}).layout
+    assert layout.layout == "single"
+    (only,) = layout.partitions
+    assert (only.input, only.output, only.dead_letter, only.domains) == (
+        "events.finished", "ratings.updated", "events.rejected", None)
+    assert all(layout.route(s, p) is only for s in SYSTEMS for p in POOLS[s])
+
+
+def test_domains_layout_names_one_partition_per_ordering_domain():
+    layout = domains()
+    assert [p.name for p in layout.partitions] == [
+        "cfc.regular", "cfc.active", "fide.standard", "fide.rapid", "fide.blitz", "naspa"]
+    fide = layout.route("fide", "standard")
+    assert (fide.input, fide.output, fide.dead_letter) == (
+        "{fide.standard}:events.finished", "{fide.standard}:ratings.updated", "{fide.standard}:events.rejected")
+    # NASPA's csw seeds from nwl: one ordering domain, one partition.
+    assert layout.route("naspa", "csw") is layout.route("naspa", "nwl")
+
+
+def test_every_key_of_a_partition_is_in_its_slot():
+    for partition in domains().partitions:
+        keys = StreamKeys(partition.input)
+        names = [partition.input, partition.output, partition.dead_letter, keys.cursor, keys.markers,
+                 keys.players("fide", "standard"), keys.entries("cfc", "regular", "p1"), keys.ranking("x", "y"),
+                 lease_key(partition.input), fence_key(partition.input)]
+        assert {slot(n) for n in names} == {slot(partition.input)}, partition.name
+
+
+def test_earlier_versions_keys_are_unchanged():
+    # The single layout's stream has no tag: its keys keep the `{<stream>}` prefix of before.
+    assert StreamKeys("events.finished").cursor == "{events.finished}:cursor"
+    assert StreamKeys("{fide.standard}:events.finished").cursor == "{fide.standard}:events.finished:cursor"
+    assert key_prefix("a{}b") == "{a{}b}"  # an empty tag is no tag
+
+
+@pytest.mark.parametrize("key, tagged", [("x", False), ("{x}", True), ("a{b}c", True), ("{}x", False),
+                                         ("}{x}", True), ("{x", False)])
+def test_hash_tags_as_redis_reads_them(key, tagged):
+    assert has_hash_tag(key) is tagged
+
+
+def test_misrouted_names_the_right_stream():
+    layout = domains()
+    fide = layout.route("fide", "standard")
+    assert misrouted(fide, layout, "fide", "standard") is None
+    why = misrouted(fide, layout, "naspa", "csw")
+    assert why == ("naspa/csw events belong on {naspa}:events.finished (partition naspa: naspa/csw, naspa/nwl), "
+                   "not {fide.standard}:events.finished")
+    single = load_settings({}).layout
+    assert misrouted(single.partitions[0], single, "naspa", "csw") is None
+
+
+def test_partitions_setting_is_checked():
+    assert load_settings({"RATING_PARTITIONS": "Domains"}).partitions == "domains"
+    with pytest.raises(SettingsError, match="not a partition layout"):
+        load_settings({"RATING_PARTITIONS": "pools"})
+    with pytest.raises(SettingsError, match="one input stream name"):
+        load_settings({"RATING_PARTITIONS": "domains", "RATING_INPUT_STREAMS": "a,b"})
+
+
+def test_every_domain_has_a_partition():
+    layout = domains()
+    for system in SYSTEMS:
+        for pool in POOLS[system]:
+            assert layout.route(system, pool).domains == (ordering_domain(system, pool),)
