@@ -31,7 +31,6 @@ from schemas.common import POOLS, SYSTEMS
 from service.timeline import domain_pools, ordering_domain
 
 LAYOUTS = ("single", "domains")
-LAYOUT_KEY = "rating-service:partitions"  # what the service advertises to producers (JSON)
 
 
 class Partition(msgspec.Struct, frozen=True):
@@ -48,10 +47,11 @@ class Partition(msgspec.Struct, frozen=True):
 
 
 class Layout(msgspec.Struct, frozen=True):
-    """A layout's partitions, as the service advertises them under LAYOUT_KEY."""
+    """A layout's partitions, as the service advertises them (layout_key)."""
 
     layout: str
     partitions: tuple[Partition, ...]
+    base: str = "events.finished"  # RATING_INPUT_STREAMS (its first name): what producers know
 
     def route(self, system: str, pool: str) -> Partition:
         """The partition an event or close of (system, pool) must be appended to (in the single
@@ -91,7 +91,7 @@ def partition_name(domain: str) -> str:
 def layout_of(layout: str, inputs: tuple[str, ...], output: str, dead_letter: str) -> Layout:
     """The partitions of a layout, from the stream names of the settings."""
     if layout == "single":
-        return Layout("single", tuple(Partition(s, s, output, dead_letter) for s in inputs))
+        return Layout("single", tuple(Partition(s, s, output, dead_letter) for s in inputs), inputs[0])
     if layout != "domains":
         raise ValueError(f"unknown partition layout {layout!r} (one of {', '.join(LAYOUTS)})")
     if len(inputs) != 1:
@@ -101,7 +101,7 @@ def layout_of(layout: str, inputs: tuple[str, ...], output: str, dead_letter: st
         name = partition_name(domain)
         tag = "{" + name + "}:"
         parts.append(Partition(name, tag + inputs[0], tag + output, tag + dead_letter, (domain,)))
-    return Layout("domains", tuple(parts))
+    return Layout("domains", tuple(parts), inputs[0])
 
 
 def has_hash_tag(key: str) -> bool:
@@ -128,14 +128,20 @@ def misrouted(partition: Partition, layout: Layout, system: str, pool: str) -> s
     return f"{system}/{pool} events belong on {right.input} (partition {right.name}: {pools}), not {partition.input}"
 
 
+def layout_key(base: str) -> str:
+    """Where a service whose RATING_INPUT_STREAMS starts with `base` advertises its layout
+    (JSON of Layout): `rating-service:partitions:events.finished` by default."""
+    return f"rating-service:partitions:{base}"
+
+
 async def advertise(client: Any, layout: Layout) -> None:
-    """Say, under LAYOUT_KEY, which partitions the service reads (`publish` and the other
-    producing commands route by it; `rating-service streams` prints it)."""
-    await client.set(LAYOUT_KEY, msgspec.json.encode(layout))
+    """Say which partitions the service reads (`publish` and the other producing commands
+    route by it; `rating-service streams` prints it)."""
+    await client.set(layout_key(layout.base), msgspec.json.encode(layout))
 
 
-async def advertised(client: Any) -> Layout | None:
-    """The layout a running service advertised (None: no service has started here yet, or an
-    earlier version)."""
-    raw = await client.get(LAYOUT_KEY)
+async def advertised(client: Any, base: str) -> Layout | None:
+    """The layout a service advertised for `base` (None: no service has started here yet, or
+    an earlier version)."""
+    raw = await client.get(layout_key(base))
     return None if raw is None else msgspec.json.decode(raw, type=Layout)
