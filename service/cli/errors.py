@@ -61,7 +61,8 @@ def redis_url(args: argparse.Namespace) -> str:
 
 
 def run_redis(args: argparse.Namespace, work: Callable, *, socket_timeout: object = _REDIS_DEFAULT) -> object:
-    """Run `work(client)` against the Redis of --redis-url; a connection failure is one line.
+    """Run `work(client)` against the Redis of --redis-url, standalone or a Redis Cluster
+    (service/runtime/connection.py); a connection failure is one line.
 
     `socket_timeout` (seconds, None for none) replaces redis-py's default for a command whose
     reads block on purpose for longer than that (`watch`'s XREAD BLOCK); a
@@ -70,13 +71,14 @@ def run_redis(args: argparse.Namespace, work: Callable, *, socket_timeout: objec
     its own ConnectionError): it goes up to `main`, which ends quietly."""
     import asyncio
 
-    import redis.asyncio as aioredis
-    from redis.exceptions import RedisError
+    from redis.exceptions import RedisClusterException, RedisError
+
+    from service.runtime.connection import connect
 
     options = {} if socket_timeout is _REDIS_DEFAULT else {"socket_timeout": socket_timeout}
 
     async def main() -> object:
-        client = aioredis.Redis.from_url(redis_url(args), **options)
+        client = await connect(redis_url(args), **options)  # standalone or cluster (runtime/connection.py)
         try:
             return await work(client)
         finally:
@@ -86,7 +88,7 @@ def run_redis(args: argparse.Namespace, work: Callable, *, socket_timeout: objec
         return asyncio.run(main())
     except BrokenPipeError:
         raise
-    except (RedisError, OSError) as exc:
+    except (RedisError, RedisClusterException, OSError) as exc:
         from service.runtime.settings import DEFAULT_REDIS_URL, redact, redact_error, redis_url_configured
 
         url = redis_url(args)

@@ -26,6 +26,7 @@ from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run
 from service.cli.wait import Tracker, add_wait_options, finish, label_of, streams, tails, wants_wait
 from service.cli.watch import fields_table, rejection_rows, table
 from service.formats.jsonlines import read_documents
+from service.runtime.connection import on_owner
 from service.runtime.store import DATA_FIELD, REDRIVE, entry_order, redriven_key, text
 
 _letters = msgspec.json.Decoder(EventRejected)
@@ -270,14 +271,18 @@ def cmd_purge(args: argparse.Namespace) -> int:
         if not args.yes:
             raise UserError(f"would remove {what}: give --yes to remove them")
         stale = [k for k in redriven if min_id is None or entry_order(k) < entry_order(min_id)]
-        async with client.pipeline(transaction=True) as pipe:
-            if min_id is None:
-                pipe.xtrim(stream, maxlen=0)
-            else:
-                pipe.xtrim(stream, minid=min_id)
-            if stale:
-                pipe.hdel(ledger, *stale)
-            await pipe.execute()
+
+        async def trim(owner: Any) -> None:
+            async with owner.pipeline(transaction=True) as pipe:
+                if min_id is None:
+                    pipe.xtrim(stream, maxlen=0)
+                else:
+                    pipe.xtrim(stream, minid=min_id)
+                if stale:
+                    pipe.hdel(ledger, *stale)
+                await pipe.execute()
+
+        await on_owner(client, stream, trim)
         return f"removed {what}"
 
     print(run_redis(args, purge))

@@ -155,6 +155,8 @@ async def wait(client: Any, tracker: Tracker, since: dict[str, str], output_stre
                dead_letter_stream: str, timeout: float) -> None:
     """Read the output and dead-letter streams from `since` on, and the applied cursor,
     until every entry has an outcome or `timeout` seconds have passed."""
+    from service.runtime.connection import xread  # on a cluster, the streams may be in other slots
+
     cursor_key = StreamKeys(tracker.stream).cursor
     last = dict(since)
     deadline = time.monotonic() + timeout
@@ -181,14 +183,14 @@ async def wait(client: Any, tracker: Tracker, since: dict[str, str], output_stre
         # The cursor first, then everything on the streams up to now: an entry the cursor has
         # passed has all its messages there already (one MULTI/EXEC wrote them together).
         tracker.cursor(text(await client.get(cursor_key)))
-        while take(await client.xread(last, count=PAGE) or []) >= PAGE:
+        while take(await xread(client, last, count=PAGE)) >= PAGE:
             pass
         if tracker.done:
             return
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return
-        take(await client.xread(last, count=PAGE, block=max(1, min(POLL_MS, int(remaining * 1000)))) or [])
+        take(await xread(client, last, count=PAGE, block=max(1, min(POLL_MS, int(remaining * 1000)))))
 
 
 async def diagnose(client: Any, stream: str, group: str) -> str:

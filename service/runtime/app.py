@@ -25,18 +25,18 @@ import asyncio
 import errno
 import logging
 import signal
-from typing import Any, Awaitable, Sequence
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 import redis.asyncio as aioredis
 import structlog
 from faststream import AckPolicy, FastStream
-from faststream.redis import RedisBroker, StreamSub
+from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
 from faststream.redis.annotations import RedisMessage
 from faststream.redis.message import RedisBatchStreamMessage, RedisStreamMessage
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import RedisClusterException, RedisError, ResponseError
+
+from service.runtime.connection import TRANSIENT, client_for, is_cluster, is_cluster_now
 
 from service.runtime.leases import LeaseLost, Leases
 from service.runtime.processor import StreamProcessor
@@ -45,14 +45,16 @@ from service.runtime.health import Health
 from service.runtime.logconfig import configure_logging
 from service.runtime.metrics import Metrics
 from service.runtime.outage import OutageLog
-from service.runtime.partitions import advertise
+from service.runtime.partitions import advertise, cluster_problem
 from service.runtime.settings import Settings, load_settings, redact, redact_error
 
 log = structlog.get_logger("rating.app")
+T = TypeVar("T")
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0
 READ_RETRY_MAX = 1.0  # a subscriber whose read failed tries again within a second
-# Errors that mean "Redis is not there right now" (BusyLoadingError is a ConnectionError).
-REDIS_AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
+# Errors that mean "Redis is not there right now" (BusyLoadingError is a ConnectionError), or,
+# on a cluster, that a slot is moving or a master failing over (connection.TRANSIENT).
+REDIS_AWAY = TRANSIENT
 
 
 class ServiceFailed(Exception):
@@ -61,16 +63,24 @@ class ServiceFailed(Exception):
     process exits non-zero."""
 
 
-def build_app(settings: Settings | None = None, registry: Registry | None = None) -> FastStream:
-    """Wire the broker, the subscribers and the processors from the settings."""
+def build_app(settings: Settings | None = None, registry: Registry | None = None, cluster: bool | None = None) -> FastStream:
+    """Wire the broker, the subscribers and the processors from the settings. `cluster`:
+    whether the Redis is a Redis Cluster (`serve` asks it first, waiting for it to answer;
+    None: asked now, standalone when it does not answer, as for `faststream run`)."""
     settings = settings or load_settings()
     registry = registry if registry is not None else default_registry()
+    if cluster is None:
+        cluster = is_cluster_now(settings.redis_url)
+    if cluster:
+        problem = cluster_problem(settings.layout)
+        if problem is not None:
+            raise ServiceFailed(problem)
     # FastStream's own log lines go through the standard library into structlog's JSON; its
     # per-message lines at DEBUG. Its read errors never reach it (see _guard_reads).
-    broker = RedisBroker(
+    broker = (RedisClusterBroker if cluster else RedisBroker)(
         settings.redis_url, graceful_timeout=30.0, logger=logging.getLogger("rating.faststream"), log_level=logging.DEBUG
     )
-    client = aioredis.Redis.from_url(settings.redis_url)
+    client = client_for(settings.redis_url, cluster)
     metrics = Metrics()
     outage = OutageLog(settings.outage_log_ms / 1000)
     stopping = asyncio.Event()  # set when the shutdown starts: handlers stop waiting for Redis
@@ -121,7 +131,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
                 await http.start()  # live at once; ready once Redis answers
             except OSError as exc:
                 raise ServiceFailed(_http_problem(exc, settings)) from None
-        await _until_redis_answers(processors.values(), settings)
+        await _until_redis_answers(lambda: _ensure_groups(processors.values()), settings)
         await advertise(client, settings.layout)
         for processor in processors.values():
             await processor.index_existing()
@@ -168,7 +178,7 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     return app
 
 
-def _http_server(client: aioredis.Redis, health: Health, metrics: Metrics, settings: Settings) -> Any:
+def _http_server(client: aioredis.Redis | Any, health: Health, metrics: Metrics, settings: Settings) -> Any:
     """The HTTP side (service/web): operators' endpoints, the read API and the pages, served
     by uvicorn in this event loop once the app starts."""
     from service.runtime.reads import ReadModel
@@ -204,7 +214,17 @@ async def serve(settings: Settings, registry: Registry | None = None, signalled:
 async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry | None) -> None:
     delay = BACKOFF_FIRST
     while True:
-        app = build_app(settings, registry)
+        # Standalone or cluster: asked of the server, waiting until it answers (SIGTERM stops it).
+        asking = asyncio.ensure_future(_until_redis_answers(lambda: is_cluster(settings.redis_url), settings))
+        if not await _first(asking, stop):
+            log.info("stopped during start-up", consumer=settings.consumer)
+            return
+        try:
+            cluster = asking.result()
+        except (RedisError, RedisClusterException) as exc:  # e.g. an ACL without CLUSTER INFO
+            raise ServiceFailed(f"Redis at {redact(settings.redis_url)} refused the start-up: "
+                                f"{_reason(exc, settings)}") from None
+        app = build_app(settings, registry, cluster)
         starting = asyncio.create_task(app.start())
         if not await _first(starting, stop):  # SIGTERM during the start-up
             starting.cancel()
@@ -372,20 +392,25 @@ async def _no_body(message: object, original_decoder: object) -> None:
     return None
 
 
-async def _until_redis_answers(processors, settings: Settings) -> None:
-    """Create the consumer groups, waiting (with backoff) until Redis answers. Says why once,
-    again when the reason changes or every RATING_OUTAGE_LOG_MS, and when Redis answers."""
+async def _ensure_groups(processors) -> None:
+    for processor in processors:
+        await processor.ensure_group()
+
+
+async def _until_redis_answers(work: Callable[[], Awaitable[T]], settings: Settings) -> T:
+    """`work()` (ask what the server is, create the consumer groups), waiting (with backoff)
+    until Redis answers. Says why once, again when the reason changes or every
+    RATING_OUTAGE_LOG_MS, and when Redis answers."""
     loop = asyncio.get_running_loop()
     delay = BACKOFF_FIRST
     since = said = 0.0
     said_kind = None
     while True:
         try:
-            for processor in processors:
-                await processor.ensure_group()
+            done = await work()
             if said_kind is not None:
                 log.warning("redis answers", waited_seconds=round(loop.time() - since, 1))
-            return
+            return done
         except REDIS_AWAY as exc:
             now, kind = loop.time(), type(exc).__name__
             where = {"redis": redact(settings.redis_url), "error": _reason(exc, settings)}

@@ -33,6 +33,7 @@ from typing import Any, Awaitable, Callable
 import structlog
 from redis.exceptions import RedisError
 
+from service.runtime.connection import TRANSIENT
 from service.runtime.metrics import Metrics
 from service.runtime.partitions import key_prefix
 
@@ -146,7 +147,7 @@ class Leases:
         while True:
             try:
                 await self.tick()
-            except (RedisError, OSError) as exc:  # said, and tried again
+            except (RedisError, *TRANSIENT) as exc:  # said, and tried again (a cluster's map hole too)
                 on_error(exc)
             await asyncio.sleep(self.poll)
 

@@ -58,6 +58,11 @@ class Metrics:
             buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=r,
         )
         self.retries = Counter("rating_transaction_retries", "Commits retried after a WatchError", ["stream"], registry=r)
+        self.redirects = Counter(
+            "rating_transaction_redirects",
+            "Commits tried again on a Redis Cluster after a slot moved or a master failed over (nothing was written)",
+            ["stream"], registry=r,
+        )
         self.lag = Gauge("rating_consumer_group_lag", "Entries not yet delivered to the group", ["stream"], registry=r)
         self.pending = Gauge("rating_consumer_group_pending", "Entries delivered but not acknowledged", ["stream"], registry=r)
         self.lag_seconds = Gauge(

@@ -119,6 +119,28 @@ def key_prefix(stream: str) -> str:
     return stream if has_hash_tag(stream) else "{" + stream + "}"
 
 
+def cluster_problem(layout: Layout) -> str | None:
+    """On a Redis Cluster, why the layout cannot run (None when it can): a partition's commit
+    writes its output and dead-letter streams with its keys, in one MULTI/EXEC, so they must
+    hash to the input stream's slot (README "Redis Cluster")."""
+    from redis.crc import key_slot
+
+    for partition in layout.partitions:
+        streams = (partition.input, partition.output, partition.dead_letter)
+        if len({key_slot(s.encode()) for s in streams}) > 1:
+            tag = key_prefix(partition.input)
+            return (f"on a Redis Cluster each partition's output and dead-letter streams must hash to its input "
+                    f"stream's slot, and {', '.join(streams)} do not: set RATING_PARTITIONS=domains, or name them "
+                    f"with the input stream's hash tag (RATING_OUTPUT_STREAM={tag}:{_untagged(partition.output)} "
+                    f"RATING_DEAD_LETTER_STREAM={tag}:{_untagged(partition.dead_letter)})")
+    return None
+
+
+def _untagged(stream: str) -> str:
+    """A stream's name without a leading hash tag ("{x}:ratings.updated" -> "ratings.updated")."""
+    return stream.split("}:", 1)[1] if stream.startswith("{") and "}:" in stream else stream
+
+
 def misrouted(partition: Partition, layout: Layout, system: str, pool: str) -> str | None:
     """Why an event of (system, pool) does not belong on `partition` (None when it does)."""
     if partition.takes(system, pool):

@@ -29,6 +29,7 @@ from schemas.events import InputMessage
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
+from service.runtime.connection import on_owner
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.partitions import misrouted
@@ -187,27 +188,38 @@ class StreamProcessor:
         dead-lettered with reason `poison` instead of blocking the stream.
         """
         head = entries[0].id
-        forgiven, self._forgiven = self._forgiven == head, None
         wants = [e.want for e in entries if e.want is not None]
-        if self.lease is None:
-            return await self._commit_watched(entries, expected_cursor, head, forgiven, wants, None)
-        async with self.lease.lock:  # a release waits for the commit in progress
-            fence = self.lease.value
-            if fence is None:
-                raise LeaseLost(self.stream)
-            return await self._commit_watched(entries, expected_cursor, head, forgiven, wants, fence)
 
-    async def _commit_watched(self, entries: list[Entry], expected_cursor: str, head: str, forgiven: bool,
-                              wants: list[Needs], fence: str | None) -> int:
+        async def attempt(client: Any) -> int:
+            # On a cluster `client` is the partition's slot owner, and a try cut short by a
+            # moving slot is tried again (connection.on_owner): forgiven, as any Redis failure.
+            forgiven, self._forgiven = self._forgiven == head, None
+            if self.lease is None:
+                return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, None)
+            async with self.lease.lock:  # a release waits for the commit in progress
+                fence = self.lease.value
+                if fence is None:
+                    raise LeaseLost(self.stream)
+                return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, fence)
+
+        return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
+
+    def _redirected(self, exc: BaseException) -> None:
+        """A commit on a cluster was cut short by a moving slot or a failover: tried again."""
+        self.metrics.redirects.labels(self.stream).inc()
+        log.debug("commit tried again on the cluster", stream=self.stream, error=f"{type(exc).__name__}: {exc}")
+
+    async def _commit_watched(self, client: Any, entries: list[Entry], expected_cursor: str, head: str,
+                              forgiven: bool, wants: list[Needs], fence: str | None) -> int:
         started = time.perf_counter()
         fenced = [self.lease.fence_key] if fence is not None and self.lease is not None else []
         try:
-            async with self.client.pipeline(transaction=True) as pipe:
+            async with client.pipeline(transaction=True) as pipe:
                 # The fence is watched with the cursor: a new owner's acquisition (it writes the
                 # fence) between this WATCH and EXEC aborts the EXEC.
                 await pipe.watch(self.keys.cursor, *fenced, *watched_keys(self.keys, wants))
                 # One round trip for the rest: count this attempt, check the cursor, read.
-                async with self.client.pipeline(transaction=False) as reads:
+                async with client.pipeline(transaction=False) as reads:
                     if forgiven:  # the last attempt was cut short by Redis, not by the entry
                         reads.hget(self.keys.attempts, head)
                     else:
@@ -219,10 +231,10 @@ class StreamProcessor:
                     replies = await reads.execute()
                 attempts = int(replies[0] or 1)
                 if fenced and text(replies[2]) != fence:  # another owner (or none): stop, write nothing
-                    await self.client.hdel(self.keys.attempts, head)
+                    await client.hdel(self.keys.attempts, head)
                     raise LeaseLost(self.stream)
                 if (text(replies[1]) or "0-0") != expected_cursor:
-                    await self.client.hdel(self.keys.attempts, head)
+                    await client.hdel(self.keys.attempts, head)
                     return 0
                 if attempts > self.settings.max_deliveries:
                     reason = f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
@@ -235,7 +247,7 @@ class StreamProcessor:
                         # alone, with what that needs read under the same WATCH.
                         assert first.want is not None
                         await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
-                        ledger = await load_cascade(self.client, self.keys, first.message, first.want,
+                        ledger = await load_cascade(client, self.keys, first.message, first.want,
                                                     arrival_of(first.id))
                         decisions = self._apply([first], ledger)
                     else:
@@ -254,7 +266,7 @@ class StreamProcessor:
                 await pipe.execute()
         except WatchError:
             self.metrics.retries.labels(self.stream).inc()
-            await self.client.hdel(self.keys.attempts, head)
+            await client.hdel(self.keys.attempts, head)
             return 0
         except RedisError:
             self._forgiven = head

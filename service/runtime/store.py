@@ -358,6 +358,8 @@ async def import_records(client: Any, keys: StreamKeys, records: list[PlayerReco
                          batch: int = 1_000) -> tuple[int, int]:
     """Write records into their pools (replacing what is there), with their rankings and
     name indexes; `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
+    from service.runtime.connection import on_owner  # imports redis: not for the offline commands
+
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
     for start in range(0, len(records), batch):
@@ -368,12 +370,16 @@ async def import_records(client: Any, keys: StreamKeys, records: list[PlayerReco
             olds = [decode_record(raw) if raw is not None else None for raw in await pipe.execute()]
         replaced += sum(old is not None for old in olds)
         new += sum(old is None for old in olds)
-        async with client.pipeline(transaction=True) as pipe:
-            for record in chunk:
-                pipe.hset(keys.players(record.system, record.pool), record.id, encode(record))
-            queue_indexes(pipe, keys, zip(olds, chunk))
-            pipe.hset(keys.catalog, mapping={f"{r.system}:{r.pool}": stamp for r in chunk})
-            await pipe.execute()
+
+        async def write(owner: Any, chunk: list[PlayerRecord] = chunk, olds: list = olds) -> None:
+            async with owner.pipeline(transaction=True) as pipe:
+                for record in chunk:
+                    pipe.hset(keys.players(record.system, record.pool), record.id, encode(record))
+                queue_indexes(pipe, keys, zip(olds, chunk))
+                pipe.hset(keys.catalog, mapping={f"{r.system}:{r.pool}": stamp for r in chunk})
+                await pipe.execute()
+
+        await on_owner(client, keys.catalog, write)
     return new, replaced
 
 
@@ -414,9 +420,14 @@ async def index_existing(client: Any, keys: StreamKeys, pools: list[tuple[str, s
 
 
 async def _index(client: Any, keys: StreamKeys, records: list[PlayerRecord]) -> None:
-    async with client.pipeline(transaction=True) as pipe:
-        queue_indexes(pipe, keys, ((None, r) for r in records))
-        await pipe.execute()
+    from service.runtime.connection import on_owner  # imports redis: not for the offline commands
+
+    async def write(owner: Any) -> None:
+        async with owner.pipeline(transaction=True) as pipe:
+            queue_indexes(pipe, keys, ((None, r) for r in records))
+            await pipe.execute()
+
+    await on_owner(client, keys.catalog, write)
 
 
 async def export_records(client: Any, keys: StreamKeys, system: str, pool: str) -> list[PlayerRecord]:

@@ -1,0 +1,34 @@
+"""Fixtures of the Redis Cluster tests: one local 3-master cluster for the session
+(tests/cluster/local.py: free loopback ports, data under /tmp, stopped after), and a key
+prefix of each test's own, its keys deleted after on every master."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Iterator
+
+import pytest
+
+from tests.cluster.local import LocalCluster
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[LocalCluster]:
+    cluster = LocalCluster(masters=3)
+    try:
+        cluster.start()
+    except AssertionError as exc:
+        cluster.stop()
+        pytest.fail(f"the local Redis Cluster did not start: {exc}")
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def cluster_prefix(redis_cluster: LocalCluster) -> Iterator[str]:
+    """A prefix of this test's own for stream and key names; its keys are deleted after."""
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    yield prefix
+    redis_cluster.delete_matching(f"*{prefix}*")

@@ -1,0 +1,224 @@
+"""A local Redis Cluster for the tests: masters (and optional replicas) on free loopback
+ports, data under /tmp, slots assigned and nodes met with CLUSTER ADDSLOTSRANGE / MEET /
+REPLICATE (no redis-cli needed), and the operations a test does to it while the service runs:
+move a slot to another master (SETSLOT IMPORTING / MIGRATING, MIGRATE, SETSLOT NODE, as
+`redis-cli --cluster reshard` does) and fail a master over to its replica.
+
+Reusable: `LocalCluster(masters=3).start()`, `.url` (any node), `.move_slot(slot, to)`,
+`.stop()`; the session fixture `redis_cluster` (tests/cluster/conftest.py) is one of them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+from redis.cluster import key_slot
+
+from service.runtime.embedded import find_binary, free_port
+
+SLOTS = 16384
+NODE_TIMEOUT_MS = 2000  # cluster-node-timeout: how soon a dead master is failed over
+
+
+@dataclass
+class Node:
+    port: int
+    dir: Path
+    process: subprocess.Popen | None = None
+    id: str = ""
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=10, decode_responses=True)
+
+
+class LocalCluster:
+    """A Redis Cluster of `masters` masters, each with `replicas` replicas, on loopback."""
+
+    def __init__(self, masters: int = 3, replicas: int = 0, *extra: str):
+        self.masters_count = masters
+        self.replicas_count = replicas
+        self.extra = extra
+        self.root = Path(tempfile.mkdtemp(prefix="redis-cluster-"))
+        self.nodes: list[Node] = []
+        self.binary = find_binary(prefer="path").path
+
+    @property
+    def url(self) -> str:
+        """A URL of the first master (any node would do: clients discover the others)."""
+        return f"redis://127.0.0.1:{self.nodes[0].port}/0"
+
+    def node_url(self, node: Node) -> str:
+        return f"redis://127.0.0.1:{node.port}/0"
+
+    # ------------------------------------------------------------------ start / stop
+    def start(self, timeout: float = 20.0) -> "LocalCluster":
+        for n in range(self.masters_count * (1 + self.replicas_count)):
+            node = Node(free_port(), self.root / f"node{n}")
+            node.dir.mkdir()
+            self.nodes.append(node)
+            self._launch(node)
+        for node in self.nodes:
+            self._wait_answers(node, timeout)
+            node.id = node.client().execute_command("CLUSTER", "MYID")
+        masters = self.nodes[: self.masters_count]
+        share = SLOTS // len(masters)
+        for n, node in enumerate(masters):
+            last = SLOTS - 1 if n == len(masters) - 1 else (n + 1) * share - 1
+            node.client().execute_command("CLUSTER", "ADDSLOTSRANGE", n * share, last)
+        first = self.nodes[0].client()
+        for node in self.nodes[1:]:
+            first.execute_command("CLUSTER", "MEET", "127.0.0.1", node.port)
+        deadline = time.monotonic() + timeout
+        self._wait(lambda: all(len(n.client().execute_command("CLUSTER", "NODES").splitlines()) == len(self.nodes)
+                               for n in self.nodes), deadline, "the nodes did not meet")
+        for r, node in enumerate(self.nodes[self.masters_count :]):
+            node.client().execute_command("CLUSTER", "REPLICATE", masters[r % len(masters)].id)
+        self.wait_ok(deadline - time.monotonic())
+        return self
+
+    def _launch(self, node: Node) -> None:
+        node.process = subprocess.Popen(
+            [self.binary, "--port", str(node.port), "--bind", "127.0.0.1", "--dir", str(node.dir),
+             "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+             "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no", *self.extra],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+
+    def _wait_answers(self, node: Node, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+
+        def answers() -> bool:
+            try:
+                return bool(node.client().ping())
+            except redis.ConnectionError:
+                return False
+
+        self._wait(answers, deadline, f"the cluster node on port {node.port} did not start")
+
+    def wait_ok(self, timeout: float = 20.0) -> None:
+        """Until every live node says cluster_state:ok and agrees on who owns every slot."""
+        deadline = time.monotonic() + timeout
+
+        def agreed() -> bool:
+            views = set()
+            for node in self.live_nodes():
+                client = node.client()
+                if "cluster_state:ok" not in client.execute_command("CLUSTER", "INFO"):
+                    return False
+                views.add(tuple(sorted((s[0], s[1], s[2][1]) for s in client.execute_command("CLUSTER", "SLOTS"))))
+            return len(views) == 1
+
+        self._wait(agreed, deadline, "the cluster did not become ok")
+
+    @staticmethod
+    def _wait(check, deadline: float, problem: str) -> None:
+        while time.monotonic() < deadline:
+            try:
+                if check():
+                    return
+            except redis.RedisError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(problem)
+
+    def live_nodes(self) -> list[Node]:
+        return [n for n in self.nodes if n.process is not None and n.process.poll() is None]
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            if node.process is not None:
+                node.process.terminate()
+        for node in self.nodes:
+            if node.process is not None:
+                try:
+                    node.process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    node.process.kill()
+                node.process = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def delete_matching(self, pattern: str) -> int:
+        """Delete the keys matching `pattern` on every live master; how many."""
+        deleted = 0
+        for node in self.masters():
+            client = node.client()
+            for key in list(client.scan_iter(match=pattern, count=1000)):
+                deleted += client.delete(key)
+        return deleted
+
+    # ------------------------------------------------------------------ who owns what
+    def masters(self) -> list[Node]:
+        """The live masters, in the order of their ports."""
+        roles = {}
+        for node in self.live_nodes():
+            roles[node.id] = "master" in node.client().execute_command("ROLE")[0]
+        return [n for n in self.live_nodes() if roles[n.id]]
+
+    def owner(self, slot: int) -> Node:
+        """The master that owns `slot` (as the first live node sees it)."""
+        client = self.live_nodes()[0].client()
+        for start, end, master, *_ in client.execute_command("CLUSTER", "SLOTS"):
+            if start <= slot <= end:
+                return next(n for n in self.nodes if n.port == int(master[1]))
+        raise AssertionError(f"slot {slot} is not covered")
+
+    @staticmethod
+    def slot_of(key: str) -> int:
+        return key_slot(key.encode())
+
+    # ------------------------------------------------------------------ operations
+    def move_slot(self, slot: int, to: Node | None = None, *, batch: int = 10, pause: float = 0.0) -> Node:
+        """Move `slot` to master `to` (default: the next master after its owner) as
+        `redis-cli --cluster reshard` does: the target IMPORTING, the source MIGRATING, the
+        keys MIGRATEd `batch` at a time (`pause` seconds between batches: clients meanwhile
+        get ASK / TRYAGAIN), then SETSLOT NODE on the target, the source and every other
+        master. Returns the new owner."""
+        source = self.owner(slot)
+        masters = self.masters()
+        if to is None:
+            to = masters[(masters.index(source) + 1) % len(masters)]
+        if to.port == source.port:
+            return to
+        src, dst = source.client(), to.client()
+        dst.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", source.id)
+        src.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", to.id)
+        while True:
+            keys = src.execute_command("CLUSTER", "GETKEYSINSLOT", slot, batch)
+            if not keys:
+                break
+            src.execute_command("MIGRATE", "127.0.0.1", to.port, "", 0, 10_000, "KEYS", *keys)
+            if pause:
+                time.sleep(pause)
+        dst.execute_command("CLUSTER", "SETSLOT", slot, "NODE", to.id)
+        src.execute_command("CLUSTER", "SETSLOT", slot, "NODE", to.id)
+        for node in masters:
+            if node.port not in (source.port, to.port):
+                node.client().execute_command("CLUSTER", "SETSLOT", slot, "NODE", to.id)
+        return to
+
+    def move_key_slot(self, key: str, to: Node | None = None, **options) -> Node:
+        """Move the slot of `key` (e.g. a partition's stream: all its keys share it)."""
+        return self.move_slot(self.slot_of(key), to, **options)
+
+    def fail_over(self, master: Node, timeout: float = 20.0) -> Node:
+        """Kill `master` (SIGKILL) and wait until one of its replicas owns its slots; returns it."""
+        replicas = [n for n in self.live_nodes() if n.port != master.port
+                    and n.client().execute_command("ROLE")[0] == "slave"
+                    and int(n.client().execute_command("ROLE")[2]) == master.port]
+        if not replicas:
+            raise AssertionError(f"master on port {master.port} has no replica to fail over to")
+        assert master.process is not None
+        master.process.kill()
+        master.process.wait()
+        master.process = None
+        deadline = time.monotonic() + timeout
+        self._wait(lambda: any(r.client().execute_command("ROLE")[0] == "master" for r in replicas), deadline,
+                   "no replica took over")
+        self.wait_ok(deadline - time.monotonic())
+        return next(r for r in replicas if r.client().execute_command("ROLE")[0] == "master")
