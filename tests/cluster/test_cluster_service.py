@@ -1,0 +1,131 @@
+"""`rating-service serve` and the command line on a Redis Cluster: the service pointed at a
+node that does not own the partitions' slots rates events on several partitions, a slot
+moved meanwhile included, and answers its read API; import / publish --wait / watch / export
+/ player / rejected work against the cluster; the single layout, whose output and
+dead-letter streams are in other slots than its input's, is refused at start-up in one line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+
+import msgspec
+import pytest
+
+from service.runtime.connection import connect
+from tests.cluster.partitioned import check_partitions, load_lists, mixed_season, publish_routed
+from tests.integration.helpers import settings_for
+from tests.integration.processes import ROOT, Services, free_port, http_get
+
+pytestmark = pytest.mark.integration
+SERVE = ("-m", "service", "serve")
+
+
+def serve_on(settings, http_port: int = 0) -> Services:
+    services = Services(settings, command=SERVE)
+    services.env.update({"RATING_PARTITIONS": settings.partitions, "RATING_HTTP_PORT": str(http_port),
+                         "RATING_HTTP_HOST": "127.0.0.1"})
+    return services
+
+
+async def until(check, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def not_owning(cluster, streams) -> str:
+    """The URL of a master that owns none of the streams' slots (else of any other node)."""
+    owners = {cluster.owner(cluster.slot_of(s)).port for s in streams}
+    node = next((n for n in cluster.nodes if n.port not in owners), cluster.nodes[-1])
+    return cluster.node_url(node)
+
+
+async def test_serve_on_a_cluster_rates_every_partition_while_a_slot_moves(redis_cluster, cluster_prefix, tmp_path):
+    probe = settings_for(redis_cluster.url, cluster_prefix, partitions="domains")
+    fide = probe.layout.route("fide", "standard").input
+    url = not_owning(redis_cluster, [fide])
+    settings = settings_for(url, cluster_prefix, partitions="domains", batch_size=4)
+    client = await connect(url)
+    port = free_port()
+    services = serve_on(settings, port)
+    try:
+        await load_lists(client, settings)
+        process = services.start()
+        messages = mixed_season(90, seed=5)
+        await publish_routed(client, settings, messages[:45])
+        output = settings.layout.of_stream(fide).output
+        await until(lambda: client.xlen(output))  # the service is committing on that partition: move it
+        redis_cluster.move_key_slot(fide, batch=3, pause=0.01)
+        await publish_routed(client, settings, messages[45:])
+        await check_partitions(client, settings, messages, tmp_path)
+        assert process.poll() is None
+        assert "Traceback" not in services.logs(process)
+        status, body = await http_get(port, "/health/ready")
+        assert status == 200, body
+        status, body = await http_get(port, "/v1/pools/fide/standard/players?limit=3")
+        assert status == 200 and len(json.loads(body)["players"]) == 3
+        event_id = next(m["event_id"] for m in messages if m["system"] == "naspa")
+        status, body = await http_get(port, f"/v1/events/{event_id}")
+        assert status == 200 and json.loads(body)["event_id"] == event_id
+    finally:
+        services.stop_all()
+        await client.aclose()
+
+
+def test_the_single_layout_is_refused_on_a_cluster_in_one_line(redis_cluster, cluster_prefix):
+    settings = settings_for(redis_cluster.url, cluster_prefix)  # single: prefix.events, .ratings, .rejected
+    services = serve_on(settings)
+    try:
+        process = services.start()
+        assert process.wait(timeout=30) == 1
+        lines = services.logs(process).strip().splitlines()
+        assert "RATING_PARTITIONS=domains" in lines[-1] and lines[-1].startswith("rating-service serve: ")
+        assert f"RATING_OUTPUT_STREAM={{{cluster_prefix}.events}}:{cluster_prefix}.ratings" in lines[-1]
+        assert "Traceback" not in services.logs(process)
+    finally:
+        services.running.clear()
+        services.stop_all()
+
+
+def cli(*argv: str, url: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "service", *argv, "--redis-url", url], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+
+
+async def test_the_command_line_on_a_cluster(redis_cluster, cluster_prefix, tmp_path):
+    settings = settings_for(redis_cluster.url, cluster_prefix, partitions="domains")
+    partition = settings.layout.route("cfc", "regular")
+    url = not_owning(redis_cluster, [partition.input])
+    streams = ["--stream", partition.input]
+    outputs = ["--output-stream", partition.output, "--dead-letter-stream", partition.dead_letter]
+    done = cli("import", str(ROOT / "deploy/examples/cfc-ratings.jsonl"), *streams, url=url)
+    assert done.returncode == 0 and "4 new" in done.stdout, done.stderr
+    services = serve_on(settings_for(url, cluster_prefix, partitions="domains"))
+    try:
+        services.start()
+        done = cli("publish", str(ROOT / "deploy/examples/cfc-event.json"), *streams, "--wait", "--timeout", "30",
+                   *outputs, url=url)
+        assert done.returncode == 0, done.stderr
+        assert "ottawa-fall-open-2025: rated" in done.stdout and "100005" in done.stdout
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps({**json.loads((ROOT / "deploy/examples/cfc-event.json").read_text()),
+                                   "event_id": "other-id", "pool": "active"}))
+        done = cli("publish", str(bad), *streams, "--wait", "--timeout", "30", *outputs, url=url)
+        assert done.returncode == 1 and "REJECTED (misrouted)" in done.stdout, done.stdout + done.stderr
+    finally:
+        services.stop_all()
+    done = cli("watch", "--stream", partition.output, "--from-start", "--count", "1", "--block-ms", "2000", url=url)
+    assert done.returncode == 0 and "ottawa-fall-open-2025" in done.stdout, done.stderr
+    done = cli("export", "--system", "cfc", "--pool", "regular", *streams, url=url)
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and len(records) == 5 and {r["id"] for r in records} >= {"100005"}
+    done = cli("player", "cfc", "regular", "100001", *streams, url=url)
+    assert done.returncode == 0 and "1859" in done.stdout, done.stdout + done.stderr
+    done = cli("rejected", "list", "--dead-letter-stream", partition.dead_letter, "--json", url=url)
+    letters = [msgspec.json.decode(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and [letter["letter"]["reason"] for letter in letters] == ["misrouted"], done.stderr
