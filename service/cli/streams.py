@@ -1,0 +1,52 @@
+"""`rating-service streams`: the partitions and their streams, for producers that append with
+a plain XADD and subscribers that read the outputs (service/runtime/partitions.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import msgspec
+
+from service.cli.errors import EXIT_OK, REDIS_HELP, run_redis
+from service.cli.routing import layout_for
+from service.runtime.partitions import advertised
+from service.timeline import domain_pools
+
+
+def cmd_streams(args: argparse.Namespace) -> int:
+    """streams: which input stream takes which pools' events, and where results and rejections go."""
+
+    async def read(client: Any) -> tuple:
+        layout = await layout_for(client, args.stream)
+        return layout, await advertised(client, layout.base) is not None
+
+    layout, live = run_redis(args, read)  # type: ignore[misc]
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(layout) + b"\n")
+        return EXIT_OK
+    source = "as the service advertised" if live else "from the settings (no service has advertised its layout here)"
+    print(f"layout {layout.layout}, {source}:\n")
+    rows = [("partition", "pools", "input (append here)", "output", "dead letters")]
+    for p in layout.partitions:
+        pools = "any" if p.domains is None else " ".join(f"{s}/{q}" for d in p.domains for s, q in domain_pools(d))
+        rows.append((p.name, pools, p.input, p.output, p.dead_letter))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return EXIT_OK
+
+
+def register(commands: Any) -> None:
+    """Add `streams` to the command line."""
+    p = commands.add_parser(
+        "streams", help="the partitions: which input stream takes which pools, and their output streams",
+        description="Print the partition layout (RATING_PARTITIONS) the service advertised, else the settings': "
+                    "for each partition, the pools whose events it takes, the input stream to append them to, and "
+                    "the output and dead-letter streams a subscriber reads.",
+    )
+    p.add_argument("--stream", help="the base input stream (default: RATING_INPUT_STREAMS, events.finished)")
+    p.add_argument("--json", action="store_true", help="the layout as JSON")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    p.set_defaults(func=cmd_streams)
