@@ -9,9 +9,9 @@ from typing import Any
 
 import msgspec
 
-from service.cli.errors import EXIT_OK, REDIS_HELP, run_redis
+from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
 from service.cli.routing import layout_for
-from service.runtime.partitions import advertised
+from service.runtime.partitions import advertised, key_prefix, layout_of
 from service.timeline import domain_pools
 
 
@@ -38,6 +38,41 @@ def cmd_streams(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_migrate(args: argparse.Namespace) -> int:
+    """migrate-partitions: copy the single layout's store into the domains layout's partitions."""
+    from service.runtime import migrate
+
+    settings = cli_settings()
+    source = args.stream or settings.input_streams[0]
+    layout = layout_of("domains", (source,), settings.output_stream, settings.dead_letter_stream)
+
+    async def work(client: Any) -> tuple:
+        try:
+            await migrate.check(client, source, layout, settings.group)
+        except migrate.MigrationRefused as exc:
+            raise UserError(str(exc)) from None
+        found = await migrate.plan(client, source, layout)
+        if args.yes:
+            await migrate.apply(client, found)
+        return found
+
+    found = run_redis(args, work)
+    done = "copied" if args.yes else "would copy"
+    print(f"{source}'s store ({len(found.copies)} keys, {sum(len(m) for m in found.fields.values())} hash fields) "  # type: ignore[union-attr]
+          f"{done} into the domains layout's partitions:")
+    for partition in layout.partitions:
+        n = found.counts.get(partition.name, 0)  # type: ignore[union-attr]
+        if n:
+            print(f"  {partition.name:<14} {n:>8} keys and fields  -> {key_prefix(partition.input)}:...")
+    for key in found.left:  # type: ignore[union-attr]
+        print(f"  not copied (unknown kind): {key}", file=sys.stderr)
+    if not args.yes:
+        print("nothing was written: give --yes to copy (the service stopped; the old keys stay)")
+    else:
+        print("next: start the service with RATING_PARTITIONS=domains (publish and import route by themselves)")
+    return EXIT_OK
+
+
 def register(commands: Any) -> None:
     """Add `streams` to the command line."""
     p = commands.add_parser(
@@ -50,3 +85,15 @@ def register(commands: Any) -> None:
     p.add_argument("--json", action="store_true", help="the layout as JSON")
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_streams)
+
+    p = commands.add_parser(
+        "migrate-partitions", help="copy a single-layout store into the domains layout's partitions",
+        description="With the service stopped and every entry applied: copy the store of the input stream (records, "
+                    "histories, archived events, markers, results, rankings) into the partitions of "
+                    "RATING_PARTITIONS=domains, each key and hash field to the partition of its pool. The old keys "
+                    "stay. Without --yes, says what it would copy.",
+    )
+    p.add_argument("--stream", help="the single layout's input stream (default: RATING_INPUT_STREAMS)")
+    p.add_argument("--yes", action="store_true", help="copy (without it: only say what would be copied)")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    p.set_defaults(func=cmd_migrate)
