@@ -65,17 +65,23 @@ def document(version: str = "0.1.0") -> dict:
         "channels": {
             "events.finished": {
                 "address": "events.finished",
-                "description": "Input stream (RATING_INPUT_STREAMS); consumer group `rating-service`.",
+                "description": "Input stream (RATING_INPUT_STREAMS); consumer group `rating-service`. With "
+                               "RATING_PARTITIONS=domains, one per partition (ordering domain): "
+                               "`{fide.standard}:events.finished` and so on (`rating-service streams` lists them); "
+                               "an event on another partition's stream is dead-lettered `misrouted`.",
                 "messages": refs("EventFinished", "PeriodClosed", "EventCorrected", "EventWithdrawn"),
             },
             "ratings.updated": {
                 "address": "ratings.updated",
-                "description": "Output stream (RATING_OUTPUT_STREAM): one message per rated event, list chunk or revision.",
+                "description": "Output stream (RATING_OUTPUT_STREAM): one message per rated event, list chunk or "
+                               "revision. With RATING_PARTITIONS=domains, one per partition: "
+                               "`{fide.standard}:ratings.updated` and so on; read them all for every pool.",
                 "messages": refs("RatingsUpdated"),
             },
             "events.rejected": {
                 "address": "events.rejected",
-                "description": "Dead-letter stream (RATING_DEAD_LETTER_STREAM).",
+                "description": "Dead-letter stream (RATING_DEAD_LETTER_STREAM). With RATING_PARTITIONS=domains, "
+                               "one per partition: `{fide.standard}:events.rejected` and so on.",
                 "messages": refs("EventRejected"),
             },
         },

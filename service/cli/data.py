@@ -28,7 +28,8 @@ from service.cli.trffile import (
     trf_given,
     trf_options,
 )
-from service.cli.wait import Tracker, add_wait_options, finish, label_of, streams, tails, wants_wait
+from service.cli.routing import layout_for, system_pool
+from service.cli.wait import add_wait_options, finish, label_of, tails, wants_wait, watched_streams
 from service.formats import trf
 from service.formats.jsonlines import read_documents
 from service.formats.ratinglists import ListRead, conflicts, read_list, read_list_report, render_csv, render_jsonl
@@ -115,10 +116,10 @@ def cmd_trf_ratings(args: argparse.Namespace) -> int:
     tournament = read_trf(args.file)
     _, by_start, _ = event_id_and_ids(tournament, args)
     ids = [by_start[p.start] for p in tournament.players]
-    key = StreamKeys(args.stream).players(args.system, args.pool)
 
     async def read(client: Any) -> list:
-        return await client.hmget(key, ids)
+        partition = (await layout_for(client, args.stream)).route(args.system, args.pool)
+        return await client.hmget(StreamKeys(partition.input).players(args.system, args.pool), ids)
 
     replies = run_redis(args, read)
     ratings: dict[int, int | None] = {}
@@ -238,14 +239,21 @@ def cmd_import(args: argparse.Namespace) -> int:
     """import FILE: load player records into the store (replacing records with the same id)."""
     read = read_import(args)
     records = read.records
-    keys = StreamKeys(args.stream)
 
     async def load(client):
-        await guard_import(client, keys, records, args.force)
-        return await import_records(client, keys, records)
+        layout = await layout_for(client, args.stream)
+        by_stream: dict[str, list[PlayerRecord]] = {}
+        for record in records:
+            by_stream.setdefault(layout.route(record.system, record.pool).input, []).append(record)
+        for stream, chunk in by_stream.items():
+            await guard_import(client, StreamKeys(stream), chunk, args.force)
+        counts = [await import_records(client, StreamKeys(stream), chunk) for stream, chunk in by_stream.items()]
+        return sum(c[0] for c in counts), sum(c[1] for c in counts), list(by_stream)
 
-    new, replaced = run_redis(args, load)  # type: ignore[misc]
-    print(f"imported {len(records)} records into stream {args.stream}'s store: {new} new, {replaced} replaced")
+    new, replaced, where = run_redis(args, load)  # type: ignore[misc]
+    stores = " and ".join(f"{s}'s" for s in where) if where else "the"
+    print(f"imported {len(records)} records into {'stream ' if where else ''}{stores} store: {new} new, "
+          f"{replaced} replaced")
     if read.derived:
         print(f"status derived for {read.derived} record(s) without one, by their system's rules")
     if read.fide_without_games:
@@ -259,7 +267,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     """export: dump one pool's records as JSON Lines of player.record/v1."""
     if args.pool not in POOLS[args.system]:
         raise UserError(f"--pool {args.pool!r} is not a {args.system} pool (one of {', '.join(POOLS[args.system])})")
-    records = run_redis(args, lambda client: export_records(client, StreamKeys(args.stream), args.system, args.pool))
+
+    async def read(client: Any) -> list[PlayerRecord]:
+        partition = (await layout_for(client, args.stream)).route(args.system, args.pool)
+        return await export_records(client, StreamKeys(partition.input), args.system, args.pool)
+
+    records = run_redis(args, read)
     write_export(args, records)  # type: ignore[arg-type]
     return EXIT_OK
 
@@ -280,7 +293,11 @@ def publish_trf(args: argparse.Namespace) -> int:
     found = trf_event(args.file, args)
     correct = " ".join(["rating-service correct", shlex.quote(args.file), *trf_options(args)])
 
-    said = run_redis(args, lambda client: check_not_rated(client, StreamKeys(args.stream), found, correct))
+    async def look_up(client: Any) -> str | None:
+        partition = (await layout_for(client, args.stream)).route(*system_pool(found.raw))
+        return await check_not_rated(client, StreamKeys(partition.input), found, correct)
+
+    said = run_redis(args, look_up)
     if said is not None:
         print(said)
         return EXIT_OK
@@ -288,25 +305,30 @@ def publish_trf(args: argparse.Namespace) -> int:
 
 
 def send_messages(args: argparse.Namespace, messages: list[bytes]) -> int:
-    """Append checked messages to the input stream in one round trip; print their entry ids,
-    or, waiting (service/cli/wait.py), what became of them."""
+    """Append checked messages, each to the input stream of its partition (service/cli/routing.py),
+    in one round trip; print their entry ids, or, waiting (service/cli/wait.py), what became
+    of them."""
     waiting = wants_wait(args)
 
     async def send(client) -> int:
-        since = await tails(client, *streams(args)[:2]) if waiting else {}
+        layout = await layout_for(client, args.stream)
+        routed = [layout.route(*system_pool(raw)) for raw in messages]
+        watched = [watched_streams(args, p) for p in dict.fromkeys(routed)]
+        since = await tails(client, *(s for w in watched for s in w[1:])) if waiting else {}
         async with client.pipeline(transaction=False) as pipe:
-            for raw in messages:
-                xadd(pipe, args.stream, raw)
+            for partition, raw in zip(routed, messages):
+                xadd(pipe, partition.input, raw)
             ids = [i.decode() for i in await pipe.execute()]
         if not waiting:
             for entry_id in ids:
                 print(entry_id)
             return EXIT_OK
         if sys.stderr.isatty():
-            print(f"appended {len(ids)} entr{'y' if len(ids) == 1 else 'ies'} to {args.stream}; waiting up to "
+            where = ", ".join(dict.fromkeys(p.input for p in routed))
+            print(f"appended {len(ids)} entr{'y' if len(ids) == 1 else 'ies'} to {where}; waiting up to "
                   f"{args.timeout:g} s for the service (Ctrl-C stops waiting, not the rating)", file=sys.stderr)
-        tracker = Tracker(args.stream, [(entry_id, label_of(raw)) for entry_id, raw in zip(ids, messages)])
-        return await finish(client, args, tracker, since)
+        entries = [(p.input, entry_id, label_of(raw)) for p, entry_id, raw in zip(routed, ids, messages)]
+        return await finish(client, args, entries, watched, since)
 
     return run_redis(args, send)  # type: ignore[return-value]
 
@@ -362,6 +384,11 @@ def checked(location: str, raw: bytes) -> bytes:
     return raw
 
 
+STREAM_HELP = ("input stream: the base name whose partitions the service advertised, or one partition's own "
+               "stream (default: RATING_INPUT_STREAMS, events.finished); messages and records go to their "
+               "partition's (RATING_PARTITIONS)")
+
+
 def register(commands: Any) -> None:
     """Add publish, import, export, convert, trf-ratings and replay to the command line."""
     p = commands.add_parser(
@@ -371,7 +398,7 @@ def register(commands: Any) -> None:
                     "each: the rating changes as a table, a duplicate, or why it was rejected.",
     )
     p.add_argument("file", metavar="FILE", help="JSON or JSON Lines messages, or a FIDE TRF file (one event)")
-    p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
+    p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_trf_options(p)
     add_wait_options(p)
@@ -385,7 +412,7 @@ def register(commands: Any) -> None:
     )
     p.add_argument("file", metavar="FILE", help="the event as JSON (event.finished/v1 or event.corrected/v1), or a FIDE TRF file")
     p.add_argument("--reason", help="why, for the audit (e.g. 'round 3 result entered the wrong way round')")
-    p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
+    p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_trf_options(p)
     add_wait_options(p)
@@ -397,7 +424,7 @@ def register(commands: Any) -> None:
     p.add_argument("--system", required=True, choices=SYSTEMS, help="the event's rating system")
     p.add_argument("--pool", help="the event's pool (default: the system's default)")
     p.add_argument("--reason", help="why, for the audit")
-    p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
+    p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_wait_options(p)
     p.set_defaults(func=cmd_withdraw)
@@ -413,7 +440,7 @@ def register(commands: Any) -> None:
     p.add_argument("system", metavar="SYSTEM", choices=SYSTEMS, help=f"the rating system ({', '.join(SYSTEMS)})")
     p.add_argument("what", nargs="+", metavar="[POOL] PERIOD",
                    help="the pool (default: the system's default) and the period, YYYY-MM")
-    p.add_argument("--stream", default="events.finished", help="input stream (default: events.finished)")
+    p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_wait_options(p)
     p.set_defaults(func=cmd_close_period)
@@ -424,14 +451,14 @@ def register(commands: Any) -> None:
     p.add_argument("--system", choices=SYSTEMS, help="the records' system (fills CSV rows, checks every record)")
     p.add_argument("--pool", help="the records' pool (fills CSV rows, checks every record)")
     p.add_argument("--force", action="store_true", help="overwrite records that differ from the list (rated since)")
-    p.add_argument("--stream", default="events.finished", help="input stream whose store to load (default: events.finished)")
+    p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_import)
 
     p = commands.add_parser("export", help="dump one pool's player records as JSON Lines")
     p.add_argument("--system", required=True, choices=SYSTEMS)
     p.add_argument("--pool", required=True)
-    p.add_argument("--stream", default="events.finished", help="input stream whose store to read (default: events.finished)")
+    p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
     p.add_argument("--format", choices=("jsonl", "csv"), help="default: jsonl (csv for an --out ending in .csv)")
     p.add_argument("--redis-url", help=REDIS_HELP)
@@ -447,7 +474,7 @@ def register(commands: Any) -> None:
     )
     p.add_argument("file", metavar="FILE.trf")
     add_trf_options(p, for_event=False)
-    p.add_argument("--stream", default="events.finished", help="input stream whose store to read")
+    p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--out", metavar="FILE", help="write the new TRF here instead of standard output")
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_trf_ratings)

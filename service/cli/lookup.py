@@ -11,13 +11,16 @@ import msgspec
 
 from schemas.common import POOLS, SYSTEMS
 from schemas.reads import HistoryEntry, PlayerHistory, PlayerView
-from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
+from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
 
 
-def _streams(args: argparse.Namespace) -> list[str]:
+async def _streams(client: Any, args: argparse.Namespace) -> list[str]:
+    """--stream (repeatable), else every partition's input stream (service/cli/routing.py)."""
     if args.stream:
         return args.stream
-    return list(cli_settings().input_streams)
+    from service.cli.routing import layout_for
+
+    return list((await layout_for(client, None)).inputs)
 
 
 def _check_pool(args: argparse.Namespace) -> None:
@@ -29,7 +32,7 @@ def _lookup(args: argparse.Namespace, history: bool) -> tuple[PlayerView | None,
     from service.runtime.reads import ReadModel
 
     async def work(client: Any) -> tuple[PlayerView | None, PlayerHistory | None]:
-        reads = ReadModel(client, _streams(args))
+        reads = ReadModel(client, await _streams(client, args))
         view = await reads.player(args.system, args.pool, args.id)
         lines = await reads.history(args.system, args.pool, args.id) if history else None
         return view, lines

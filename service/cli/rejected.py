@@ -23,14 +23,25 @@ import msgspec
 from schemas.rejected import REASONS, EventRejected
 from service.cli.data import checked
 from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
-from service.cli.wait import Tracker, add_wait_options, finish, label_of, streams, tails, wants_wait
+from service.cli.routing import layout_for, system_pool
+from service.cli.wait import add_wait_options, finish, label_of, tails, wants_wait, watched_streams
 from service.cli.watch import fields_table, rejection_rows, table
 from service.formats.jsonlines import read_documents
 from service.runtime.connection import on_owner
+from service.runtime.partitions import Layout, Partition
 from service.runtime.store import DATA_FIELD, REDRIVE, entry_order, redriven_key, text
 
 _letters = msgspec.json.Decoder(EventRejected)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def _partition(layout: Layout, stream: str) -> Partition:
+    """The partition of an input stream a letter came from (one of another layout: the
+    settings' output and dead-letter streams)."""
+    if stream in layout.inputs:
+        return layout.of_stream(stream)
+    settings = cli_settings()
+    return Partition(stream, stream, settings.output_stream, settings.dead_letter_stream)
 
 
 def parse_age(value: str) -> int:
@@ -89,8 +100,22 @@ def states(letters: list[tuple[str, EventRejected | None]], redriven: dict[str, 
     return found
 
 
-def _dead_letter_stream(args: argparse.Namespace) -> str:
-    return args.dead_letter_stream or cli_settings().dead_letter_stream
+async def _dead_letter_streams(client: Any, args: argparse.Namespace) -> list[str]:
+    """--dead-letter-stream, else every partition's (service/cli/routing.py)."""
+    if args.dead_letter_stream:
+        return [args.dead_letter_stream]
+    layout = await layout_for(client, None)
+    return list(dict.fromkeys(p.dead_letter for p in layout.partitions))
+
+
+async def _find(client: Any, args: argparse.Namespace, letter_id: str) -> tuple[str, list]:
+    """The dead-letter stream that holds `letter_id`, and the XRANGE reply (empty: none has it)."""
+    streams = await _dead_letter_streams(client, args)
+    for stream in streams:
+        found = await client.xrange(stream, min=letter_id, max=letter_id)
+        if found:
+            return stream, found
+    return " or ".join(streams), []
 
 
 async def _read_all(client: Any, stream: str) -> tuple[list[tuple[str, EventRejected | None]], dict[str, str]]:
@@ -104,9 +129,25 @@ async def _read_all(client: Any, stream: str) -> tuple[list[tuple[str, EventReje
 
 # ---------------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
-    """rejected list: the dead letters as a table (oldest first), or JSON Lines."""
-    stream = _dead_letter_stream(args)
-    letters, ledger = run_redis(args, lambda client: _read_all(client, stream))  # type: ignore[misc]
+    """rejected list: the dead letters as a table (oldest first, partition by partition), or
+    JSON Lines."""
+    async def read(client: Any) -> list:
+        return [(stream, *await _read_all(client, stream)) for stream in await _dead_letter_streams(client, args)]
+
+    found = run_redis(args, read)
+    shown_any = False
+    for stream, letters, ledger in found:  # type: ignore[union-attr]
+        if len(found) > 1 and not letters and not args.json:  # type: ignore[arg-type]
+            continue
+        shown_any = True
+        _list_one(args, stream, letters, ledger)
+    if not shown_any:
+        print("no dead letters in " + ", ".join(s for s, _, _ in found))  # type: ignore[union-attr]
+    return EXIT_OK
+
+
+def _list_one(args: argparse.Namespace, stream: str, letters: list[tuple[str, EventRejected | None]],
+              ledger: dict[str, str]) -> None:
     state = states(letters, ledger)
     now = time.time()
     shown = [(i, l) for i, l in letters
@@ -116,14 +157,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         shown = shown[-args.limit:]
     if args.json:
         for letter_id, letter in shown:
-            record = {"id": letter_id, "age_seconds": round(age_of(letter_id, now), 3),
+            record = {"id": letter_id, "stream": stream, "age_seconds": round(age_of(letter_id, now), 3),
                       "redriven_as": ledger.get(letter_id), "letter": letter}
             sys.stdout.buffer.write(msgspec.json.encode(record) + b"\n")
         sys.stdout.buffer.flush()
-        return EXIT_OK
+        return
     if not shown:
         print(f"no dead letters in {stream}" + (" matching" if args.reason or args.open else ""))
-        return EXIT_OK
+        return
     rows = []
     for letter_id, letter in shown:
         if letter is None:
@@ -135,17 +176,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     print("\n".join(line[2:] for line in table(["letter", "age", "reason", "event", "entry", "state"], rows,
                                                 left={0, 1, 2, 3, 4, 5})))
     opened = sum(1 for i, _ in shown if state[i] == "open")
-    print(f"\n{len(shown)} dead letter(s) in {stream}, {opened} open")
-    return EXIT_OK
+    print(f"\n{len(shown)} dead letter(s) in {stream}, {opened} open\n")
 
 
 # ---------------------------------------------------------------------------- show
 def cmd_show(args: argparse.Namespace) -> int:
     """rejected show ID: one dead letter in full, with the original message."""
-    stream = _dead_letter_stream(args)
-
     async def read(client: Any) -> tuple:
-        found = await client.xrange(stream, min=args.id, max=args.id)
+        stream, found = await _find(client, args, args.id)
         if not found:
             raise UserError(f"no dead letter {args.id} in {stream} (rating-service rejected list shows them)")
         letter = decode_letter(found[0][1])
@@ -198,23 +236,19 @@ def cmd_redrive(args: argparse.Namespace) -> int:
     if args.file and len(args.ids) > 1:
         raise UserError("--file gives the fixed message of one dead letter: give one ID")
     fixed = _fixed(args.file) if args.file else None
-    stream = _dead_letter_stream(args)
-    ledger = redriven_key(stream)
     waiting = wants_wait(args)
 
     async def redrive(client: Any) -> int:
-        async with client.pipeline(transaction=False) as pipe:
-            for letter_id in args.ids:
-                pipe.xrange(stream, min=letter_id, max=letter_id)
-            pipe.hmget(ledger, args.ids)
-            *found, before = await pipe.execute()
+        layout = await layout_for(client, None)
         plans = []
-        for letter_id, entries, new in zip(args.ids, found, before):
+        for letter_id in args.ids:
+            stream, entries = await _find(client, args, letter_id)
             if not entries:
                 raise UserError(f"no dead letter {letter_id} in {stream} (rating-service rejected list shows them)")
             letter = decode_letter(entries[0][1])
             if letter is None:
                 raise UserError(f"{stream} {letter_id}: not an event.rejected/v1 message")
+            new = await client.hget(redriven_key(stream), letter_id)
             if new is not None and not args.again:
                 raise UserError(f"dead letter {letter_id} was redriven already, as entry {text(new)} of "
                                 f"{letter.source_stream}: --again redrives it once more")
@@ -227,12 +261,21 @@ def cmd_redrive(args: argparse.Namespace) -> int:
                     checked(f"dead letter {letter_id}", data)
                 except UserError as exc:
                     raise UserError(f"{exc}: the message is still invalid, give a fixed one with --file") from None
-            plans.append((letter_id, letter, data))
-        since = await tails(client, *streams(args)[:2]) if waiting else {}
+            right = layout.route(*system_pool(data))
+            if right.input != letter.source_stream and letter.source_stream in layout.inputs:
+                # The ledger is in the slot of the stream the letter came from: a message for
+                # another partition is published, not redriven.
+                raise UserError(f"dead letter {letter_id}: the message belongs on {right.input}, not "
+                                f"{letter.source_stream}: publish it there (rating-service publish FILE routes it), "
+                                f"then purge the letter")
+            plans.append((letter_id, stream, letter, data))
+        sources = list(dict.fromkeys(letter.source_stream for _, _, letter, _ in plans))
+        watched = [watched_streams(args, _partition(layout, source)) for source in sources]
+        since = await tails(client, *(s for w in watched for s in w[1:])) if waiting else {}
         done = []
-        for letter_id, letter, data in plans:
-            fresh, entry_id = await client.eval(REDRIVE, 2, letter.source_stream, ledger, letter_id, data,
-                                                "1" if args.again else "0")
+        for letter_id, stream, letter, data in plans:
+            fresh, entry_id = await client.eval(REDRIVE, 2, letter.source_stream, redriven_key(stream), letter_id,
+                                                data, "1" if args.again else "0")
             entry_id = text(entry_id)
             if not fresh:
                 print(f"dead letter {letter_id}: redriven meanwhile by someone else, as entry {entry_id}",
@@ -240,13 +283,11 @@ def cmd_redrive(args: argparse.Namespace) -> int:
                 continue
             what = "the fixed message" if fixed is not None else "its message"
             print(f"dead letter {letter_id} ({letter.reason}, {letter.event_id or 'no event id'}): {what} "
-                      f"appended to {letter.source_stream} as entry {entry_id}")
-            done.append((letter.source_stream, entry_id, data))
-        code = EXIT_OK
-        for source in dict.fromkeys(s for s, _, _ in done):
-            tracker = Tracker(source, [(e, label_of(d)) for s, e, d in done if s == source])
-            code = max(code, await finish(client, args, tracker, since))
-        return code
+                  f"appended to {letter.source_stream} as entry {entry_id}")
+            done.append((letter.source_stream, entry_id, label_of(data)))
+        if not waiting or not done:
+            return EXIT_OK
+        return await finish(client, args, done, [w for w in watched if any(w[0] == d[0] for d in done)], since)
 
     return run_redis(args, redrive)  # type: ignore[return-value]
 
@@ -256,11 +297,15 @@ def cmd_purge(args: argparse.Namespace) -> int:
     """rejected purge --before AGE | --all [--yes]: remove dead letters (and their ledger)."""
     if bool(args.before) == bool(args.all):
         raise UserError("give --before AGE (e.g. 30d) or --all")
-    stream = _dead_letter_stream(args)
-    ledger = redriven_key(stream)
     min_id = None if args.all else f"{int((time.time() - parse_age(args.before)) * 1000)}-0"
 
     async def purge(client: Any) -> str:
+        said = [await purge_one(client, stream) for stream in await _dead_letter_streams(client, args)]
+        done = [line for line in said if not line.startswith("nothing to remove")]
+        return "\n".join(done or said)
+
+    async def purge_one(client: Any, stream: str) -> str:
+        ledger = redriven_key(stream)
         letters, redriven = await _read_all(client, stream)
         going = [i for i, _ in letters if min_id is None or entry_order(i) < entry_order(min_id)]
         state = states(letters, redriven)

@@ -19,6 +19,7 @@ Exit status: 0 when every entry was rated (or was a duplicate), 1 when any was r
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
 from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, cli_settings
 from service.cli.watch import fields_table, rejection_rows, render
+from service.runtime.partitions import Partition
 from service.runtime.store import DATA_FIELD, StreamKeys, entry_order, text
 
 _outputs = msgspec.json.Decoder(RatingsUpdated)
@@ -219,24 +221,33 @@ def wants_wait(args: argparse.Namespace) -> bool:
         return False
 
 
-def streams(args: argparse.Namespace) -> tuple[str, str, str]:
-    """The output and dead-letter streams (options, else the settings) and the group."""
-    settings = cli_settings()
-    return (args.output_stream or settings.output_stream, args.dead_letter_stream or settings.dead_letter_stream,
-            settings.group)
+def watched_streams(args: argparse.Namespace, partition: Partition) -> tuple[str, str, str]:
+    """A partition's input, output and dead-letter streams (--output-stream and
+    --dead-letter-stream replace the last two)."""
+    return (partition.input, args.output_stream or partition.output,
+            args.dead_letter_stream or partition.dead_letter)
 
 
-async def finish(client: Any, args: argparse.Namespace, tracker: Tracker, since: dict[str, str]) -> int:
-    """Wait, print each entry's outcome, and return the exit status."""
-    output_stream, dead_letter_stream, group = streams(args)
-    await wait(client, tracker, since, output_stream, dead_letter_stream, args.timeout)
-    for outcome in tracker.outcomes.values():
-        print(report(outcome, args.timeout) + "\n", flush=True)
-    code = tracker.exit_code()
-    if code == EXIT_TIMEOUT:
-        why = await diagnose(client, tracker.stream, group)
-        print(f"rating-service {args.command}: timed out after {args.timeout:g} s" + (f": {why}" if why else ""),
-              file=sys.stderr)
+async def finish(client: Any, args: argparse.Namespace, entries: list[tuple[str, str, str]],
+                 watched: list[tuple[str, str, str]], since: dict[str, str]) -> int:
+    """Wait for every appended entry (input stream, entry id, label), each partition's
+    (`watched`: input, output, dead-letter streams) at the same time, print each outcome in
+    the order of `entries`, and return the exit status."""
+    trackers = {}
+    for stream, output, dead_letter in watched:
+        trackers[stream] = Tracker(stream, [(e, label) for s, e, label in entries if s == stream])
+    await asyncio.gather(*(wait(client, trackers[stream], {k: since[k] for k in (output, dead_letter)}, output,
+                                dead_letter, args.timeout) for stream, output, dead_letter in watched))
+    for stream, entry_id, _ in entries:
+        print(report(trackers[stream].outcomes[entry_id], args.timeout) + "\n", flush=True)
+    codes = [tracker.exit_code() for tracker in trackers.values()]
+    code = EXIT_FAILED if EXIT_FAILED in codes else max(codes)
+    group = cli_settings().group
+    for tracker in trackers.values():
+        if tracker.exit_code() == EXIT_TIMEOUT:
+            why = await diagnose(client, tracker.stream, group)
+            print(f"rating-service {args.command}: timed out after {args.timeout:g} s" + (f": {why}" if why else ""),
+                  file=sys.stderr)
     return code
 
 
@@ -249,9 +260,10 @@ def add_wait_options(p: argparse.ArgumentParser) -> None:
                         f"0 rated or duplicate, {EXIT_FAILED} rejected, {EXIT_TIMEOUT} no outcome within --timeout")
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"how long --wait waits (default: {DEFAULT_TIMEOUT_S:g})")
-    p.add_argument("--output-stream", help="where the results come (default: RATING_OUTPUT_STREAM, ratings.updated)")
-    p.add_argument("--dead-letter-stream",
-                   help="where rejections come (default: RATING_DEAD_LETTER_STREAM, events.rejected)")
+    p.add_argument("--output-stream", help="where the results come (default: the partition's, RATING_OUTPUT_STREAM: "
+                                           "ratings.updated in the single layout)")
+    p.add_argument("--dead-letter-stream", help="where rejections come (default: the partition's, "
+                                                "RATING_DEAD_LETTER_STREAM: events.rejected in the single layout)")
 
 
 def _seconds(value: str) -> float:

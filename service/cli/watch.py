@@ -15,7 +15,7 @@ import msgspec
 
 from schemas.ratings import PlayerResult, RatingsUpdated
 from schemas.rejected import EventRejected
-from service.cli.errors import EXIT_OK, EXIT_TIMEOUT, REDIS_HELP, cli_settings, run_redis
+from service.cli.errors import EXIT_OK, EXIT_TIMEOUT, REDIS_HELP, run_redis
 from service.formats import reports
 from service.runtime.store import DATA_FIELD
 
@@ -196,43 +196,50 @@ def cmd_watch(args: argparse.Namespace) -> int:
                     raise
             stopped_by[0] = stop.signal
 
-    settings = cli_settings()
-    stream = args.stream or (settings.dead_letter_stream if args.rejected else settings.output_stream)
     shown = 0
+    names: list[str] = []
 
     async def read(client) -> None:
         nonlocal shown
-        if args.from_start:
-            last = "0-0"
-        else:
-            # From the newest entry now, by id: reading "$" again after each empty block
-            # would miss an entry added between two reads.
-            newest = await client.xrevrange(stream, count=1)
-            last = newest[0][0].decode() if newest else "0-0"
+        names.extend(await _streams(client, args))
+        arrived: asyncio.Queue = asyncio.Queue(maxsize=1_000)
+        readers = [asyncio.create_task(_follow_one(client, args, stream, arrived)) for stream in names]
         last_of: dict[str, RatingsUpdated] = {}  # per event: the last message shown (what a revision changes)
-        while args.count is None or shown < args.count:
-            reply = await client.xread({stream: last}, block=args.block_ms, count=100)
-            if not reply:
-                if args.count is not None:
-                    return  # nothing more within the wait: stop
-                if _reader_gone():
-                    raise BrokenPipeError("standard output: its reader has gone")
-                continue
-            for raw_id, fields in reply[0][1]:
-                last = raw_id.decode()
+        try:
+            while args.count is None or shown < args.count:
+                getting = asyncio.ensure_future(arrived.get())
+                await asyncio.wait([getting, *readers], return_when=asyncio.FIRST_COMPLETED)
+                if not getting.done():
+                    getting.cancel()
+                    for reader in readers:
+                        if reader.done() and reader.exception() is not None:
+                            raise reader.exception()  # type: ignore[misc]
+                    if all(reader.done() for reader in readers) and arrived.empty():
+                        return  # --count: nothing more within the wait on any stream
+                    readers = [r for r in readers if not r.done()]
+                    continue
+                entry_id, fields = getting.result()
                 try:
                     message = decode_any(fields[DATA_FIELD.encode()])
                 except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
-                    print(f"{last}: not a ratings.updated/v1 or event.rejected/v1 message ({exc})", file=sys.stderr)
+                    print(f"{entry_id}: not a ratings.updated/v1 or event.rejected/v1 message ({exc})", file=sys.stderr)
                 else:
                     if isinstance(message, EventRejected):
-                        print(render_rejection(message, last) + "\n", flush=True)
+                        print(render_rejection(message, entry_id) + "\n", flush=True)
                     else:
                         previous = last_of.get(message.event_id) if message.event_id else None
                         print(render(message, previous) + "\n", flush=True)
                         if message.event_id and message.kind != "list":
                             last_of[message.event_id] = message
                 shown += 1
+        finally:
+            for reader in readers:
+                reader.cancel()
+            # Not waited for without end: on Python 3.11 a cancellation can be swallowed by
+            # redis-py's blocked read (see _Stop); the process ends anyway.
+            await asyncio.wait(readers, timeout=0.5)
+            for reader in readers:
+                reader.add_done_callback(_quietly)
 
     # Each XREAD blocks up to --block-ms on purpose, and redis-py's default socket timeout
     # (5 s) equals the default block: an idle stream would end the command with "Timeout
@@ -243,10 +250,50 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if stopped_by[0] == signal.SIGINT:
         return EXIT_INTERRUPTED
     if stopped_by[0] is None and args.count is not None and shown < args.count:
-        print(f"rating-service watch: {shown} of {args.count} message(s) on {stream} within "
+        print(f"rating-service watch: {shown} of {args.count} message(s) on {', '.join(names)} within "
               f"{args.block_ms} ms", file=sys.stderr)
         return EXIT_TIMEOUT
     return EXIT_OK
+
+
+async def _streams(client: Any, args: argparse.Namespace) -> list[str]:
+    """--stream, else every partition's output (--rejected: dead-letter) stream."""
+    if args.stream:
+        return [args.stream]
+    from service.cli.routing import layout_for
+
+    layout = await layout_for(client, None)
+    return list(dict.fromkeys(p.dead_letter if args.rejected else p.output for p in layout.partitions))
+
+
+def _quietly(task: asyncio.Task) -> None:
+    """Retrieve a stopped reader's error (the client closed under it): nothing to say then."""
+    if not task.cancelled():
+        task.exception()
+
+
+async def _follow_one(client: Any, args: argparse.Namespace, stream: str, arrived: asyncio.Queue) -> None:
+    """Put each entry of `stream` on `arrived`, from the start or from now, in stream order
+    (one reader per stream: on a Redis Cluster the partitions' streams are in other slots).
+    With --count, ends after a read that waited --block-ms for nothing."""
+    if args.from_start:
+        last = "0-0"
+    else:
+        # From the newest entry now, by id: reading "$" again after each empty block
+        # would miss an entry added between two reads.
+        newest = await client.xrevrange(stream, count=1)
+        last = newest[0][0].decode() if newest else "0-0"
+    while True:
+        reply = await client.xread({stream: last}, block=args.block_ms, count=100)
+        if not reply:
+            if args.count is not None:
+                return
+            if _reader_gone():
+                raise BrokenPipeError("standard output: its reader has gone")
+            continue
+        for raw_id, fields in reply[0][1]:
+            last = raw_id.decode()
+            await arrived.put((last, fields))
 
 
 def register(commands: Any) -> None:
@@ -259,8 +306,9 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--rejected", action="store_true",
                    help="follow the dead-letter stream (RATING_DEAD_LETTER_STREAM, default events.rejected) instead")
-    p.add_argument("--stream", help="the stream to follow (default: RATING_OUTPUT_STREAM, ratings.updated; with "
-                                    "--rejected RATING_DEAD_LETTER_STREAM); either kind of message is shown")
+    p.add_argument("--stream", help="the one stream to follow (default: every partition's output stream, "
+                                    "RATING_OUTPUT_STREAM: ratings.updated in the single layout; with --rejected "
+                                    "their dead-letter streams); either kind of message is shown")
     p.add_argument("--from-start", action="store_true", help="show the messages already there too")
     p.add_argument("--count", type=int,
                    help=f"stop after this many messages; exit {EXIT_TIMEOUT} when fewer came within --block-ms")

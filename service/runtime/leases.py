@@ -40,9 +40,13 @@ from service.runtime.partitions import key_prefix
 log = structlog.get_logger("rating.leases")
 STANDBY_POLL = 0.2  # seconds: how often a standby looks for a free lease (at most lease / 3)
 
-# KEYS[1] lease, KEYS[2] token counter, KEYS[3] fence; ARGV[1] consumer, ARGV[2] lease ms.
+# KEYS[1] lease, KEYS[2] token counter, KEYS[3] fence; ARGV[1] consumer, ARGV[2] lease ms,
+# ARGV[3] '1' to take a lease held under this consumer's own name (a predecessor's).
 _ACQUIRE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local held = redis.call('GET', KEYS[1])
+if held then
+  if ARGV[3] ~= '1' or string.sub(held, -(#ARGV[1] + 1)) ~= ' ' .. ARGV[1] then return false end
+end
 local value = redis.call('INCR', KEYS[2]) .. ' ' .. ARGV[1]
 redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
 redis.call('SET', KEYS[3], value)
@@ -130,6 +134,7 @@ class Leases:
         self._release = client.register_script(_RELEASE)
         self._heartbeat = client.register_script(_HEARTBEAT)
         self._catching_up: dict[str, asyncio.Task] = {}
+        self._started = False  # after the first tick: leases under our own name are another's
         self.share = len(streams)
         for stream in streams:
             metrics.lease_owned.labels(stream).set(0)
@@ -168,6 +173,7 @@ class Leases:
             if lease.value is None and len(owned) < self.share:
                 if await self._acquire_one(lease, now):
                     owned.append(lease)
+        self._started = True
         for lease in owned:
             task = self._catching_up.get(lease.stream)
             if lease.value is not None and (task is None or task.done()) and now - lease.renewed < self.poll:
@@ -176,7 +182,12 @@ class Leases:
                 self._catching_up[lease.stream] = asyncio.create_task(self.catch_up(lease.stream))
 
     async def _acquire_one(self, lease: StreamLease, now: float) -> bool:
-        value = await self._acquire(keys=[lease.key, lease.token_key, lease.fence_key], args=[self.consumer, self.lease_ms])
+        # On the first tick, a lease held under this replica's own name is its predecessor's (a
+        # restart with the same RATING_CONSUMER, e.g. a container restarted in its pod): taken at
+        # once rather than after it expires; the new token fences the predecessor out.
+        own = "0" if self._started else "1"
+        value = await self._acquire(keys=[lease.key, lease.token_key, lease.fence_key],
+                                    args=[self.consumer, self.lease_ms, own])
         if value is None:
             return False
         lease.value = lease.held = value.decode() if isinstance(value, bytes) else value

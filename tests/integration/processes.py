@@ -66,6 +66,7 @@ class Services:
             "RATING_INPUT_STREAMS": ",".join(settings.input_streams),
             "RATING_OUTPUT_STREAM": settings.output_stream,
             "RATING_DEAD_LETTER_STREAM": settings.dead_letter_stream,
+            "RATING_PARTITIONS": settings.partitions,
             "RATING_GROUP": settings.group,
             "RATING_CLAIM_IDLE_MS": str(settings.claim_idle_ms),
             "RATING_LEASE_MS": str(settings.lease_ms),

@@ -197,6 +197,31 @@ async def test_sigterm_hands_over_at_once(client, redis_url, key_prefix, tmp_pat
         services.stop_all()
 
 
+async def test_a_replica_restarted_under_its_own_name_takes_its_lease_at_once(client, redis_url, key_prefix, tmp_path):
+    """A container restarted in its pod keeps its name (RATING_CONSUMER): its predecessor's
+    lease is taken on start-up, not after it expires, and the new token fences the old one."""
+    settings = settings_for(redis_url, key_prefix, lease_ms=10_000)
+    await load_club(client, settings)
+    services = Services(settings)
+    services.env["RATING_CONSUMER"] = f"{key_prefix}-replica"
+    events = random_events(20, 43)
+    try:
+        first = services.start()
+        await publish(client, settings, *events[:10])
+        await check_final_state(client, settings, events[:10], tmp_path, services=services)
+        before = await lease_value(client, settings)
+        assert before.endswith(f" {key_prefix}-replica")
+        services.kill(first)  # SIGKILL: the lease stays behind
+        await client.persist(lease_key(settings.input_streams[0]))  # and would never expire by itself
+        services.start()
+        await publish(client, settings, *events[10:])
+        await check_final_state(client, settings, events, tmp_path, services=services)
+        after = await lease_value(client, settings)
+        assert token_of(after) > token_of(before) and after.endswith(f" {key_prefix}-replica")
+    finally:
+        services.stop_all()
+
+
 def applied_lines(log: str) -> list[dict]:
     lines = []
     for line in log.splitlines():
