@@ -35,8 +35,8 @@ async def layout_for(client: Any, given: str | None) -> Layout:
         if given and base.startswith("{") and "}:" in base:
             suffix = base.partition("}:")[2]
             whole = await advertised(client, suffix)
-            if whole is not None and base in whole.inputs:
-                return Layout("single", (whole.of_stream(base),), base)
+            if whole is not None and base in whole.inputs:  # everything there, whatever its domain
+                return Layout("single", (msgspec.structs.replace(whole.of_stream(base), domains=None),), base)
     inputs = (base,) if given else settings.input_streams
     try:
         return layout_of(settings.partitions, inputs, settings.output_stream, settings.dead_letter_stream)

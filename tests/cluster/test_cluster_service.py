@@ -92,40 +92,64 @@ def test_the_single_layout_is_refused_on_a_cluster_in_one_line(redis_cluster, cl
         services.stop_all()
 
 
-def cli(*argv: str, url: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "service", *argv, "--redis-url", url], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+def cli(env: dict, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "service", *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=60)
 
 
 async def test_the_command_line_on_a_cluster(redis_cluster, cluster_prefix, tmp_path):
+    """Configured as a user would (the environment of the service): each command routes to,
+    or reads, the partitions, whose streams are in several slots on several masters."""
     settings = settings_for(redis_cluster.url, cluster_prefix, partitions="domains")
-    partition = settings.layout.route("cfc", "regular")
-    url = not_owning(redis_cluster, [partition.input])
-    streams = ["--stream", partition.input]
-    outputs = ["--output-stream", partition.output, "--dead-letter-stream", partition.dead_letter]
-    done = cli("import", str(ROOT / "deploy/examples/cfc-ratings.jsonl"), *streams, url=url)
-    assert done.returncode == 0 and "4 new" in done.stdout, done.stderr
+    cfc = settings.layout.route("cfc", "regular")
+    url = not_owning(redis_cluster, [cfc.input])
     services = serve_on(settings_for(url, cluster_prefix, partitions="domains"))
+    env = {**services.env, "RATING_LOG_LEVEL": "ERROR"}
+    examples = ROOT / "deploy/examples"
+    for listing in ("cfc-ratings.jsonl", "fide-ratings.jsonl"):
+        done = cli(env, "import", str(examples / listing))
+        assert done.returncode == 0 and "0 replaced" in done.stdout, done.stderr
+    both = tmp_path / "both.jsonl"
+    both.write_text("".join(json.dumps(json.loads((examples / f).read_text())) + "\n"
+                            for f in ("cfc-event.json", "fide-event.json")))
     try:
         services.start()
-        done = cli("publish", str(ROOT / "deploy/examples/cfc-event.json"), *streams, "--wait", "--timeout", "30",
-                   *outputs, url=url)
-        assert done.returncode == 0, done.stderr
-        assert "ottawa-fall-open-2025: rated" in done.stdout and "100005" in done.stdout
-        bad = tmp_path / "bad.json"
-        bad.write_text(json.dumps({**json.loads((ROOT / "deploy/examples/cfc-event.json").read_text()),
-                                   "event_id": "other-id", "pool": "active"}))
-        done = cli("publish", str(bad), *streams, "--wait", "--timeout", "30", *outputs, url=url)
+        done = cli(env, "publish", str(both), "--wait", "--timeout", "30")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "ottawa-fall-open-2025: rated" in done.stdout and "montreal-international-2025: rated" in done.stdout
+        corrected = tmp_path / "corrected.json"
+        event = json.loads((examples / "cfc-event.json").read_text())
+        event["games"][0]["score"] = 0
+        corrected.write_text(json.dumps(event))
+        done = cli(env, "correct", str(corrected), "--wait", "--timeout", "30")
+        assert done.returncode == 0 and "re-rated" in done.stdout, done.stdout + done.stderr
+        done = cli(env, "close-period", "fide", "standard", "2025-11", "--wait", "--timeout", "30")
+        assert done.returncode == 0, done.stdout + done.stderr
+        done = cli(env, "withdraw", "ottawa-fall-open-2025", "--system", "cfc", "--wait", "--timeout", "30")
+        assert done.returncode == 0 and "withdrawn" in done.stdout, done.stdout + done.stderr
+        misrouted = tmp_path / "misrouted.json"
+        misrouted.write_text(json.dumps({**event, "event_id": "other-id", "pool": "active"}))
+        advertised = {k: v for k, v in env.items() if k != "RATING_PARTITIONS"}  # the layout the service advertised
+        done = cli(advertised, "publish", str(misrouted), "--stream", cfc.input, "--wait", "--timeout", "30")
         assert done.returncode == 1 and "REJECTED (misrouted)" in done.stdout, done.stdout + done.stderr
     finally:
         services.stop_all()
-    done = cli("watch", "--stream", partition.output, "--from-start", "--count", "1", "--block-ms", "2000", url=url)
-    assert done.returncode == 0 and "ottawa-fall-open-2025" in done.stdout, done.stderr
-    done = cli("export", "--system", "cfc", "--pool", "regular", *streams, url=url)
-    records = [json.loads(line) for line in done.stdout.splitlines()]
-    assert done.returncode == 0 and len(records) == 5 and {r["id"] for r in records} >= {"100005"}
-    done = cli("player", "cfc", "regular", "100001", *streams, url=url)
-    assert done.returncode == 0 and "1859" in done.stdout, done.stdout + done.stderr
-    done = cli("rejected", "list", "--dead-letter-stream", partition.dead_letter, "--json", url=url)
+    done = cli(env, "watch", "--from-start", "--count", "5", "--block-ms", "2000")  # every partition's outputs
+    assert done.returncode == 0, done.stderr
+    assert "ottawa-fall-open-2025" in done.stdout and "montreal-international-2025" in done.stdout
+    done = cli(env, "export", "--system", "fide", "--pool", "standard")
+    records = {r["id"]: r for r in map(json.loads, done.stdout.splitlines())}
+    assert done.returncode == 0 and len(records) == 6, done.stderr
+    done = cli(env, "player", "fide", "standard", "2010001")
+    assert done.returncode == 0 and str(records["2010001"]["rating"]) in done.stdout, done.stdout + done.stderr
+    done = cli(env, "history", "fide", "standard", "2010001", "--json")
+    kinds = [e["kind"] for e in json.loads(done.stdout)["entries"]]
+    assert done.returncode == 0 and "list" in kinds, done.stdout + done.stderr
+    done = cli(env, "rejected", "list", "--json")  # every partition's dead letters
     letters = [msgspec.json.decode(line) for line in done.stdout.splitlines()]
     assert done.returncode == 0 and [letter["letter"]["reason"] for letter in letters] == ["misrouted"], done.stderr
+    done = cli(env, "replay", "--stream", cfc.input, "--into", f"{cluster_prefix}-rp", "--ratings",
+               str(examples / "cfc-ratings.jsonl"))
+    assert done.returncode == 0 and "no differences from the live state" in done.stdout, done.stdout + done.stderr
+    done = cli(env, "trf-ratings", str(ROOT / "tests/data/autumn-open-2025.trf"), "--out", str(tmp_path / "out.trf"))
+    assert done.returncode == 0 and "fide/standard" in done.stderr, done.stderr
