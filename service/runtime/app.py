@@ -197,6 +197,7 @@ async def serve(settings: Settings, registry: Registry | None = None, signalled:
     A start-up cut short by Redis going away starts again, with backoff. A failure that
     retrying cannot fix raises ServiceFailed. `signalled`: signals the caller caught before
     (checked once the service's own handlers are in place)."""
+    configure_logging(settings.log_level, settings.log_json)  # before the first wait for Redis
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     handled = (signal.SIGTERM, signal.SIGINT)

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import msgspec
+from redis.exceptions import ResponseError
 
 from schemas import EventRejected, PlayerRecord, RatingsUpdated
 from schemas.common import DEFAULT_POOL
@@ -63,12 +64,17 @@ async def wait_applied(client, settings: Settings, streams, timeout: float = 60.
         [(last, _)] = await client.xrevrange(stream, count=1)
         while True:
             cursor = await client.get(StreamKeys(stream).cursor)
-            info = await client.xpending(stream, settings.group)
-            if cursor == last and int(info["pending"]) == 0:
+            try:
+                pending = int((await client.xpending(stream, settings.group))["pending"])
+            except ResponseError as exc:  # the service has not created its group yet
+                if "NOGROUP" not in str(exc):
+                    raise
+                pending = None
+            if cursor == last and pending == 0:
                 break
             if time.monotonic() > deadline:
                 raise AssertionError(f"{stream} not applied in {timeout} s: cursor {cursor!r}, last {last!r}, "
-                                     f"pending {info['pending']}")
+                                     f"pending {pending}")
             await asyncio.sleep(0.1)
 
 
