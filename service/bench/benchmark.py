@@ -19,6 +19,10 @@ Four groups of figures, each the median of several runs (ratios from the same ru
 - `reads`: the read API on a 100,000-player pool with 1,000,000 history lines (10,000 and
   100,000 with `--quick`): latency per kind of request at 200 requests/s, and the two-player
   throughput with and without that load (service/bench/reads.py).
+- `cluster`: one partition's throughput on a local 3-master Redis Cluster against the same
+  on a standalone server of the same binary, the commits on the slot owner (the service's
+  way) and through redis-py's cluster transaction pipeline, alternated runs, medians
+  (service/bench/cluster.py; it starts and stops its own servers, whatever `--redis-url`).
 - `memory`: the service process's peak RSS (VmHWM) and the Redis bytes per stored player
   record (INFO memory `used_memory` before and after importing minimal established CFC
   records into a fresh key prefix: 1,000,000, or 100,000 with `--quick`).
@@ -53,6 +57,7 @@ from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
 from schemas.validation import decode_input
 from service.bench.cascade import bench_cascade
+from service.bench.cluster import CLUSTER_KEYS, bench_cluster, render_cluster
 from service.bench.reads import bench_reads
 from service.bench.workloads import (
     encode,
@@ -90,6 +95,7 @@ TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("history of 200 events p99", "reads.history", "p99_ms", "<", 20, "ms"),
     ("ranked list first page p99", "reads.list", "p99_ms", "<", 20, "ms"),
     ("throughput under read load", "reads.throughput", "ratio", ">=", 0.9, "x without"),
+    ("one partition on a cluster", "cluster", "ratio", ">=", 0.9, "x standalone"),
 )
 
 
@@ -106,14 +112,18 @@ class Sizes:
     platform_players: int = 10_000
     cascade_players: int = 20_000
     cascade_events: int = 10_000
+    cluster_events: int = 200  # per run of each way (service/bench/cluster.py)
+    cluster_runs: int = 1
+    cluster_players: int = 2_000
 
     @staticmethod
     def of(quick: bool) -> "Sizes":
         if quick:
             return Sizes(runs=2, engine_runs=3, two_player_events=1_500, swiss_events=150, latency_seconds=2.0,
-                         memory_records=100_000, cascade_players=2_000, cascade_events=1_000)
+                         memory_records=100_000, cascade_players=2_000, cascade_events=1_000, cluster_events=1_000,
+                         cluster_runs=3)
         return Sizes(runs=5, engine_runs=9, two_player_events=8_000, swiss_events=800, latency_seconds=8.0,
-                     memory_records=1_000_000)
+                     memory_records=1_000_000, cluster_events=3_000, cluster_runs=7)
 
 
 def _median_time(work: Callable[[], object], runs: int) -> float:
@@ -457,6 +467,7 @@ REPORT_KEYS = {
     "memory": {"records", "redis_bytes_per_record", "service_peak_rss_mb"},
     "date_order": {"archive", "correction"},
     "reads": {"players", "player_events", "history_lines", "rate", "seconds", "player", "history", "list", "throughput"},
+    "cluster": CLUSTER_KEYS,
 }
 ENGINE_KEYS = {"players", "rounds", "newcomers", "games", "seconds", "games_per_second"}
 SERVICE_KEYS = {"events", "events_per_second", "latency_rate", "latency_samples", "p50_ms", "p99_ms"}
@@ -487,19 +498,22 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
                               lambda env: _start(["-m", "service", "serve"], env), _wait_for_group, peak_rss_mb, progress)
         progress("read side")
         reads = bench_read_side(redis_url, names, quick, progress)
+        progress("one partition on a cluster")
+        cluster = bench_cluster(sizes.cluster_events, sizes.cluster_players, sizes.cluster_runs, progress)
     finally:
         if private is not None:
             private.stop()
         else:
             _cleanup(redis_url, names.prefix)
     report = {"engines": engines, "service": service, "ceiling": ceiling, "memory": memory, "date_order": order,
-              "reads": reads}
+              "reads": reads, "cluster": cluster}
     report["targets"] = check_targets(report)
     report["settings"] = {"quick": quick, "runs": sizes.runs, "engine_runs": sizes.engine_runs,
                           "two_player_events": sizes.two_player_events, "swiss_events": sizes.swiss_events,
                           "latency_seconds": sizes.latency_seconds, "memory_records": sizes.memory_records,
                           "platform_players": sizes.platform_players, "batch_size": BATCH_SIZE,
                           "cascade_players": sizes.cascade_players, "cascade_events": sizes.cascade_events,
+                          "cluster_events": sizes.cluster_events, "cluster_runs": sizes.cluster_runs,
                           "redis": f"private {private.binary.describe()}" if private and private.binary else "given URL", "cpus": os.cpu_count(),
                           "prefix": names.prefix}
     return report
@@ -557,6 +571,7 @@ def render(report: dict) -> str:
         f"  two-player events/s alone       {r['throughput']['events_per_second']:>10,.0f}",
         f"  ... under the read load         {r['throughput']['under_read_load']:>10,.0f}  "
         f"({r['throughput']['ratio']:.2f}x, median of {r['throughput']['runs']} runs)",
+        *render_cluster(report["cluster"]),
         "targets",
     ]
     for t in report["targets"]:

@@ -63,10 +63,22 @@ class ServiceFailed(Exception):
     process exits non-zero."""
 
 
-def build_app(settings: Settings | None = None, registry: Registry | None = None, cluster: bool | None = None) -> FastStream:
+class KindFound(Exception):
+    """The start-up found the server to be of the other kind (standalone / Redis Cluster) than
+    the app was built for: `serve` builds it again for `cluster`."""
+
+    def __init__(self, cluster: bool):
+        super().__init__("a Redis Cluster" if cluster else "a standalone server")
+        self.cluster = cluster
+
+
+def build_app(settings: Settings | None = None, registry: Registry | None = None, cluster: bool | None = None,
+              *, verify_kind: bool = False) -> FastStream:
     """Wire the broker, the subscribers and the processors from the settings. `cluster`:
-    whether the Redis is a Redis Cluster (`serve` asks it first, waiting for it to answer;
-    None: asked now, standalone when it does not answer, as for `faststream run`)."""
+    whether the Redis is a Redis Cluster (runtime/connection.py; None: asked now, standalone
+    when it does not answer, as for `faststream run`). `verify_kind`: the kind was a guess
+    (the server did not answer yet): the start-up asks again once it answers and raises
+    KindFound if it was wrong."""
     settings = settings or load_settings()
     registry = registry if registry is not None else default_registry()
     if cluster is None:
@@ -131,7 +143,8 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
                 await http.start()  # live at once; ready once Redis answers
             except OSError as exc:
                 raise ServiceFailed(_http_problem(exc, settings)) from None
-        await _until_redis_answers(lambda: _ensure_groups(processors.values()), settings)
+        await _until_redis_answers(lambda: _start_on_redis(settings, cluster if verify_kind else None,
+                                                           processors.values()), settings)
         await advertise(client, settings.layout)
         for processor in processors.values():
             await processor.index_existing()
@@ -214,18 +227,17 @@ async def serve(settings: Settings, registry: Registry | None = None, signalled:
 
 async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry | None) -> None:
     delay = BACKOFF_FIRST
+    cluster: bool | None = None  # standalone or Redis Cluster: known once the server has said
     while True:
-        # Standalone or cluster: asked of the server, waiting until it answers (SIGTERM stops it).
-        asking = asyncio.ensure_future(_until_redis_answers(lambda: is_cluster(settings.redis_url), settings))
-        if not await _first(asking, stop):
-            log.info("stopped during start-up", consumer=settings.consumer)
-            return
-        try:
+        if cluster is None:
+            asking = asyncio.ensure_future(_kind_now(settings))
+            if not await _first(asking, stop):
+                log.info("stopped during start-up", consumer=settings.consumer)
+                return
             cluster = asking.result()
-        except (RedisError, RedisClusterException) as exc:  # e.g. an ACL without CLUSTER INFO
-            raise ServiceFailed(f"Redis at {redact(settings.redis_url)} refused the start-up: "
-                                f"{_reason(exc, settings)}") from None
-        app = build_app(settings, registry, cluster)
+        # A server that does not answer yet is taken for standalone (the HTTP side is live at
+        # once, the start-up waits for Redis), and asked again when it answers (KindFound).
+        app = build_app(settings, registry, bool(cluster), verify_kind=cluster is None)
         starting = asyncio.create_task(app.start())
         if not await _first(starting, stop):  # SIGTERM during the start-up
             starting.cancel()
@@ -235,6 +247,11 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
             return
         try:
             starting.result()
+        except KindFound as found:
+            await app.release()  # type: ignore[attr-defined]
+            cluster = found.cluster
+            log.info("redis answers: building the service again for it", redis=str(found))
+            continue
         except REDIS_AWAY as exc:
             await app.release()  # type: ignore[attr-defined]
             log.warning("start-up interrupted, starting again", error=_reason(exc, settings), retry_in=delay)
@@ -393,7 +410,23 @@ async def _no_body(message: object, original_decoder: object) -> None:
     return None
 
 
-async def _ensure_groups(processors) -> None:
+async def _kind_now(settings: Settings) -> bool | None:
+    """Whether the server is a Redis Cluster, if it answers within a second (None: not yet).
+    A refusal (an ACL without CLUSTER INFO) is a ServiceFailed."""
+    try:
+        return await is_cluster(settings.redis_url, socket_connect_timeout=1.0, socket_timeout=1.0)
+    except REDIS_AWAY:
+        return None
+    except (RedisError, RedisClusterException) as exc:
+        raise ServiceFailed(f"Redis at {redact(settings.redis_url)} refused the start-up: "
+                            f"{_reason(exc, settings)}") from None
+
+
+async def _start_on_redis(settings: Settings, guessed: bool | None, processors) -> None:
+    """What the start-up needs Redis for: with a guessed kind, ask it again (KindFound when
+    wrong); create the consumer groups."""
+    if guessed is not None and await is_cluster(settings.redis_url) != guessed:
+        raise KindFound(not guessed)
     for processor in processors:
         await processor.ensure_group()
 

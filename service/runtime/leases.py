@@ -154,6 +154,9 @@ class Leases:
                 await self.tick()
             except (RedisError, *TRANSIENT) as exc:  # said, and tried again (a cluster's map hole too)
                 on_error(exc)
+            except Exception as exc:  # never the end of the leases: e.g. redis-py's cluster client
+                # closing, after another task's error, a connection this round was using
+                log.error("lease round failed, trying again", error=f"{type(exc).__name__}: {exc}")
             await asyncio.sleep(self.poll)
 
     async def tick(self) -> None:

@@ -1,5 +1,5 @@
 """Fixtures of the Redis Cluster tests: one local 3-master cluster for the session
-(tests/cluster/local.py: free loopback ports, data under /tmp, stopped after), and a key
+(service/bench/localcluster.py: free loopback ports, data under /tmp, stopped after), and a key
 prefix of each test's own, its keys deleted after on every master."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.cluster.local import LocalCluster
+from service.bench.localcluster import LocalCluster
 
 
 @pytest.fixture(scope="session")

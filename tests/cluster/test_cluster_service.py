@@ -15,6 +15,7 @@ import time
 import msgspec
 import pytest
 
+from service.bench.localcluster import LocalCluster
 from service.runtime.connection import connect
 from tests.cluster.partitioned import check_partitions, load_lists, mixed_season, publish_routed
 from tests.integration.helpers import settings_for
@@ -153,3 +154,34 @@ async def test_the_command_line_on_a_cluster(redis_cluster, cluster_prefix, tmp_
     assert done.returncode == 0 and "no differences from the live state" in done.stdout, done.stdout + done.stderr
     done = cli(env, "trf-ratings", str(ROOT / "tests/data/autumn-open-2025.trf"), "--out", str(tmp_path / "out.trf"))
     assert done.returncode == 0 and "fide/standard" in done.stderr, done.stderr
+
+
+async def test_serve_started_before_the_cluster_answers_waits_and_runs_on_it(cluster_prefix, tmp_path):
+    """Taken for a standalone server while nothing answers (the HTTP side live meanwhile),
+    then built again for the cluster once it answers."""
+    cluster = LocalCluster(masters=3)
+    settings = settings_for(cluster.url, cluster_prefix, partitions="domains")
+    port = free_port()
+    services = serve_on(settings, port)
+    try:
+        process = services.start()
+        await until(lambda: _answers(port, "/health/live"))
+        assert (await http_get(port, "/health/ready"))[0] == 503
+        await asyncio.to_thread(cluster.start)
+        client = await connect(cluster.url)
+        await load_lists(client, settings)
+        messages = mixed_season(12, seed=2)
+        await publish_routed(client, settings, messages)
+        await check_partitions(client, settings, messages, tmp_path)
+        assert process.poll() is None and "Traceback" not in services.logs(process)
+        await client.aclose()
+    finally:
+        services.stop_all()
+        cluster.stop()
+
+
+async def _answers(port: int, path: str) -> bool:
+    try:
+        return (await http_get(port, path))[0] == 200
+    except OSError:
+        return False

@@ -8,7 +8,7 @@ import pytest
 
 from schemas.common import POOLS, SYSTEMS
 from service.runtime.leases import fence_key, lease_key
-from service.runtime.partitions import Layout, has_hash_tag, key_prefix, layout_of, misrouted
+from service.runtime.partitions import Layout, cluster_problem, has_hash_tag, key_prefix, layout_of, misrouted
 from service.runtime.settings import SettingsError, load_settings
 from service.runtime.store import StreamKeys
 from service.timeline import ordering_domain
@@ -94,3 +94,20 @@ def test_every_domain_has_a_partition():
     for system in SYSTEMS:
         for pool in POOLS[system]:
             assert layout.route(system, pool).domains == (ordering_domain(system, pool),)
+
+
+def test_on_a_cluster_the_single_layout_needs_its_outputs_in_the_input_streams_slot():
+    plain = layout_of("single", ("events.finished",), "ratings.updated", "events.rejected")
+    problem = cluster_problem(plain)
+    assert problem is not None and "\n" not in problem
+    assert "set RATING_PARTITIONS=domains" in problem
+    assert ("RATING_OUTPUT_STREAM={events.finished}:ratings.updated "
+            "RATING_DEAD_LETTER_STREAM={events.finished}:events.rejected") in problem
+    tagged = layout_of("single", ("events.finished",), "{events.finished}:ratings.updated",
+                       "{events.finished}:events.rejected")
+    assert cluster_problem(tagged) is None
+    assert cluster_problem(layout_of("domains", ("events.finished",), "ratings.updated", "events.rejected")) is None
+    # Several input streams share one output: only under one tag.
+    two = layout_of("single", ("{ev}:a", "{ev}:b"), "{ev}:ratings.updated", "{ev}:events.rejected")
+    assert cluster_problem(two) is None
+    assert cluster_problem(layout_of("single", ("{ev}:a", "b"), "{ev}:out", "{ev}:dead")) is not None

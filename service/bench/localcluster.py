@@ -1,11 +1,12 @@
-"""A local Redis Cluster for the tests: masters (and optional replicas) on free loopback
-ports, data under /tmp, slots assigned and nodes met with CLUSTER ADDSLOTSRANGE / MEET /
-REPLICATE (no redis-cli needed), and the operations a test does to it while the service runs:
-move a slot to another master (SETSLOT IMPORTING / MIGRATING, MIGRATE, SETSLOT NODE, as
-`redis-cli --cluster reshard` does) and fail a master over to its replica.
+"""A local Redis Cluster, for the tests and the bench: masters (and optional replicas) on
+free loopback ports, data under /tmp, slots assigned and nodes met with CLUSTER
+ADDSLOTSRANGE / MEET / REPLICATE (no redis-cli needed), and what a test does to it while the
+service runs: move a slot to another master (SETSLOT IMPORTING / MIGRATING, MIGRATE,
+SETSLOT NODE, as `redis-cli --cluster reshard` does) and fail a master over to its replica.
 
-Reusable: `LocalCluster(masters=3).start()`, `.url` (any node), `.move_slot(slot, to)`,
-`.stop()`; the session fixture `redis_cluster` (tests/cluster/conftest.py) is one of them.
+`LocalCluster(masters=3).start()`, `.url` (a node; clients find the others), `.move_slot(slot)`
+or `.move_key_slot(key)`, `.fail_over(master)`, `.stop()`. The test session's one is the
+`redis_cluster` fixture (tests/cluster/conftest.py); `rating-service bench` starts its own.
 """
 
 from __future__ import annotations
@@ -40,13 +41,16 @@ class Node:
 class LocalCluster:
     """A Redis Cluster of `masters` masters, each with `replicas` replicas, on loopback."""
 
-    def __init__(self, masters: int = 3, replicas: int = 0, *extra: str):
+    def __init__(self, masters: int = 3, replicas: int = 0, *extra: str, binary: str | None = None):
+        """`binary`: the server to run (default: a redis-server on PATH, else the embedded
+        server's, service/runtime/embedded.py); `extra`: more server options."""
         self.masters_count = masters
         self.replicas_count = replicas
         self.extra = extra
         self.root = Path(tempfile.mkdtemp(prefix="redis-cluster-"))
-        self.nodes: list[Node] = []
-        self.binary = find_binary(prefer="path").path
+        self.binary = binary or find_binary(prefer="path").path
+        # The ports are chosen now: `url` is known before `start()` (a client may wait for it).
+        self.nodes = [Node(free_port(), self.root / f"node{n}") for n in range(masters * (1 + replicas))]
 
     @property
     def url(self) -> str:
@@ -58,10 +62,8 @@ class LocalCluster:
 
     # ------------------------------------------------------------------ start / stop
     def start(self, timeout: float = 20.0) -> "LocalCluster":
-        for n in range(self.masters_count * (1 + self.replicas_count)):
-            node = Node(free_port(), self.root / f"node{n}")
+        for node in self.nodes:
             node.dir.mkdir()
-            self.nodes.append(node)
             self._launch(node)
         for node in self.nodes:
             self._wait_answers(node, timeout)
