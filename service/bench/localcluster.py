@@ -21,7 +21,7 @@ from pathlib import Path
 import redis
 from redis.cluster import key_slot
 
-from service.runtime.embedded import find_binary, free_port
+from service.runtime.embedded import find_binary, free_port, port_is_free
 
 SLOTS = 16384
 NODE_TIMEOUT_MS = 2000  # cluster-node-timeout: how soon a dead master is failed over
@@ -38,6 +38,16 @@ class Node:
         return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=10, decode_responses=True)
 
 
+def _ports(count: int) -> list[int]:
+    """Free loopback ports whose cluster bus ports (port + 10000) are free too."""
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port not in ports and port + 10_000 not in ports and port_is_free(port + 10_000):
+            ports.append(port)
+    return ports
+
+
 class LocalCluster:
     """A Redis Cluster of `masters` masters, each with `replicas` replicas, on loopback."""
 
@@ -50,7 +60,7 @@ class LocalCluster:
         self.root = Path(tempfile.mkdtemp(prefix="redis-cluster-"))
         self.binary = binary or find_binary(prefer="path").path
         # The ports are chosen now: `url` is known before `start()` (a client may wait for it).
-        self.nodes = [Node(free_port(), self.root / f"node{n}") for n in range(masters * (1 + replicas))]
+        self.nodes = [Node(port, self.root / f"node{n}") for n, port in enumerate(_ports(masters * (1 + replicas)))]
 
     @property
     def url(self) -> str:
@@ -79,8 +89,11 @@ class LocalCluster:
         deadline = time.monotonic() + timeout
         self._wait(lambda: all(len(n.client().execute_command("CLUSTER", "NODES").splitlines()) == len(self.nodes)
                                for n in self.nodes), deadline, "the nodes did not meet")
-        for r, node in enumerate(self.nodes[self.masters_count :]):
+        replicas = self.nodes[self.masters_count :]
+        for r, node in enumerate(replicas):
             node.client().execute_command("CLUSTER", "REPLICATE", masters[r % len(masters)].id)
+        self._wait(lambda: all(n.client().info("replication").get("master_link_status") == "up" for n in replicas),
+                   deadline, "the replicas did not sync")
         self.wait_ok(deadline - time.monotonic())
         return self
 
@@ -88,7 +101,8 @@ class LocalCluster:
         node.process = subprocess.Popen(
             [self.binary, "--port", str(node.port), "--bind", "127.0.0.1", "--dir", str(node.dir),
              "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-             "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no", *self.extra],
+             "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
+             "--cluster-replica-validity-factor", "0", "--logfile", str(node.dir / "log"), *self.extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
 

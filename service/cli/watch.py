@@ -276,6 +276,7 @@ async def _follow_one(client: Any, args: argparse.Namespace, stream: str, arrive
     """Put each entry of `stream` on `arrived`, from the start or from now, in stream order
     (one reader per stream: on a Redis Cluster the partitions' streams are in other slots).
     With --count, ends after a read that waited --block-ms for nothing."""
+    from service.runtime.connection import xread
     if args.from_start:
         last = "0-0"
     else:
@@ -284,7 +285,7 @@ async def _follow_one(client: Any, args: argparse.Namespace, stream: str, arrive
         newest = await client.xrevrange(stream, count=1)
         last = newest[0][0].decode() if newest else "0-0"
     while True:
-        reply = await client.xread({stream: last}, block=args.block_ms, count=100)
+        reply = await xread(client, {stream: last}, block=args.block_ms, count=100)  # on a cluster: on its owner
         if not reply:
             if args.count is not None:
                 return

@@ -36,7 +36,7 @@ from faststream.redis.message import RedisBatchStreamMessage, RedisStreamMessage
 
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
-from service.runtime.connection import TRANSIENT, client_for, is_cluster, is_cluster_now
+from service.runtime.connection import TRANSIENT, client_for, is_cluster, is_cluster_now, is_connection_race
 
 from service.runtime.leases import LeaseLost, Leases
 from service.runtime.processor import StreamProcessor
@@ -376,6 +376,10 @@ def _guard_reads(
         try:
             await read(*args)
         except REDIS_AWAY as exc:
+            outage.unreachable(_reason(exc, settings))
+        except AttributeError as exc:  # FastStream's cluster client: a connection closed under the read
+            if not is_connection_race(exc):
+                raise
             outage.unreachable(_reason(exc, settings))
         except ResponseError as exc:
             if "NOGROUP" in str(exc):

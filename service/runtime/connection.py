@@ -36,7 +36,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
 from redis.crc import key_slot
 from redis.exceptions import (
     AskError,
@@ -113,8 +113,38 @@ def is_cluster_now(url: str, timeout: float = 2.0) -> bool:
     return True
 
 
+def is_connection_race(exc: BaseException) -> bool:
+    """Whether `exc` is redis-py's cluster client failing a command because another task's
+    connection error closed the connection under it (redis-py 8.1: an AttributeError inside
+    redis-py, a connection whose writer or reader is None): as transient as a ConnectionError."""
+    if not isinstance(exc, AttributeError):
+        return False
+    tb, last = exc.__traceback__, None
+    while tb is not None:
+        last, tb = tb, tb.tb_next
+    return last is not None and "/redis/" in last.tb_frame.f_code.co_filename.replace("\\", "/")
+
+
+class _Race:
+    """Turns a connection race (is_connection_race) into the ConnectionError it stands for."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+        if exc is not None and is_connection_race(exc):
+            raise RedisConnectionError(f"connection closed under the command: {exc}") from exc
+
+
+class _Pipeline(ClusterPipeline):
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
+        with _Race():
+            return await super().execute(*args, **kwargs)
+
+
 class Cluster(RedisCluster):
-    """redis-py's async cluster client, with a plain client per master for the transactions."""
+    """redis-py's async cluster client, with a plain client per master for the transactions,
+    and its connection races said as ConnectionErrors (is_connection_race)."""
 
     def __init__(self, *args: Any, node_url: str = "", node_options: dict | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -139,6 +169,15 @@ class Cluster(RedisCluster):
             found = self.owners[(node.host, node.port)] = aioredis.Redis.from_url(
                 _with_address(self.node_url, node.host, node.port), **self.node_options)
         return found
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        with _Race():
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
+        if shard_hint:
+            return super().pipeline(transaction, shard_hint)  # refused by redis-py, as it says
+        return _Pipeline(self, transaction)
 
     async def refresh(self) -> None:
         """Reload the slot map (after a redirect, or a master that went away)."""
@@ -201,18 +240,25 @@ def same_slot(*keys: str) -> bool:
 
 
 async def xread(client: Any, streams: dict[str, str], count: int | None = None, block: int | None = None) -> list:
-    """XREAD of several streams; on a cluster, streams of several slots are read slot by slot
-    (a blocking read then waits by polling every POLL_S, up to `block` ms; 0: without end)."""
-    if not isinstance(client, Cluster) or same_slot(*streams):
+    """XREAD of several streams. On a cluster each slot's streams are read on the slot's owner
+    (a moving slot is tried again, on_owner); streams of several slots are read slot by slot,
+    a blocking read then waiting by polling every POLL_S, up to `block` ms (0: without end)."""
+    if not isinstance(client, Cluster):
         return await client.xread(streams, count=count, block=block) or []
     groups: dict[int, dict[str, str]] = {}
     for stream, last in streams.items():
         groups.setdefault(key_slot(stream.encode()), {})[stream] = last
+
+    async def read(group: dict[str, str], wait: int | None) -> list:
+        return await on_owner(client, next(iter(group)), lambda owner: owner.xread(group, count=count, block=wait)) or []
+
+    if len(groups) == 1:
+        return await read(streams, block)
     deadline = time.monotonic() + (block or 0) / 1000
     while True:
         replies: list = []
         for group in groups.values():
-            replies.extend(await client.xread(group, count=count) or [])
+            replies.extend(await read(group, None))
         if replies or block is None or (block and time.monotonic() >= deadline):
             return replies
         await asyncio.sleep(POLL_S if not block else min(POLL_S, max(0.0, deadline - time.monotonic())))
