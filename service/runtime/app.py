@@ -17,6 +17,13 @@ across every start-up try, starts again when Redis cuts a start-up short, and ra
 ServiceFailed (one line, exit 1) for what retrying cannot fix. The subscribers' read errors
 are taken before FastStream's loop sees them (`_guard_reads`): an outage is logged once per
 change of state (OutageLog), a lost consumer group is created again at the applied cursor.
+
+On a Redis Cluster (README "Redis Cluster"; asked of the server, runtime/connection.py) the
+broker is FastStream's RedisClusterBroker, the client redis-py's cluster client, and each
+commit runs on the partition's slot owner; a layout whose commits would span slots is
+refused at start-up. A server that does not answer yet is taken for standalone (the HTTP
+side is live meanwhile) and asked again when it answers: the app is built again for a
+cluster (KindFound).
 """
 
 from __future__ import annotations
@@ -357,8 +364,10 @@ def _guard_reads(
     traceback and waits 5 s, and on a lost consumer group (NOGROUP) stops the subscriber and
     makes the app exit 0, which leaves the service down under an on-failure restart policy.
     Here a read that fails because Redis is away goes to the OutageLog (a line per change
-    of state) and is tried again within a second; a lost group is created again at the
-    applied cursor (StreamProcessor.recover_group). Anything else still reaches FastStream.
+    of state) and is tried again within a second (on a cluster: a moving slot, a failover, and
+    redis-py's cluster client closing a connection under the read, connection.is_connection_race,
+    too); a lost group is created again at the applied cursor (StreamProcessor.recover_group).
+    Anything else still reaches FastStream.
 
     On a standby (the stream's lease is another replica's) the read does not ask Redis: it
     waits until the lease is this replica's (at most RATING_POLL_MS) and returns empty, so

@@ -1,11 +1,13 @@
-"""Traffic over the domains layout's partitions, and the end state each partition must reach:
-the season of mixed events (tests/integration/mixed_events.py: CFC, FIDE with period
-closes, NASPA), each message appended to its partition's input stream, the starting lists
-imported into each partition's store; then, per partition, everything applied, once, in
-order, the records equal to an offline re-rate of that partition's own entries.
+"""Traffic over the domains layout's partitions, the end state each partition must reach, and
+`rating-service serve` run on them: the season of mixed events
+(tests/integration/mixed_events.py: CFC, FIDE with period closes, NASPA), each message
+appended to its partition's input stream, the starting lists imported into each
+partition's store; then, per partition, everything applied, once, in order, the records
+equal to an offline re-rate of that partition's own entries.
 
 Written for the cluster tests and reusable by any test of several partitions (standalone
-too: the helpers take any client)."""
+too: the helpers take any client); `serve_on(settings)` runs the real `rating-service serve`
+(tests/integration/processes.Services) on the settings' layout."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from service.runtime.partitions import Partition
 from service.runtime.settings import Settings
 from service.runtime.store import StreamKeys, entry_order, glob_escape, import_records
 from tests.integration.mixed_events import season, starting_lists
-from tests.integration.processes import offline_records
+from tests.integration.processes import Services, offline_records
 
 
 def partition_of(settings: Settings, message: dict) -> Partition:
@@ -113,3 +115,31 @@ async def check_partitions(client, settings: Settings, messages: list[dict], tmp
         keys = StreamKeys(stream)
         cursor = entry_order((await client.get(keys.cursor)).decode())
         assert all(entry_order(e.decode()) <= cursor for e in await client.hkeys(keys.attempts))
+
+
+# ---------------------------------------------------------------- the service on a cluster
+SERVE = ("-m", "service", "serve")
+
+
+def serve_on(settings: Settings, http_port: int = 0) -> Services:
+    """`rating-service serve` processes on `settings` (its partition layout too); HTTP on
+    127.0.0.1:`http_port` (0: none)."""
+    services = Services(settings, command=SERVE)
+    services.env.update({"RATING_PARTITIONS": settings.partitions, "RATING_HTTP_PORT": str(http_port),
+                         "RATING_HTTP_HOST": "127.0.0.1"})
+    return services
+
+
+async def until(check, timeout: float = 30.0) -> None:
+    """Until `await check()` is true (AssertionError after `timeout` seconds)."""
+    deadline = time.monotonic() + timeout
+    while not await check():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+def not_owning(cluster, streams) -> str:
+    """The URL of a master that owns none of the streams' slots (else of any other node)."""
+    owners = {cluster.owner(cluster.slot_of(s)).port for s in streams}
+    node = next((n for n in cluster.nodes if n.port not in owners), cluster.nodes[-1])
+    return cluster.node_url(node)

@@ -11,7 +11,7 @@ from redis.exceptions import NoPermissionError
 from service.runtime.connection import connect
 from service.runtime.reads import ReadModel
 from tests.cluster.partitioned import check_partitions, load_lists, mixed_season, publish_routed
-from tests.cluster.test_cluster_service import serve_on
+from tests.cluster.partitioned import serve_on
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT
 

@@ -11,7 +11,7 @@ import pytest
 from service.bench.localcluster import LocalCluster
 from service.runtime.connection import connect
 from tests.cluster.partitioned import check_partitions, load_lists, mixed_season, publish_routed
-from tests.cluster.test_cluster_service import serve_on, until
+from tests.cluster.partitioned import serve_on, until
 from tests.integration.helpers import settings_for
 
 pytestmark = pytest.mark.integration

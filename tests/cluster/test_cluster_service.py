@@ -10,42 +10,25 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 
 import msgspec
 import pytest
 
 from service.bench.localcluster import LocalCluster
 from service.runtime.connection import connect
-from tests.cluster.partitioned import check_partitions, load_lists, mixed_season, publish_routed
+from tests.cluster.partitioned import (
+    check_partitions,
+    load_lists,
+    mixed_season,
+    not_owning,
+    publish_routed,
+    serve_on,
+    until,
+)
 from tests.integration.helpers import settings_for
-from tests.integration.processes import ROOT, Services, free_port, http_get
+from tests.integration.processes import ROOT, free_port, http_get
 
 pytestmark = pytest.mark.integration
-SERVE = ("-m", "service", "serve")
-
-
-def serve_on(settings, http_port: int = 0) -> Services:
-    services = Services(settings, command=SERVE)
-    services.env.update({"RATING_PARTITIONS": settings.partitions, "RATING_HTTP_PORT": str(http_port),
-                         "RATING_HTTP_HOST": "127.0.0.1"})
-    return services
-
-
-async def until(check, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
-
-
-def not_owning(cluster, streams) -> str:
-    """The URL of a master that owns none of the streams' slots (else of any other node)."""
-    owners = {cluster.owner(cluster.slot_of(s)).port for s in streams}
-    node = next((n for n in cluster.nodes if n.port not in owners), cluster.nodes[-1])
-    return cluster.node_url(node)
-
-
 async def test_serve_on_a_cluster_rates_every_partition_while_a_slot_moves(redis_cluster, cluster_prefix, tmp_path):
     probe = settings_for(redis_cluster.url, cluster_prefix, partitions="domains")
     fide = probe.layout.route("fide", "standard").input
