@@ -156,6 +156,7 @@ class LocalCluster:
                     node.process.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     node.process.kill()
+                    node.process.wait()
                 node.process = None
         shutil.rmtree(self.root, ignore_errors=True)
 
