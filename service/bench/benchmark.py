@@ -625,13 +625,14 @@ def render_scale_out(o: dict, settings: dict) -> list[str]:
 
     def row(label: str, f: dict) -> str:
         return (f"  {label:<40}{f['events_per_second']:>9,.0f} {f['service_cpu_us_per_event']:>9.0f} "
-                f"{f['redis_cpu_us_per_event']:>9.0f} {f['service_cores']:>9.2f} {f['redis_cores']:>9.2f}")
+                f"{f['redis_cpu_us_per_event']:>9.0f} {f['service_cores']:>9.2f} {f['redis_cores']:>9.2f} "
+                f"{f['bench_cores']:>9.2f} {f['other_cores']:>9.2f}")
 
     return [
         f"scale-out (real serve replicas, median of {one['runs']} alternated runs, {one['events']:,} two-player events"
         f" per busy partition, {o['players']:,} players per pool)",
-        f"  {'':<40}{'events/s':>9} {'service':>9} {'Redis':>9} {'service':>9} {'Redis':>9}",
-        f"  {'':<40}{'':>9} {'µs/event':>9} {'µs/event':>9} {'cores':>9} {'cores':>9}  (CPU)",
+        f"  {'':<40}{'events/s':>9} {'service':>9} {'Redis':>9} {'service':>9} {'Redis':>9} {'bench':>9} {'others':>9}",
+        f"  {'':<40}{'':>9} {'µs/event':>9} {'µs/event':>9} {'cores':>9} {'cores':>9} {'cores':>9} {'cores':>9}  (CPU)",
         row("1 partition, 1 replica", one["one_replica"]),
         row("1 partition, 2 replicas (1 stands by)", one["two_replicas"]),
         row("2 partitions, 1 replica, one at a time", two["one_replica_one_at_a_time"]),

@@ -42,7 +42,7 @@ def redis_cpu_seconds(client: Any) -> float:
     return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
-def _busy_seconds() -> float | None:
+def busy_seconds() -> float | None:
     """All CPUs' busy time so far (/proc/stat: user, nice, system, irq, softirq, steal)."""
     try:
         with open("/proc/stat") as stat:
@@ -74,12 +74,12 @@ class Neighbours:
         self.cores = cores()
         self.load_at_start = _load()
         self._wall = time.monotonic()
-        self._busy = _busy_seconds()
+        self._busy = busy_seconds()
         self._own = _own_seconds()
 
     def report(self) -> dict:
         wall = time.monotonic() - self._wall
-        busy = _busy_seconds()
+        busy = busy_seconds()
         others = None
         if busy is not None and self._busy is not None and wall > 0:
             others = max(0.0, (busy - self._busy) - (_own_seconds() - self._own)) / wall

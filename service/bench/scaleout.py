@@ -26,7 +26,8 @@ The configurations alternate run by run (one replica first, then two replicas fi
 CPU: each replica's user + system seconds (/proc/<pid>/stat) and Redis's (the private
 server's /proc/<pid>/stat, or INFO used_cpu_sys + used_cpu_user, which on a shared server
 counts other clients too) over the timed drain, per event in µs, and as cores (seconds per
-second of the drain).
+second of the drain); the bench's own CPU (appending the backlog, polling the outputs) and
+everything else's (service/bench/machine.py: other people's work on a shared machine) as cores.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import redis
 import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
-from service.bench.machine import cpu_seconds
+from service.bench.machine import busy_seconds, cpu_seconds
 from service.bench.workloads import encode, rated_list, two_player_event
 from service.runtime.leases import lease_key
 from service.runtime.partitions import Partition, key_prefix, layout_of
@@ -122,32 +123,41 @@ def drain(client: redis.Redis, backlogs: list[Backlog], timeout: float = 300.0) 
 @dataclass(frozen=True)
 class Drained:
     """One timed drain (or several, added up): events, seconds, and the CPU seconds of the
-    replicas and of Redis over it."""
+    replicas, of Redis, of the bench itself (appending, polling the outputs) and of everything
+    else on the machine (all CPUs' busy time less those three) over it."""
 
     events: int
     seconds: float
     service_cpu: float
     redis_cpu: float
+    bench_cpu: float
+    other_cpu: float
 
     def __add__(self, other: "Drained") -> "Drained":
-        return Drained(self.events + other.events, self.seconds + other.seconds,
-                       self.service_cpu + other.service_cpu, self.redis_cpu + other.redis_cpu)
+        return Drained(self.events + other.events, self.seconds + other.seconds, self.service_cpu + other.service_cpu,
+                       self.redis_cpu + other.redis_cpu, self.bench_cpu + other.bench_cpu,
+                       self.other_cpu + other.other_cpu)
 
     def figures(self) -> dict:
         return {"events": self.events, "seconds": self.seconds, "events_per_second": self.events / self.seconds,
                 "service_cpu_us_per_event": self.service_cpu / self.events * 1e6,
                 "redis_cpu_us_per_event": self.redis_cpu / self.events * 1e6,
-                "service_cores": self.service_cpu / self.seconds, "redis_cores": self.redis_cpu / self.seconds}
+                "service_cores": self.service_cpu / self.seconds, "redis_cores": self.redis_cpu / self.seconds,
+                "bench_cores": self.bench_cpu / self.seconds, "other_cores": self.other_cpu / self.seconds}
 
 
 def measured(client: redis.Redis, pids: list[int], redis_cpu: Callable[[], float],
              backlogs: list[Backlog]) -> tuple[Drained, list[float]]:
     """One timed drain with the CPU the replicas (`pids`) and Redis spent on it, and each
     backlog's own seconds."""
-    service, server = sum(cpu_seconds(pid) for pid in pids), redis_cpu()
+    service, server, bench, busy = sum(cpu_seconds(pid) for pid in pids), redis_cpu(), time.process_time(), busy_seconds()
     seconds, each = drain(client, backlogs)
+    bench = time.process_time() - bench
     service = sum(cpu_seconds(pid) for pid in pids) - service
-    return Drained(sum(len(b.payloads) for b in backlogs), seconds, service, redis_cpu() - server), each
+    server = redis_cpu() - server
+    busy = (busy_seconds() or 0.0) - (busy or 0.0)
+    other = max(0.0, busy - service - server - bench)
+    return Drained(sum(len(b.payloads) for b in backlogs), seconds, service, server, bench, other), each
 
 
 class Replicas:
@@ -324,11 +334,14 @@ def two_partitions_run(stage: Stage, replicas: int) -> dict:
     return out
 
 
-FIGURES = ("events", "seconds", "events_per_second", "service_cpu_us_per_event", "redis_cpu_us_per_event", "service_cores", "redis_cores")
+FIGURES = ("events", "seconds", "events_per_second", "service_cpu_us_per_event", "redis_cpu_us_per_event", "service_cores", "redis_cores",
+           "bench_cores", "other_cores")
 
 
 def medians(runs: list[dict]) -> dict:
-    return {key: statistics.median(r[key] for r in runs) for key in FIGURES}
+    """The median of each figure over the runs, and each run's events/s (in run order)."""
+    return {**{key: statistics.median(r[key] for r in runs) for key in FIGURES},
+            "runs_events_per_second": [r["events_per_second"] for r in runs]}
 
 
 def bench_scale_out(url: str, prefix: str, runs: int, events: int, players: int,
