@@ -5,8 +5,8 @@ and the CPU each event costs the service and Redis.
 Every run starts real `rating-service serve` processes (RATING_HTTP_PORT=0, one
 RATING_CONSUMER each) on fresh streams, fills each busy partition's store with `players`
 rated players, warms up with 200 events per busy partition, then times the drain of a backlog
-of `events` two-player events per busy partition (appended, then timed until every output
-is there, as service/bench/benchmark.py `drain_rate` does); its keys are removed after it.
+of `events` two-player events per busy partition, from the first append until every output
+is there (as service/bench/benchmark.py `drain_rate` does); its keys are removed after it.
 The configurations alternate run by run (one replica first, then two replicas first, ...).
 
 - `one_partition`: RATING_PARTITIONS=single, one input stream, CFC regular events: one
@@ -184,8 +184,9 @@ class Replicas:
         return [None if v is None else v.decode().partition(" ")[2] for v in values]
 
     def settle(self, streams: tuple[str, ...], timeout: float = 60.0) -> list[str]:
-        """Wait until every stream has an owner, each live replica (the `{S}:replicas`
-        heartbeats) holds at most its fair share and none is left without a lease it could hold."""
+        """Wait until every replica is live (its `{S}:replicas` heartbeat), every stream has an
+        owner, and each replica holds its fair share: at most ceil(streams / replicas), at least
+        the floor of it. Returns each stream's owner."""
         share = math.ceil(len(streams) / len(self.processes))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
