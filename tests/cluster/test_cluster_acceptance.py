@@ -127,7 +127,7 @@ async def test_scale_out_on_a_cluster(redis_cluster, cluster_prefix, tmp_path):
         [(_, fields)] = await client.xrange(wrong.dead_letter)
         letter = json.loads(fields[b"__data__"])
         assert (letter["reason"], letter["event_id"]) == ("misrouted", "misrouted-1")
-        assert layout.route("cfc", "regular").input in letter["message"]
+        assert f"belong on {layout.route('cfc', pool_of(cfc_event)).input} " in letter["message"]
         for process in services.running:
             assert process.poll() is None
         assert "Traceback" not in services.logs()
