@@ -23,12 +23,19 @@ Four groups of figures, each the median of several runs (ratios from the same ru
   on a standalone server of the same binary, the commits on the slot owner (the service's
   way) and through redis-py's cluster transaction pipeline, alternated runs, medians
   (service/bench/cluster.py; it starts and stops its own servers, whatever `--redis-url`).
+- `scale_out`: service/bench/scaleout.py: real `serve` replicas, one against two on one
+  partition (RATING_PARTITIONS=single), and on two busy partitions (RATING_PARTITIONS=domains:
+  cfc.regular and fide.rapid, one replica each) against one replica, with the CPU per event of
+  the service and of Redis; configurations alternated run by run, medians and the median of
+  each run's own ratio.
 - `memory`: the service process's peak RSS (VmHWM) and the Redis bytes per stored player
   record (INFO memory `used_memory` before and after importing minimal established CFC
   records into a fresh key prefix: 1,000,000, or 100,000 with `--quick`).
 
 `--json` prints one object with exactly those keys plus `targets` (a list of `name`,
-`value`, `target`, `met`) and `settings` (runs, sizes, quick). Without `--redis-url` a
+`value`, `target`, `met`), `machine` (cores, load average, the CPU other processes used
+while the bench ran, and warnings when the machine was busy: service/bench/machine.py) and
+`settings` (runs, sizes, quick). Without `--redis-url` a
 private server is started on a free loopback port (the embedded server's binary,
 service/runtime/embedded.py, without persistence) and stopped at the end; with one, every key the bench writes carries a fresh
 `bench-<hex>` prefix and is removed at the end.
@@ -58,7 +65,9 @@ from schemas.records import PlayerRecord, PoolState
 from schemas.validation import decode_input
 from service.bench.cascade import bench_cascade
 from service.bench.cluster import CLUSTER_KEYS, bench_cluster, render_cluster
+from service.bench.machine import Neighbours, cpu_seconds, redis_cpu_seconds
 from service.bench.reads import bench_reads
+from service.bench.scaleout import bench_scale_out
 from service.bench.workloads import (
     encode,
     fide_pool_before_close,
@@ -75,7 +84,7 @@ from service.runtime.store import DATA_FIELD, StreamKeys, import_records
 
 BATCH_SIZE = Settings().batch_size  # the service's RATING_BATCH_SIZE default, for the ceiling
 
-# The issue's targets: (name, group, key, comparison, bound, unit).
+# The targets (issue 7 and the product's scale-out goals): (name, group, key, comparison, bound, unit).
 TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("CFC engine", "engines.cfc", "games_per_second", ">=", 200_000, "rated games/s"),
     ("FIDE engine", "engines.fide", "games_per_second", ">=", 200_000, "rated games/s"),
@@ -96,6 +105,9 @@ TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("ranked list first page p99", "reads.list", "p99_ms", "<", 20, "ms"),
     ("throughput under read load", "reads.throughput", "ratio", ">=", 0.9, "x without"),
     ("one partition on a cluster", "cluster", "ratio", ">=", 0.9, "x standalone"),
+    ("two replicas on one partition", "scale_out.one_partition", "ratio_of_runs", ">=", 0.95, "x one replica"),
+    ("two replicas, two busy partitions", "scale_out.two_partitions", "ratio_of_runs", ">=", 1.6,
+     "x one replica on one"),
 )
 
 
@@ -115,13 +127,16 @@ class Sizes:
     cluster_events: int = 200  # per run of each way (service/bench/cluster.py)
     cluster_runs: int = 1
     cluster_players: int = 2_000
+    scale_runs: int = 5
+    scale_events: int = 5_000  # per busy partition and drain
+    scale_players: int = 2_000  # per busy pool
 
     @staticmethod
     def of(quick: bool) -> "Sizes":
         if quick:
             return Sizes(runs=2, engine_runs=3, two_player_events=1_500, swiss_events=150, latency_seconds=2.0,
                          memory_records=100_000, cascade_players=2_000, cascade_events=1_000, cluster_events=1_000,
-                         cluster_runs=3)
+                         cluster_runs=3, scale_runs=2, scale_events=1_500)
         return Sizes(runs=5, engine_runs=9, two_player_events=8_000, swiss_events=800, latency_seconds=8.0,
                      memory_records=1_000_000, cluster_events=3_000, cluster_runs=7)
 
@@ -423,6 +438,23 @@ def bench_read_side(url: str, names: Names, quick: bool, progress: Callable[[str
         client.close()
 
 
+def bench_scale_out_stage(url: str, names: Names, sizes: Sizes, private: EmbeddedServer | None,
+                          progress: Callable[[str], None]) -> dict:
+    """service/bench/scaleout.py with this module's service processes; Redis's CPU from the
+    private server's /proc/<pid>/stat, or INFO on a given one."""
+    client = redis.Redis.from_url(url)
+    try:
+        if private is not None and private.pid is not None:
+            pid = private.pid
+            redis_cpu: Callable[[], float] = lambda: cpu_seconds(pid)  # noqa: E731
+        else:
+            redis_cpu = lambda: redis_cpu_seconds(client)  # noqa: E731
+        return bench_scale_out(url, names.prefix, sizes.scale_runs, sizes.scale_events, sizes.scale_players,
+                               lambda env: _start(["-m", "service", "serve"], env), _stop, redis_cpu, progress)
+    finally:
+        client.close()
+
+
 def _latency(figures: dict) -> dict:
     return {"latency_rate": figures["rate"], "latency_samples": figures["samples"], "p50_ms": figures["p50_ms"],
             "p99_ms": figures["p99_ms"]}
@@ -468,6 +500,8 @@ REPORT_KEYS = {
     "date_order": {"archive", "correction"},
     "reads": {"players", "player_events", "history_lines", "rate", "seconds", "player", "history", "list", "throughput"},
     "cluster": CLUSTER_KEYS,
+    "scale_out": {"players", "one_partition", "two_partitions"},
+    "machine": {"cores", "load_average_at_start", "load_average_at_end", "other_cpu_cores", "busy", "warnings"},
 }
 ENGINE_KEYS = {"players", "rounds", "newcomers", "games", "seconds", "games_per_second"}
 SERVICE_KEYS = {"events", "events_per_second", "latency_rate", "latency_samples", "p50_ms", "p99_ms"}
@@ -475,10 +509,11 @@ SERVICE_KEYS = {"events", "events_per_second", "latency_rate", "latency_samples"
 
 def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None, sizes: Sizes | None = None,
         engines: dict | None = None) -> dict:
-    """The whole bench: a dict with `engines`, `service`, `ceiling`, `memory`, `targets`,
-    `settings` (REPORT_KEYS). `sizes` and `engines` (figures measured already) are for tests."""
+    """The whole bench: a dict with `engines`, `service`, `ceiling`, `memory`, `date_order`,
+    `reads`, `scale_out`, `machine` (REPORT_KEYS), `targets` and `settings`. `sizes` and `engines` (figures measured already) are for tests."""
     sizes = sizes or Sizes.of(quick)
     names = Names(f"bench-{uuid.uuid4().hex[:8]}")
+    neighbours = Neighbours()
     progress("engines")
     engines = engines if engines is not None else bench_engines(sizes.engine_runs)
     try:
@@ -490,6 +525,7 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
     try:
         progress("service and ceiling")
         service, ceiling, rss = bench_service(redis_url, names, sizes)
+        scale_out = bench_scale_out_stage(redis_url, names, sizes, private, progress)
         progress("memory")
         memory = bench_memory(redis_url, names, sizes.memory_records)
         memory["service_peak_rss_mb"] = rss
@@ -506,14 +542,19 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
         else:
             _cleanup(redis_url, names.prefix)
     report = {"engines": engines, "service": service, "ceiling": ceiling, "memory": memory, "date_order": order,
-              "reads": reads, "cluster": cluster}
+              "reads": reads, "cluster": cluster, "scale_out": scale_out}
     report["targets"] = check_targets(report)
+    report["machine"] = neighbours.report()
     report["settings"] = {"quick": quick, "runs": sizes.runs, "engine_runs": sizes.engine_runs,
                           "two_player_events": sizes.two_player_events, "swiss_events": sizes.swiss_events,
                           "latency_seconds": sizes.latency_seconds, "memory_records": sizes.memory_records,
                           "platform_players": sizes.platform_players, "batch_size": BATCH_SIZE,
                           "cascade_players": sizes.cascade_players, "cascade_events": sizes.cascade_events,
                           "cluster_events": sizes.cluster_events, "cluster_runs": sizes.cluster_runs,
+                          "scale_runs": sizes.scale_runs, "scale_events": sizes.scale_events,
+                          "scale_players": sizes.scale_players,
+                          "redis_cpu": "/proc/<pid>/stat of the private server" if private is not None
+                          else "INFO used_cpu_sys + used_cpu_user (the whole server: other clients count too)",
                           "redis": f"private {private.binary.describe()}" if private and private.binary else "given URL", "cpus": os.cpu_count(),
                           "prefix": names.prefix}
     return report
@@ -536,8 +577,9 @@ def check_targets(report: dict) -> list[dict]:
 def render(report: dict) -> str:
     """The human table."""
     e, s, c, m = report["engines"], report["service"], report["ceiling"], report["memory"]
-    d, r = report["date_order"], report["reads"]
+    d, r, o, h = report["date_order"], report["reads"], report["scale_out"], report["machine"]
     lines = [
+        *(f"WARNING: {w}: the figures are lower than this machine gives alone" for w in h["warnings"]),
         f"engines (median of {report['settings']['engine_runs']} runs)",
         f"  CFC  1,000 players x 9 rounds   {e['cfc']['games']:>6} games  {e['cfc']['seconds'] * 1000:8.1f} ms  "
         f"{e['cfc']['games_per_second']:>10,.0f} rated games/s",
@@ -572,6 +614,10 @@ def render(report: dict) -> str:
         f"  ... under the read load         {r['throughput']['under_read_load']:>10,.0f}  "
         f"({r['throughput']['ratio']:.2f}x, median of {r['throughput']['runs']} runs)",
         *render_cluster(report["cluster"]),
+        *render_scale_out(o, report["settings"]),
+        f"machine: {h['cores']} cores; load average {_maybe(h['load_average_at_start'])} before the bench, "
+        f"{_maybe(h['load_average_at_end'])} after; other processes used {_maybe(h['other_cpu_cores'])} cores "
+        "on average while it ran",
         "targets",
     ]
     for t in report["targets"]:
@@ -579,3 +625,44 @@ def render(report: dict) -> str:
         shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
         lines.append(f"  {'met    ' if t['met'] else 'NOT met'}  {t['name']:<32} {shown:>10}  (target {t['target']})")
     return "\n".join(lines)
+
+
+def _maybe(value: float | None) -> str:
+    return "?" if value is None else f"{value:.2f}"
+
+
+def render_scale_out(o: dict, settings: dict) -> list[str]:
+    """The scale-out part of the human table."""
+    one, two = o["one_partition"], o["two_partitions"]
+    first, second = two["partitions"]
+    pair = two["two_replicas"]
+
+    def row(label: str, f: dict) -> str:
+        return (f"  {label:<40}{f['events_per_second']:>9,.0f} {f['service_cpu_us_per_event']:>9.0f} "
+                f"{f['redis_cpu_us_per_event']:>9.0f} {f['service_cores']:>9.2f} {f['redis_cores']:>9.2f} "
+                f"{f['bench_cores']:>9.2f} {f['other_cores']:>9.2f}")
+
+    return [
+        f"scale-out (real serve replicas, median of {one['runs']} alternated runs, {one['events']:,} two-player events"
+        f" per busy partition, {o['players']:,} players per pool)",
+        f"  {'':<40}{'events/s':>9} {'service':>9} {'Redis':>9} {'service':>9} {'Redis':>9} {'bench':>9} {'others':>9}",
+        f"  {'':<40}{'':>9} {'µs/event':>9} {'µs/event':>9} {'cores':>9} {'cores':>9} {'cores':>9} {'cores':>9}  (CPU)",
+        row("1 partition, 1 replica", one["one_replica"]),
+        row("1 partition, 2 replicas (1 stands by)", one["two_replicas"]),
+        row("2 partitions, 1 replica, one at a time", two["one_replica_one_at_a_time"]),
+        row("2 partitions, 1 replica, both at once", two["one_replica_both_at_once"]),
+        row("2 partitions, 2 replicas, one each", pair),
+        f"  (partitions {first} and {second}: {pair['each_events_per_second'][first]:,.0f} and "
+        f"{pair['each_events_per_second'][second]:,.0f} events/s with a replica each; Redis CPU: {settings['redis_cpu']})",
+        f"  2 replicas / 1, one partition           {one['ratio_of_runs']:>9.2f}x  (median of the runs' own "
+        f"ratios; {one['ratio']:.2f}x of the medians)",
+        f"  2 replicas, 2 partitions / 1 on one     {two['ratio_of_runs']:>9.2f}x  ({two['ratio']:.2f}x of the "
+        f"medians; {two['same_work_ratio_of_runs']:.2f}x against 1 replica on both at once)",
+        f"  on paper: a replica's core rates about {_per_core(pair['service_cpu_us_per_event'])} events/s, "
+        f"a Redis core serves about {_per_core(pair['redis_cpu_us_per_event'])}",
+    ]
+
+
+def _per_core(us_per_event: float) -> str:
+    """Events per CPU second at that cost ("?" when the drain was too short to see CPU time)."""
+    return f"{1e6 / us_per_event:,.0f}" if us_per_event > 0 else "?"

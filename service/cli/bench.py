@@ -27,10 +27,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     """Add `bench` to the CLI's subcommands."""
-    p = commands.add_parser("bench", help="measure the engines, the service, its ceiling and memory (issue 7)",
+    p = commands.add_parser("bench", help="measure the engines, the service, its ceiling, scale-out with replicas, and memory",
                             description=benchmark.__doc__.split("\n\n")[0] if benchmark.__doc__ else None)
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.add_argument("--redis-url", help="use this Redis (keys under a fresh bench-<hex> prefix, removed after); "
                                        "default: a private embedded server (no persistence) on a free port")
-    p.add_argument("--quick", action="store_true", help="smaller runs (about a minute; 100,000 records for memory)")
+    p.add_argument("--quick", action="store_true", help="smaller runs (about a minute and a half; 100,000 records for memory)")
     p.set_defaults(func=cmd_bench)

@@ -9,7 +9,7 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from service.bench.benchmark import ENGINE_KEYS, REPORT_KEYS, SERVICE_KEYS, Sizes, run
+from service.bench.benchmark import ENGINE_KEYS, REPORT_KEYS, SERVICE_KEYS, Sizes, render, run
 from service.bench.ceiling import ceiling_consumer
 
 pytestmark = pytest.mark.integration
@@ -32,15 +32,24 @@ async def test_ceiling_consumer_copies_each_entry_once_and_acks(redis_url, key_p
 
 def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
     tiny = Sizes(runs=1, engine_runs=1, two_player_events=20, swiss_events=2, latency_seconds=0.5,
-                 memory_records=500, platform_players=100, cascade_players=100, cascade_events=20)
+                 memory_records=500, platform_players=100, cascade_players=100, cascade_events=20, scale_runs=1,
+                 scale_events=20, scale_players=50, cluster_events=20)
     engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
     engines["fide_close"] = {"players": 1, "seconds": 1.0}
     report = msgspec.json.decode(msgspec.json.encode(run(redis_url, True, sizes=tiny, engines=engines)))
     assert {k: set(report[k]) for k in REPORT_KEYS} == REPORT_KEYS
     assert set(report["service"]["two_player"]) == set(report["service"]["swiss_64x7"]) == SERVICE_KEYS
     assert report["settings"]["redis"] == "given URL" and report["memory"]["records"] == 500
-    assert [t["name"] for t in report["targets"]][:2] == ["CFC engine", "FIDE engine"]
+    names = [t["name"] for t in report["targets"]]
+    assert len(names) == 21 and names[:2] == ["CFC engine", "FIDE engine"]
+    assert names[-2:] == ["two replicas on one partition", "two replicas, two busy partitions"]
     assert all(set(t) == {"name", "value", "target", "met"} for t in report["targets"])
+    two = report["scale_out"]["two_partitions"]
+    assert two["partitions"] == ["cfc.regular", "fide.rapid"] and len(set(two["owners"].values())) == 2
+    assert report["scale_out"]["one_partition"]["two_replicas"]["events"] == 20
+    assert two["one_replica_one_at_a_time"]["events"] == two["two_replicas"]["events"] == 40
+    assert report["machine"]["cores"] >= 1 and isinstance(report["machine"]["warnings"], list)
+    assert "scale-out" in render(report) and "two replicas, two busy partitions" in render(report)
     client = redis.Redis.from_url(redis_url)
     try:
         assert list(client.scan_iter(match=f"*{report['settings']['prefix']}*", count=1000)) == []
@@ -50,7 +59,8 @@ def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
 
 def test_bench_without_a_url_runs_on_a_private_embedded_server_and_stops_it():
     tiny = Sizes(runs=1, engine_runs=1, two_player_events=20, swiss_events=2, latency_seconds=0.5,
-                 memory_records=200, platform_players=100, cascade_players=100, cascade_events=20)
+                 memory_records=200, platform_players=100, cascade_players=100, cascade_events=20, scale_runs=1,
+                 scale_events=20, scale_players=50, cluster_events=20)
     engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
     engines["fide_close"] = {"players": 1, "seconds": 1.0}
     before = set(_servers())
