@@ -14,7 +14,8 @@ from schemas.cfc import CfcDetails, CfcState
 from schemas.events import PeriodClosed
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState, unrated_record
-from service.engine.arithmetic import decimal_number, ratio_number, to_exact
+from service.engine.arithmetic import ratio_number, ratio_text
+from service.engine.cfc.formulas import Ratio
 from service.engine.cfc.order import Rated, calculate
 from service.engine.cfc.standing import Prior, Tally, read_priors, record_problems, status_for, tally_games
 from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
@@ -68,7 +69,7 @@ class CfcEngine:
 def _new_record(record: PlayerRecord, prior: Prior, calc: Rated) -> PlayerRecord:
     established = prior.category == "established" or calc.became_established
     highest = max(prior.highest if prior.highest is not None else calc.new_rating, calc.new_rating)
-    state = None if established else CfcState(provisional_sum=to_exact(calc.provisional_sum))  # type: ignore[arg-type]
+    state = None if established else CfcState(ratio_text(*calc.provisional_sum))  # type: ignore[misc]
     return msgspec.structs.replace(
         record,
         rating=calc.new_rating,
@@ -79,92 +80,77 @@ def _new_record(record: PlayerRecord, prior: Prior, calc: Rated) -> PlayerRecord
     )
 
 
-def _exact(x) -> str | None:
-    return None if x is None else to_exact(x)
-
-
-# An unrounded value as the output's number (schemas/ratings.py "Numbers").
-_number = decimal_number
+def _published(value: Ratio | None) -> tuple[float | None, str | None]:
+    """An unrounded value as the output writes it (schemas/ratings.py "Numbers"): the
+    number to 2 decimals and the exact text; (None, None) for none."""
+    if value is None:
+        return None, None
+    return ratio_number(*value), ratio_text(*value)
 
 
 def _result(old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: Rated) -> PlayerResult:
-    performance = _number(calc.performance)
+    performance, performance_exact = ratio_number(*calc.performance), ratio_text(*calc.performance)
+    rating_before_bonus, rating_before_bonus_exact = ratio_number(*calc.rating_before_bonus), ratio_text(*calc.rating_before_bonus)
+    participation, participation_exact = ratio_number(*calc.participation), ratio_text(*calc.participation)
+    ar, ar_exact = _published(calc.ar)
+    pass_1, pass_1_exact = _published(calc.pass_1)
+    provisional_sum, provisional_sum_exact = _published(calc.provisional_sum)
+    # Positional, in CfcDetails' field order (the cheapest way to build a Struct of 27 fields):
     details = CfcDetails(
-        method=calc.method,  # type: ignore[arg-type]
-        step=calc.step,  # type: ignore[arg-type]
-        became_established=calc.became_established,
-        wins=t.wins,
-        losses=t.losses,
-        draws=t.draws,
-        performance=performance,
-        performance_exact=to_exact(calc.performance),
-        ar=_number(calc.ar),
-        ar_exact=_exact(calc.ar),
-        pass_1=_number(calc.pass_1),
-        pass_1_exact=_exact(calc.pass_1),
-        provisional_sum=_number(calc.provisional_sum),
-        provisional_sum_exact=_exact(calc.provisional_sum),
-        k=calc.k,
-        expected_hundredths=calc.expected,
-        rating_before_bonus=_number(calc.rating_before_bonus),
-        rating_before_bonus_exact=to_exact(calc.rating_before_bonus),
-        rule_2199=calc.rule_2199,
-        participation_bonus=_number(calc.participation),
-        participation_bonus_exact=to_exact(calc.participation),
-        result_percent=calc.result_percent,
-        highest_before=prior.highest,
-        result_bonus=calc.result_bonus,
-        rating_before_floor=calc.rating_before_floor,
-        floor=calc.floor,  # type: ignore[arg-type]
-        opponents=calc.opponents,
+        calc.method,  # type: ignore[arg-type]
+        calc.step,  # type: ignore[arg-type]
+        calc.became_established,
+        t.wins,
+        t.losses,
+        t.draws,
+        performance,
+        performance_exact,
+        ar,
+        ar_exact,
+        pass_1,
+        pass_1_exact,
+        provisional_sum,
+        provisional_sum_exact,
+        calc.k,
+        calc.expected,  # expected_hundredths
+        rating_before_bonus,
+        rating_before_bonus_exact,
+        calc.rule_2199,
+        participation,
+        participation_exact,
+        calc.result_percent,
+        prior.highest,  # highest_before
+        calc.result_bonus,
+        calc.rating_before_floor,
+        calc.floor,  # type: ignore[arg-type]
+        calc.opponents,
     )
+    # id, old_rating, new_rating, change, old_status, status, games, event_games, score, expected,
+    # performance, details
     return PlayerResult(
-        id=old.id,
-        old_rating=old.rating,
-        new_rating=new.rating,
-        change=None if old.rating is None else new.rating - old.rating,  # type: ignore[operator]
-        old_status=old.status,
-        status=new.status,
-        games=new.games,
-        event_games=t.n,
-        score=t.halves / 2,
-        expected=None if calc.expected is None else ratio_number(calc.expected, 100),
-        performance=performance,
-        details=details,
+        old.id,
+        old.rating,
+        new.rating,
+        None if old.rating is None else new.rating - old.rating,  # type: ignore[operator]
+        old.status,
+        new.status,
+        new.games,
+        t.n,
+        t.halves / 2,
+        None if calc.expected is None else ratio_number(calc.expected, 100),
+        performance,
+        details,
     )
 
 
 def _unchanged(record: PlayerRecord) -> PlayerResult:
     """A player with no rated game (only forfeits and byes, or none): nothing changes."""
-    details = CfcDetails(
-        method="none",
-        step="none",
-        became_established=False,
-        wins=0,
-        losses=0,
-        draws=0,
-        performance=None,
-        performance_exact=None,
-        ar=None,
-        ar_exact=None,
-        pass_1=None,
-        pass_1_exact=None,
-        provisional_sum=None,
-        provisional_sum_exact=None,
-        k=None,
-        expected_hundredths=None,
-        rating_before_bonus=None,
-        rating_before_bonus_exact=None,
-        rule_2199=False,
-        participation_bonus=0.0,
-        participation_bonus_exact="0",
-        result_percent=None,
-        highest_before=None,
-        result_bonus=0,
-        rating_before_floor=None,
-        floor=None,
-        opponents=[],
-    )
+    # method, step, became_established, wins, losses, draws, performance(_exact), ar(_exact),
+    # pass_1(_exact), provisional_sum(_exact), k, expected_hundredths, rating_before_bonus(_exact),
+    # rule_2199, participation_bonus(_exact), result_percent, highest_before, result_bonus,
+    # rating_before_floor, floor, opponents
+    details = CfcDetails("none", "none", False, 0, 0, 0, None, None, None, None, None, None, None, None, None, None,
+                         None, None, False, 0.0, "0", None, None, 0, None, None, [])
     return PlayerResult(
         id=record.id,
         old_rating=record.rating,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import gcd
-from typing import Iterable
+from typing import Iterable, Union
 
 from service.engine.tables import cfc_expected
 
@@ -36,9 +36,23 @@ FLOOR_799 = 799  # 716a
 FLOOR_200 = 200  # 716c
 
 
+# An exact value as the integers (numerator, denominator), denominator > 0, not reduced: the
+# engine's hot path computes with these instead of Fractions (service/engine/arithmetic.py
+# `ratio_text`, `ratio_number` and `ratio_half_up` publish and round them).
+Ratio = tuple[int, int]
+
+
 def performance(values_sum: Fraction | int, wins: int, losses: int, games: int) -> Fraction:
     """714a: Rp = Rc + 400(W-L)/N = (sum of opponent values + 400(W-L)) / N."""
-    return Fraction(values_sum + 400 * (wins - losses), games)
+    return Fraction(*performance_ratio(values_sum, wins, losses, games))
+
+
+def performance_ratio(values_sum: Union[Fraction, int], wins: int, losses: int, games: int) -> Ratio:
+    """714a, `performance` as a Ratio: (sum of opponent values + 400(W-L)) / N."""
+    if type(values_sum) is int:
+        return values_sum + 400 * (wins - losses), games
+    num, den = values_sum.numerator, values_sum.denominator  # type: ignore[union-attr]
+    return num + 400 * (wins - losses) * den, den * games
 
 
 def performance_sum(values_sum: Fraction | int, wins: int, losses: int) -> Fraction:
@@ -80,19 +94,31 @@ def established_rating(old: int, score_halves: int, sx_hundredths: int) -> tuple
 
     Returns (Rn unrounded, K, whether the 2199 rule cut the gain).
     """
+    rn, k, cut = established_ratio(old, score_halves, sx_hundredths)
+    return Fraction(*rn), k, cut
+
+
+def established_ratio(old: int, score_halves: int, sx_hundredths: int) -> tuple[Ratio, int, bool]:
+    """714b, `established_rating` with Rn as a Ratio (hundredths over 100, or over 200 when
+    the 2199 rule halves the gain)."""
     k = k_factor(old)
     rn_hundredths = old * 100 + k * (score_halves * 50 - sx_hundredths)
     if old < THRESHOLD_2199 and rn_hundredths > THRESHOLD_2199 * 100:
         # 2199 + (Rn - 2199) / 2 = (Rn + 2199) / 2, in hundredths over 200
-        return Fraction(rn_hundredths + THRESHOLD_2199 * 100, 200), k, True
-    return Fraction(rn_hundredths, 100), k, False
+        return (rn_hundredths + THRESHOLD_2199 * 100, 200), k, True
+    return (rn_hundredths, 100), k, False
 
 
 def participation_bonus(old: int, games: int) -> Fraction:
     """714c A: the per-game amount of the pre-event rating's band, times games played."""
+    return Fraction(participation_hundredths(old, games), 100)
+
+
+def participation_hundredths(old: int, games: int) -> int:
+    """714c A, `participation_bonus` in hundredths."""
     for upper, hundredths in PARTICIPATION_BANDS:
         if upper is None or old <= upper:
-            return Fraction(hundredths * games, 100)
+            return hundredths * games
     raise AssertionError("unreachable: the last band is open")
 
 

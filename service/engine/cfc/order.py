@@ -21,8 +21,9 @@ from typing import Mapping, Union
 import msgspec
 
 from schemas.cfc import CfcOpponentValue
-from service.engine.arithmetic import decimal_number, half_up, ratio_half_up, ratio_number, to_exact
+from service.engine.arithmetic import decimal_number, ratio_half_up, ratio_number, to_exact
 from service.engine.cfc import formulas as f
+from service.engine.cfc.formulas import Ratio
 from service.engine.cfc.standing import Prior, Tally
 from service.engine.contract import EngineRejection
 from service.engine.tables import cfc_expected
@@ -33,36 +34,45 @@ SUB_800 = 800  # 717: "first those with ratings below 800"
 # An opponent's value: a whole rating stays an int (exact, and cheap to add); only
 # 717's AR - 200 and pass-1 values are Fractions.
 Value = Union[int, Fraction]
-# One step's opponent values: player id -> (value, basis, value as exact text, value as
-# the output's rounded number): built once per opponent and step, looked up per game.
-Values = Mapping[str, tuple[Value, str, str, float]]
+# An opponent's value in a step: (value, basis, value as exact text, value as the output's
+# rounded number), built once per opponent and step, looked up per game.
+Valued = tuple[Value, str, str, Union[int, float]]
 SCORES = (0.0, 0.5, 1.0)  # a game score by half points
 # A game's expected score (C3 table, hundredths 0..100) as the output's number, looked up per game.
 EXPECTED_NUMBERS = tuple(ratio_number(h, 100) for h in range(101))
+NO_BONUS: Ratio = (0, 1)  # 714c: no participation bonus
 
 
-def _value(value: Value, basis: str) -> tuple[Value, str, str, float]:
+def _value(value: Value, basis: str) -> Valued:
+    if type(value) is int:
+        return value, basis, str(value), value  # decimal_number and to_exact of an int
     return value, basis, to_exact(value), decimal_number(value)  # type: ignore[return-value]
 
 
+def _fraction(ratio: Ratio) -> Fraction:
+    return Fraction(*ratio)
+
+
 class Rated(msgspec.Struct, frozen=True, gc=False):
-    """A player's complete calculation for the event (players with a rated game only)."""
+    """A player's complete calculation for the event (players with a rated game only).
+    Every unrounded value is exact, a Ratio (formulas.Ratio): the engine publishes each
+    as a number and an exact text."""
 
     step: str
     method: str  # "performance" (714a) or "established" (714b)
     became_established: bool
-    performance: Fraction
+    performance: Ratio
     opponents: list[CfcOpponentValue]  # each game as it entered the calculation
-    rating_before_bonus: Fraction
+    rating_before_bonus: Ratio
     rounded_before_bonus: int  # the post-event rating seen by later steps (C9, C10)
-    ar: Fraction | None = None
-    pass_1: Fraction | None = None
-    provisional_sum: Fraction | None = None
+    ar: Ratio | None = None
+    pass_1: Ratio | None = None
+    provisional_sum: Ratio | None = None
     total_games: int = 0
     k: int | None = None
     expected: int | None = None
     rule_2199: bool = False
-    participation: Fraction = Fraction(0)
+    participation: Ratio = NO_BONUS
     result_percent: int | None = None
     result_bonus: int = 0
     rating_before_floor: int = 0
@@ -70,7 +80,8 @@ class Rated(msgspec.Struct, frozen=True, gc=False):
     floor: str | None = None
 
 
-def _entries(tally: Tally, values: Values, own: int | None = None) -> tuple[list[CfcOpponentValue], Value, int]:
+def _entries(tally: Tally, values: Mapping[str, Valued], own: int | None = None
+             ) -> tuple[list[CfcOpponentValue], Value, int]:
     """The player's games with each opponent's value in this step (as published), the
     values' sum and, with `own` (a 714b player's rating), Sx: each game's expected score
     from the table (C3) in hundredths, summed (else 0)."""
@@ -95,104 +106,100 @@ def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) ->
     """717 AR over the rated (provisional or established) players who played."""
     rated = [(priors[pid].rating, t.wins, t.losses, t.n) for pid, t in tallies.items() if priors[pid].category != "unrated"]
     if not rated:
-        raise EngineRejection(
-            "unratable",
-            "no provisional or established player played a rated game (forfeits and byes are not "
-            "rated): 717 cannot compute AR and the event cannot be rated",
-            "$.games",
-        )
+        raise _no_rated_player()
     return f.average_rating(rated)  # type: ignore[arg-type]
 
 
+def _no_rated_player() -> EngineRejection:
+    return EngineRejection(
+        "unratable",
+        "no provisional or established player played a rated game (forfeits and byes are not "
+        "rated): 717 cannot compute AR and the event cannot be rated",
+        "$.games",
+    )
+
+
 def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds: int) -> dict[str, Rated]:
-    """Rate every player with at least one rated game, in the order of 717."""
+    """Rate every player with at least one rated game, in the order of 717.
+
+    `values` holds each player's value as an opponent, as the steps change it: every step
+    counts a rated opponent at its pre-event rating unless it says otherwise, and an
+    unrated one at AR - 200 (pass 1), then its pass-1 value (pass 2), then its post-event
+    rating; provisional opponents count at their post-event rating from step 5 on."""
     if not tallies:
         raise EngineRejection("unratable", "the event has no rated game (forfeits and byes are not rated)", "$.games")
-    ar = average_rating(priors, tallies)
-    order = list(tallies)  # first appearance in the games; each step's result is order-free
-    cat = {pid: priors[pid].category for pid in order}
-    pre = {pid: priors[pid].rating for pid in order}
-    unrated = [pid for pid in order if cat[pid] == "unrated"]
-    provisional = [pid for pid in order if cat[pid] == "provisional"]
-    established = [pid for pid in order if cat[pid] == "established"]
-    below_800 = {pid for pid in established if pre[pid] < SUB_800}  # type: ignore[operator]
-    # Every step counts a rated opponent at its pre-event rating unless it says otherwise.
-    at_pre = {pid: _value(pre[pid], "pre_event") for pid in order if cat[pid] != "unrated"}
-
-    # Steps 2 and 3: the two passes for the unrated players.
-    pass_1_values = {**at_pre, **{pid: _value(ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200") for pid in unrated}}
-    pass_1 = {}
-    for pid in unrated:
-        t = tallies[pid]
-        pass_1[pid] = f.performance(_entries(t, pass_1_values)[1], t.wins, t.losses, t.n)
-
-    pass_2_values = {**at_pre, **{pid: _value(pass_1[pid], "pass_1") for pid in unrated}}
+    unrated, provisional, established = [], [], []  # in first appearance in the games
+    values: dict[str, Valued] = {}
+    for pid in tallies:
+        prior = priors[pid]
+        category = prior.category
+        if category == "unrated":
+            unrated.append(pid)
+            continue
+        (established if category == "established" else provisional).append(pid)
+        values[pid] = _value(prior.rating, "pre_event")  # type: ignore[arg-type]
+    if not values:
+        raise _no_rated_player()  # 717 AR needs one
     post: dict[str, int] = {}  # rounded, before bonus and floors (C9)
     rated: dict[str, Rated] = {}
-    for pid in unrated:
-        t = tallies[pid]
-        entries, values_sum, _ = _entries(t, pass_2_values)
-        total = f.performance_sum(values_sum, t.wins, t.losses)
-        rating = total / t.n
-        post[pid] = half_up(rating)
-        rated[pid] = _performance_rated(
-            priors[pid],
-            step="unrated",
-            method="performance",
-            became_established=t.n > f.PROVISIONAL_GAMES,
-            performance=rating,
-            opponents=entries,
-            rating_before_bonus=rating,
-            rounded_before_bonus=post[pid],
-            ar=ar,
-            pass_1=pass_1[pid],
-            provisional_sum=total,
-            total_games=t.n,
-        )
+
+    if unrated:  # Steps 1 to 3: AR and the two passes for the unrated players.
+        ar = average_rating(priors, tallies)
+        ar_value = _value(ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200")
+        values.update((pid, ar_value) for pid in unrated)
+        pass_1 = {}
+        for pid in unrated:
+            t = tallies[pid]
+            pass_1[pid] = f.performance(_entries(t, values)[1], t.wins, t.losses, t.n)
+        values.update((pid, _value(pass_1[pid], "pass_1")) for pid in unrated)
+        for pid in unrated:
+            t = tallies[pid]
+            entries, values_sum, _ = _entries(t, values)
+            total = f.performance_ratio(values_sum, t.wins, t.losses, 1)  # 714a x N (C1)
+            rating = (total[0], total[1] * t.n)
+            post[pid] = ratio_half_up(*rating)
+            rated[pid] = _performance_rated(
+                priors[pid], "unrated", t.n > f.PROVISIONAL_GAMES, rating, entries, rating, post[pid],
+                (ar.numerator, ar.denominator), (pass_1[pid].numerator, pass_1[pid].denominator), total, t.n,
+            )
+        values.update((pid, _value(post[pid], "post_event")) for pid in unrated)
 
     # Step 4: provisional players, with unrated opponents at their post-event rating.
-    provisional_values = {**at_pre, **{pid: _value(post[pid], "post_event") for pid in unrated}}
     for pid in provisional:
         prior, t = priors[pid], tallies[pid]
         if prior.games + t.n > f.PROVISIONAL_GAMES:  # 715, C7: the 25th game is in this event
-            rated[pid] = _established("provisional", prior, t, *_entries(t, provisional_values, prior.rating), rounds, True)
+            rated[pid] = _established("provisional", prior, t, *_entries(t, values, prior.rating), rounds, True)
         else:
-            entries, values_sum, _ = _entries(t, provisional_values)
-            total = prior.provisional_sum + f.performance_sum(values_sum, t.wins, t.losses)  # type: ignore[operator]
+            entries, values_sum, _ = _entries(t, values)
+            before_num, before_den = prior.provisional_sum  # type: ignore[misc]
+            margin = values_sum + 400 * (t.wins - t.losses)  # 714a x N (C1); whole ratings only
+            total = (before_num + margin * before_den, before_den)
             games = prior.games + t.n
-            rating = total / games
+            rating = (total[0], total[1] * games)
             rated[pid] = _performance_rated(
-                prior,
-                step="provisional",
-                method="performance",
-                became_established=False,
-                performance=f.performance(values_sum, t.wins, t.losses, t.n),
-                opponents=entries,
-                rating_before_bonus=rating,
-                rounded_before_bonus=half_up(rating),
-                provisional_sum=total,
-                total_games=games,
+                prior, "provisional", False, f.performance_ratio(values_sum, t.wins, t.losses, t.n), entries, rating,
+                ratio_half_up(*rating), None, None, total, games,
             )
         post[pid] = rated[pid].rounded_before_bonus
 
     # Step 5: established players, below 800 first (C10). Previously unrated and
     # provisional opponents count at their post-event rating (C9).
-    at_post = {pid: _value(post[pid], "post_event") for pid in order if cat[pid] != "established"}
-    below_800_values = {**at_pre, **at_post}
-    for pid in established:
-        if pid in below_800:
-            rated[pid] = _established("established_below_800", priors[pid], tallies[pid],
-                                      *_entries(tallies[pid], below_800_values, pre[pid]), rounds, False)
-            post[pid] = rated[pid].rounded_before_bonus
+    values.update((pid, _value(post[pid], "post_event")) for pid in provisional)
+    below_800 = [pid for pid in established if priors[pid].rating < SUB_800]  # type: ignore[operator]
+    for pid in below_800:
+        prior = priors[pid]
+        rated[pid] = _established("established_below_800", prior, tallies[pid],
+                                  *_entries(tallies[pid], values, prior.rating), rounds, False)
+        post[pid] = rated[pid].rounded_before_bonus
     # C10: a player of 800 or more counts an established opponent below 800 at the
     # higher of its pre- and post-event rating.
-    higher = {pid: _value(max(pre[pid], post[pid]), "higher_of_pre_post") for pid in below_800}  # type: ignore[type-var]
-    values_800_plus = {**below_800_values, **higher}
+    values.update((pid, _value(max(priors[pid].rating, post[pid]), "higher_of_pre_post"))  # type: ignore[type-var]
+                  for pid in below_800)
     for pid in established:
-        if pid not in below_800:
-            rated[pid] = _established("established", priors[pid], tallies[pid],
-                                      *_entries(tallies[pid], values_800_plus, pre[pid]), rounds, False)
-            post[pid] = rated[pid].rounded_before_bonus
+        prior = priors[pid]
+        if prior.rating >= SUB_800:  # type: ignore[operator]
+            rated[pid] = _established("established", prior, tallies[pid],
+                                      *_entries(tallies[pid], values, prior.rating), rounds, False)
     return rated
 
 
@@ -205,47 +212,34 @@ def _established(
     old: int = prior.rating  # type: ignore[assignment]
     # Every value a 714b player sees is a whole rating (pre-event, or post-event rounded, C9).
     assert type(values_sum) is int
-    rn, k, cut = f.established_rating(old, t.halves, sx)
-    performance = f.performance(values_sum, t.wins, t.losses, t.n)
+    rn, k, cut = f.established_ratio(old, t.halves, sx)
+    performance = (values_sum + 400 * (t.wins - t.losses), t.n)  # 714a's form (f.performance_ratio)
     participation, percent, bonus, before_floor, rating, floor = _step_6(prior, t, rounds, performance, rn)
-    return Rated(
-        step=step,
-        method="established",
-        became_established=becomes,
-        performance=performance,
-        opponents=entries,
-        rating_before_bonus=rn,
-        rounded_before_bonus=half_up(rn),
-        total_games=prior.games + t.n,
-        k=k,
-        expected=sx,
-        rule_2199=cut,
-        participation=participation,
-        result_percent=percent,
-        result_bonus=bonus,
-        rating_before_floor=before_floor,
-        new_rating=rating,
-        floor=floor,
-    )
+    # step, method, became_established, performance, opponents, rating_before_bonus,
+    # rounded_before_bonus, ar, pass_1, provisional_sum, total_games, k, expected, rule_2199,
+    # participation, result_percent, result_bonus, rating_before_floor, new_rating, floor
+    return Rated(step, "established", becomes, performance, entries, rn, ratio_half_up(*rn), None, None, None,
+                 prior.games + t.n, k, sx, cut, participation, percent, bonus, before_floor, rating, floor)
 
 
 def _step_6(
-    prior: Prior, t: Tally, rounds: int, performance: Fraction, rn: Fraction
-) -> tuple[Fraction, int | None, int, int, int, str | None]:
+    prior: Prior, t: Tally, rounds: int, performance: Ratio, rn: Ratio
+) -> tuple[Ratio, int | None, int, int, int, str | None]:
     """Step 6 for a 714b player: the 714c bonuses (4+ rounds, C4; result bonus by the
     truncated percent, C5, when the performance beats the highest rating ever held),
     rounding Rn + bonuses once half up (C11), then 716. Returns (participation, result
     percent, result bonus, rating before floor, published rating, floor article)."""
-    participation, percent, bonus = Fraction(0), None, 0
+    participation, percent, bonus = NO_BONUS, None, 0
     if rounds >= f.BONUS_MIN_ROUNDS:
-        participation = f.participation_bonus(prior.rating, t.n)  # type: ignore[arg-type]
+        participation = (f.participation_hundredths(prior.rating, t.n), 100)  # type: ignore[arg-type]
         percent = f.result_percent(t.halves, rounds)
         # performance > highest, in integers (the denominator is positive)
-        if performance.numerator > prior.highest * performance.denominator:  # type: ignore[operator]
+        if performance[0] > prior.highest * performance[1]:  # type: ignore[operator]
             bonus = f.result_bonus(percent)
-    # half_up(Rn + participation + bonus) over a common denominator, without Fraction sums
-    den = rn.denominator * participation.denominator
-    num = rn.numerator * participation.denominator + participation.numerator * rn.denominator + bonus * den
+    # half_up(Rn + participation + bonus) over a common denominator
+    rn_num, rn_den = rn
+    den = rn_den * participation[1]
+    num = rn_num * participation[1] + participation[0] * rn_den + bonus * den
     before_floor = ratio_half_up(num, den)
     rating, floor = _floors(before_floor, prior)
     return participation, percent, bonus, before_floor, rating, floor
@@ -256,9 +250,13 @@ def _floors(before_floor: int, prior: Prior) -> tuple[int, str | None]:
     return f.apply_floors(before_floor, prior.rating, prior.category == "established")
 
 
-def _performance_rated(prior: Prior, **calculation) -> Rated:
+def _performance_rated(prior: Prior, step: str, became_established: bool, performance: Ratio,
+                       opponents: list[CfcOpponentValue], rating_before_bonus: Ratio, rounded_before_bonus: int,
+                       ar: Ratio | None, pass_1: Ratio | None, provisional_sum: Ratio, total_games: int) -> Rated:
     """Step 6 for a 714a player: no bonus (714c is for 714b players), the rating rounded
     once half up (C11), then 716."""
-    before_floor = half_up(calculation["rating_before_bonus"])
+    before_floor = ratio_half_up(*rating_before_bonus)
     rating, floor = _floors(before_floor, prior)
-    return Rated(**calculation, rating_before_floor=before_floor, new_rating=rating, floor=floor)
+    return Rated(step, "performance", became_established, performance, opponents, rating_before_bonus,
+                 rounded_before_bonus, ar, pass_1, provisional_sum, total_games, None, None, False, NO_BONUS, None,
+                 0, before_floor, rating, floor)

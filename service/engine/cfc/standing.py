@@ -3,7 +3,6 @@ record) and their rated games in it (forfeits and byes are not rated and not in 
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Literal, Mapping
 
 import msgspec
@@ -11,6 +10,7 @@ import msgspec
 from schemas.events import EventFinished
 from schemas.records import PlayerRecord
 from service.engine.arithmetic import from_exact, score_halves
+from service.engine.cfc.formulas import Ratio
 from service.engine.contract import RecordProblem, record_rejection
 
 Category = Literal["unrated", "provisional", "established"]
@@ -19,8 +19,8 @@ Category = Literal["unrated", "provisional", "established"]
 class Prior(msgspec.Struct, frozen=True, gc=False):
     """A player's standing before the event.
 
-    `provisional_sum` is C1's exact running sum (a provisional record imported without
-    it uses rating x games); `highest` is the highest rating ever held (714c B), at
+    `provisional_sum` is C1's exact running sum as a Ratio (a provisional record imported
+    without it uses rating x games); `highest` is the highest rating ever held (714c B), at
     least the current rating.
     """
 
@@ -28,7 +28,7 @@ class Prior(msgspec.Struct, frozen=True, gc=False):
     rating: int | None
     games: int
     highest: int | None
-    provisional_sum: Fraction | None
+    provisional_sum: Ratio | None
 
 
 class PlayedGame(msgspec.Struct, frozen=True, gc=False):
@@ -48,10 +48,7 @@ class Tally(msgspec.Struct, frozen=True, gc=False):
     losses: int
     draws: int
     halves: int
-
-    @property
-    def n(self) -> int:
-        return len(self.games)
+    n: int  # N, the number of rated games
 
 
 ESTABLISHED_AFTER = 25  # CFC 715: provisional for the first 24 games, established from the 25th
@@ -83,22 +80,38 @@ def status_for(rating: int | None, games: int) -> str:
     return "established" if games >= ESTABLISHED_AFTER else "provisional"
 
 
-def read_prior(record: PlayerRecord, path: str) -> Prior:
-    """A record as the rules see it; an inconsistent record cannot be rated."""
+_UNRATED = Prior("unrated", None, 0, None, None)
+
+
+def read_prior(record: PlayerRecord, index: int) -> Prior:
+    """A record as the rules see it; an inconsistent record (of the event's player
+    `index`) cannot be rated."""
+    status, rating = record.status, record.rating
+    if status == "established" and rating is not None:  # the usual record, sound as it is
+        highest = record.highest
+        return Prior("established", rating, record.games, rating if highest is None or highest < rating else highest,
+                     None)
     problems = record_problems(record)
     if problems:
-        raise record_rejection(record, problems, path)
-    if record.status == "unrated":
-        return Prior("unrated", None, 0, None, None)
-    assert record.rating is not None
-    highest = max(record.highest if record.highest is not None else record.rating, record.rating)
-    if record.status == "established":
-        return Prior("established", record.rating, record.games, highest, None)
+        raise record_rejection(record, problems, f"$.players[{index}]")
+    if status == "unrated":
+        return _UNRATED
+    assert rating is not None
+    highest = max(record.highest if record.highest is not None else rating, rating)
     if record.cfc is not None and record.cfc.provisional_sum is not None:
-        running = from_exact(record.cfc.provisional_sum)
+        running = _ratio(record.cfc.provisional_sum)
     else:
-        running = Fraction(record.rating * record.games)  # C1: imported with rating and games only
-    return Prior("provisional", record.rating, record.games, highest, running)
+        running = (rating * record.games, 1)  # C1: imported with rating and games only
+    return Prior("provisional", rating, record.games, highest, running)
+
+
+def _ratio(text: str) -> Ratio:
+    """An exact value as written by the engine (schemas.common.Exact, "n" or "n/d")."""
+    numerator, slash, denominator = text.partition("/")
+    if numerator.lstrip("-").isdigit() and (not slash or denominator.isdigit()):
+        return int(numerator), int(denominator) if slash else 1
+    value = from_exact(text)  # any other form Fraction reads
+    return value.numerator, value.denominator
 
 
 def tally_games(event: EventFinished) -> dict[str, Tally]:
@@ -124,7 +137,7 @@ def tally_games(event: EventFinished) -> dict[str, Tally]:
         for g in played:
             counts[g.halves] += 1
         losses, draws, wins = counts
-        tallies[pid] = Tally(tuple(played), wins, losses, draws, 2 * wins + draws)
+        tallies[pid] = Tally(tuple(played), wins, losses, draws, 2 * wins + draws, len(played))
     return tallies
 
 
@@ -134,10 +147,8 @@ _HALVES = {1.0: 2, 0.5: 1, 0.0: 0}
 def read_priors(event: EventFinished, records: Mapping[str, PlayerRecord]) -> dict[str, Prior]:
     """Every player's prior standing (a player without a record is unrated)."""
     priors = {}
+    get = records.get
     for i, ref in enumerate(event.players):
-        record = records.get(ref.id)
-        if record is None:
-            priors[ref.id] = Prior("unrated", None, 0, None, None)
-        else:
-            priors[ref.id] = read_prior(record, f"$.players[{i}]")
+        record = get(ref.id)
+        priors[ref.id] = _UNRATED if record is None else read_prior(record, i)
     return priors
