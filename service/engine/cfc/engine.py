@@ -16,7 +16,7 @@ from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState, unrated_record
 from service.engine.arithmetic import ratio_number, ratio_text
 from service.engine.cfc.formulas import Ratio
-from service.engine.cfc.order import Rated, calculate
+from service.engine.cfc.order import NO_BONUS, Rated, calculate
 from service.engine.cfc.standing import Prior, Tally, read_priors, record_problems, status_for, tally_games
 from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
 
@@ -91,7 +91,10 @@ def _published(value: Ratio | None) -> tuple[float | None, str | None]:
 def _result(old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: Rated) -> PlayerResult:
     performance, performance_exact = ratio_number(*calc.performance), ratio_text(*calc.performance)
     rating_before_bonus, rating_before_bonus_exact = ratio_number(*calc.rating_before_bonus), ratio_text(*calc.rating_before_bonus)
-    participation, participation_exact = ratio_number(*calc.participation), ratio_text(*calc.participation)
+    if calc.participation is NO_BONUS:  # (most events: fewer than 4 rounds, C4)
+        participation, participation_exact = 0.0, "0"
+    else:
+        participation, participation_exact = ratio_number(*calc.participation), ratio_text(*calc.participation)
     ar, ar_exact = _published(calc.ar)
     pass_1, pass_1_exact = _published(calc.pass_1)
     provisional_sum, provisional_sum_exact = _published(calc.provisional_sum)

@@ -12,7 +12,6 @@ close_period: the new list (service.engine.fide.lists).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter
 from typing import Mapping
@@ -41,20 +40,6 @@ from service.engine.fide.records import (
 )
 
 
-class _Game(msgspec.Struct, frozen=True, gc=False):
-    """One counted game of a player, as it entered the sums: for a rated player the very
-    D, PD and W - We (`game_figures`) summed into the tally; none of them for a game pooled
-    for an initial rating (8.2). Not tracked by the garbage collector: one per game and side."""
-
-    round: int
-    opponent: str
-    opponent_rating: int
-    score_halves: int
-    difference: int | None = None
-    pd: int | None = None
-    term: int | None = None
-
-
 # The output's number (schemas/ratings.py "Numbers": 2 decimals, exact for whole hundredths)
 # of every value in hundredths that PD and W - We take (-1.00 .. 1.00), and of K x (W - We)
 # for the usual K (8.3.3: 10, 20, 40): built once, looked up per game.
@@ -70,22 +55,24 @@ def _hundredths_text(n: int) -> str:
     return ratio_text(n, 100)
 
 
-@dataclass(slots=True)
-class _Tally:
-    """One player's games in one event, as they are counted; `games` lists them one by
-    one, with the very figures summed into `sum_hundredths` and `pd_hundredths`."""
+class _Tally(msgspec.Struct, gc=False):
+    """One player's games in one event, as they are counted: `games` lists them one by one
+    (FideGame, in the event's order), with the very figures summed into `sum_hundredths`
+    and `pd_hundredths`; `counted` (a rated player's) or `pooled` (8.2) the same games as
+    the record keeps them."""
 
-    sum_hundredths: int = 0
-    pd_hundredths: int = 0
-    rated_games: int = 0
-    rated_halves: int = 0
-    pooled: list[InitialGame] = field(default_factory=list)
-    counted: list[InitialGame] = field(default_factory=list)  # a rated player's counted games
-    performance_opponents: list[int] = field(default_factory=list)
-    performance_halves: int = 0
-    norm_opponents: list[int | None] = field(default_factory=list)
-    norm_halves: int = 0
-    games: list[_Game] = field(default_factory=list)
+    k: int | None  # a rated player's K for the period, capped with this event's games (8.3.3)
+    sum_hundredths: int
+    pd_hundredths: int
+    rated_games: int
+    rated_halves: int
+    counted: list[InitialGame]
+    pooled: list[InitialGame]
+    performance_opponents: list[int]
+    performance_halves: int
+    norm_opponents: list[int | None]
+    norm_halves: int
+    games: list[FideGame]
 
 
 class FideEngine:
@@ -128,56 +115,30 @@ class FideEngine:
             records[ref.id] = record
         # F1: the ratings of the list in force when the event started.
         at_start = {pid: rating_in_force(r, start_month) for pid, r in records.items()}
-        # The rating a player's own games are rated from: the list at the start; a player
-        # rated since then (an initial rating published before this event is rated) from
-        # the current list, while opponents still count them as unrated (F2). A player
-        # no longer on the list has no rating to change.
-        own = {
-            pid: (None if r.rating is None else at_start[pid] if at_start[pid] is not None else r.rating)
-            for pid, r in records.items()
-        }
 
-        tallies = {pid: _Tally() for pid in records}
-        start_date = event.start_date
+        # Each player's games from their side, in the event's order: (round, opponent, score
+        # in half points). Forfeits are never rated.
+        played: dict[str, list[tuple[int, str, int]]] = {pid: [] for pid in records}
         for game in event.games:
             if game.forfeit:
-                continue  # forfeits are never rated
+                continue
             a_halves = int(game.score * 2)
-            for me, other, halves in ((game.a, game.b, a_halves), (game.b, game.a, 2 - a_halves)):
-                tally = tallies[me]
-                opponent = at_start[other]
-                tally.norm_opponents.append(opponent)
-                tally.norm_halves += halves
-                if opponent is None:
-                    continue  # F2: never rated against an unrated opponent
-                tally.performance_opponents.append(opponent)
-                tally.performance_halves += halves
-                mine = own[me]
-                game_played = InitialGame(
-                    period=period,
-                    event_id=event.event_id,
-                    start_date=event.start_date,
-                    opponent_rating=opponent,
-                    score_halves=halves,
-                )
-                if mine is not None:
-                    difference, pd, term = game_figures(mine, opponent, halves, start_date, pool_name)
-                    tally.sum_hundredths += term  # FIDE 8.3.4: the sum of W - We
-                    tally.pd_hundredths += pd
-                    tally.rated_games += 1
-                    tally.rated_halves += halves
-                    tally.counted.append(game_played)
-                    tally.games.append(_Game(game.round, other, opponent, halves, difference, pd, term))
-                else:
-                    tally.pooled.append(game_played)
-                    tally.games.append(_Game(game.round, other, opponent, halves))
+            played[game.a].append((game.round, game.b, a_halves))
+            played[game.b].append((game.round, game.a, 2 - a_halves))
 
         results = []
         new_records = []
         for ref in event.players:
-            record, tally = records[ref.id], tallies[ref.id]
+            record = records[ref.id]
+            # The rating a player's own games are rated from: the list at the start; a player
+            # rated since then (an initial rating published before this event is rated) from
+            # the current list, while opponents still count them as unrated (F2). A player
+            # no longer on the list has no rating to change.
+            mine = at_start[ref.id]
+            own = None if record.rating is None else mine if mine is not None else record.rating
+            tally = _tally(record, own, played[ref.id], at_start, period, event, pool_name)
             record = self._record_event(record, tally, period, event)
-            results.append(self._event_result(record, tally, period, own[ref.id]))
+            results.append(self._event_result(record, tally, period, own))
             new_records.append(record)
         return Outcome(results=results, records=new_records, pool=data.pool)
 
@@ -187,14 +148,14 @@ class FideEngine:
         changes: dict = {}
         if tally.rated_games:
             sums = {s.period: s for s in state.periods}
-            old = sums.get(period) or PeriodSums(period=period, sum_hundredths=0, games=0)
-            sums[period] = PeriodSums(
-                period=period,
-                sum_hundredths=old.sum_hundredths + tally.sum_hundredths,
-                games=old.games + tally.rated_games,
-                points_halves=old.points_halves + tally.rated_halves,
-                games_played=[*old.games_played, *tally.counted],
-            )
+            old = sums.get(period)
+            if old is None:
+                sums[period] = PeriodSums(period, tally.sum_hundredths, tally.rated_games, tally.rated_halves,
+                                          tally.counted)
+            else:
+                sums[period] = PeriodSums(period, old.sum_hundredths + tally.sum_hundredths,
+                                          old.games + tally.rated_games, old.points_halves + tally.rated_halves,
+                                          [*old.games_played, *tally.counted])
             changes["periods"] = [sums[p] for p in sorted(sums)]
         if tally.pooled:
             changes["initial_games"] = [*state.initial_games, *tally.pooled]
@@ -210,22 +171,20 @@ class FideEngine:
     @staticmethod
     def _event_result(record: PlayerRecord, tally: _Tally, period: str, own: int | None) -> PlayerResult:
         state = fide_state(record)
-        open_games = sum(s.games for s in state.periods)
-        sums = next((s for s in state.periods if s.period == period), None)
+        open_games = 0
+        sums = None
+        for s in state.periods:
+            open_games += s.games
+            if sums is None and s.period == period:
+                sums = s
         rp = performance(tally.performance_opponents, tally.performance_halves)
         norms = norms_met(tally.norm_opponents, tally.norm_halves)
-        common = dict(
-            id=record.id,
-            old_rating=record.rating,
-            new_rating=record.rating,
-            change=None,
-            old_status=record.status,
-            status=record.status,
-            games=record.games + open_games,
-            performance=float(rp) if rp is not None else None,
-        )
+        games = tally.games
+        if len(games) > 1:
+            games.sort(key=_round_of)  # round order, as FIDE's calculator lists them (stable)
         if own is not None:
-            k = capped_k(k_for_period(record, period), sums.games if sums else 0)
+            k = tally.k
+            assert k is not None
             period_sum = sums.sum_hundredths if sums else 0
             projected = record.rating + period_change(k, period_sum) if record.rating is not None else None
             # The output's numbers of whole hundredths: `hundredths_number` (n / 100), inlined
@@ -251,16 +210,17 @@ class FideEngine:
                 period_sum_exact=period_text,
                 performance=rp,
                 norms=norms,
-                games=_listed_games(tally.games, k),
+                games=games,
             )
+            # id, old_rating, new_rating, change, old_status, status, games, event_games, score,
+            # expected, performance, details
             return PlayerResult(
-                event_games=tally.rated_games,
-                score=tally.rated_halves / 2,
-                expected=tally.pd_hundredths / 100 if tally.rated_games else None,
-                details=details,
-                **common,
+                record.id, record.rating, record.rating, None, record.status, record.status,
+                record.games + open_games, tally.rated_games, tally.rated_halves / 2,
+                tally.pd_hundredths / 100 if tally.rated_games else None, float(rp) if rp is not None else None,
+                details,
             )
-        pooled = [g for g in games_in_window(state.initial_games, period)]
+        pooled = games_in_window(state.initial_games, period)
         initial = initial_rating(pooled, state.first_event) if tally.pooled or pooled else None
         details = FideDetails(
             period=period,
@@ -273,13 +233,12 @@ class FideEngine:
             initial=initial,
             performance=rp,
             norms=norms,
-            games=_listed_games(tally.games, None),
+            games=games,
         )
         return PlayerResult(
-            event_games=len(tally.pooled),
-            score=sum(g.score_halves for g in tally.pooled) / 2,
-            details=details,
-            **common,
+            record.id, record.rating, record.rating, None, record.status, record.status, record.games + open_games,
+            len(tally.pooled), sum(g.score_halves for g in tally.pooled) / 2, None,
+            float(rp) if rp is not None else None, details,
         )
 
     def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
@@ -295,28 +254,63 @@ class FideEngine:
         return close_period(message, records, pool, last_end)
 
 
-def _listed_games(games: list[_Game], k: int | None) -> list[FideGame]:
-    """The counted games in round order (FideGame): a rated player's with D, PD, W - We
-    and K x (W - We) from the figures the engine summed; a player without a rating
-    (8.2) with the opponent's rating and the score only."""
-    listed = []
+def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, int]], at_start: Mapping[str, int | None],
+           period: str, event: EventFinished, pool: str) -> _Tally:
+    """One player's games as they count (FIDE 8.2, 8.3): against an opponent rated on the
+    list in force at the start (F2), each into the sums of a rated player (`own`: the
+    rating they are rated from), with D, PD and W - We (`game_figures`) and K x (W - We) as
+    FIDE's calculator lists them (FideGame); else pooled for an initial rating (8.2), with
+    the opponent's rating and the score only."""
+    event_id, start_date = event.event_id, event.start_date
+    norm_opponents: list[int | None] = []
+    norm_halves = 0
+    opponents: list[int] = []
+    halves_sum = 0
+    kept: list[InitialGame] = []
+    games: list[FideGame] = []
+    k = None
+    sum_hundredths = pd_hundredths = 0
+    if own is None:  # 8.2: pooled for an initial rating
+        for rnd, other, halves in played:
+            opponent = at_start[other]
+            norm_opponents.append(opponent)
+            norm_halves += halves
+            if opponent is None:
+                continue  # F2: never rated against an unrated opponent
+            opponents.append(opponent)
+            halves_sum += halves
+            kept.append(InitialGame(period, event_id, start_date, opponent, halves))
+            games.append(FideGame(round=rnd, opponent=other, opponent_rating=opponent, score=halves / 2))
+        return _Tally(None, 0, 0, 0, 0, [], kept, opponents, halves_sum, norm_opponents, norm_halves, games)
+    # K for the period (F5-F7), capped by K x n <= 700 over the period's games with these (8.3.3).
+    counted = sum(1 for _, other, _ in played if at_start[other] is not None)
+    before = next((s.games for s in record.fide.periods if s.period == period), 0) if record.fide is not None else 0
+    k = capped_k(k_for_period(record, period), before + counted)
     hundredths = _HUNDREDTHS
-    k_times = _K_TIMES.get(k) if k is not None else None
-    for g in sorted(games, key=_round_of):
-        if g.term is None or g.pd is None or k is None:
-            listed.append(FideGame(round=g.round, opponent=g.opponent, opponent_rating=g.opponent_rating,
-                                   score=g.score_halves / 2))
-            continue
-        listed.append(FideGame(
-            round=g.round,
-            opponent=g.opponent,
-            opponent_rating=g.opponent_rating,
-            difference=g.difference,  # FIDE 8.3.1
-            expected=hundredths[g.pd],  # table 8.1.2
-            score=g.score_halves / 2,
-            change=hundredths[g.term],  # FIDE 8.3.2: W - We
+    k_times = _K_TIMES.get(k)
+    for rnd, other, halves in played:
+        opponent = at_start[other]
+        norm_opponents.append(opponent)
+        norm_halves += halves
+        if opponent is None:
+            continue  # F2: never rated against an unrated opponent
+        opponents.append(opponent)
+        halves_sum += halves
+        difference, pd, term = game_figures(own, opponent, halves, start_date, pool)
+        sum_hundredths += term  # FIDE 8.3.4: the sum of W - We
+        pd_hundredths += pd
+        kept.append(InitialGame(period, event_id, start_date, opponent, halves))
+        games.append(FideGame(
+            round=rnd,
+            opponent=other,
+            opponent_rating=opponent,
+            difference=difference,  # FIDE 8.3.1
+            expected=hundredths[pd],  # table 8.1.2
+            score=halves / 2,
+            change=hundredths[term],  # FIDE 8.3.2: W - We
             k=k,
             # K x (W - We), unrounded
-            rating_change=k_times[g.term] if k_times is not None else hundredths_number(k * g.term),
+            rating_change=k_times[term] if k_times is not None else hundredths_number(k * term),
         ))
-    return listed
+    return _Tally(k, sum_hundredths, pd_hundredths, counted, halves_sum, kept, [], opponents, halves_sum,
+                  norm_opponents, norm_halves, games)
