@@ -150,9 +150,12 @@ def marker_key(message: InputMessage) -> str:
     return f"event:{message.event_id}"
 
 
+_json = msgspec.json.Encoder()
+
+
 def content_digest(message: InputMessage) -> str:
     """A digest of the normalized message: equal content, equal digest."""
-    return hashlib.sha256(msgspec.json.encode(message)).hexdigest()
+    return hashlib.sha256(_json.encode(message)).hexdigest()
 
 
 def engine_for(message: InputMessage | EventContent, registry: Registry) -> Engine:
@@ -180,7 +183,7 @@ def needs(message: InputMessage, registry: Registry) -> Needs:
         return Needs(message.system, message.pool, (), None, marker, domain, message.event_id)
     engine = engine_for(message, registry)
     if isinstance(message, EventContent):
-        ids = tuple(p.id for p in message.players)
+        ids = tuple([p.id for p in message.players])
         revises = message.event_id if isinstance(message, EventCorrected) else None
         return Needs(message.system, message.pool, ids, engine.seed_pools.get(message.pool), marker, domain, revises)
     return Needs(message.system, message.pool, None, None, marker, domain)
@@ -193,15 +196,21 @@ def event_output(event: EventFinished, engine: Engine, results: list, source_id:
     from the list, else from an event), else the event's."""
     names = {p.id: p.name for p in event.players if p.name}
     if records:
-        names.update((pid, r.name) for pid, r in records.items() if r.name)
+        for pid, record in records.items():
+            if record.name:
+                names[pid] = record.name
     if names:
         results = [msgspec.structs.replace(r, name=names[r.id]) if r.id in names else r for r in results]
-    kind = "revision" if revision else "event"
-    return RatingsUpdated(
-        kind=kind, system=event.system, pool=event.pool or "", ruleset=engine.ruleset, source_id=source_id,
-        players=results, event_id=event.event_id, period=event.period, name=event.name,
-        start_date=event.start_date, end_date=event.end_date, **revision,
-    )
+    if revision:
+        return RatingsUpdated(
+            kind="revision", system=event.system, pool=event.pool or "", ruleset=engine.ruleset,
+            source_id=source_id, players=results, event_id=event.event_id, period=event.period, name=event.name,
+            start_date=event.start_date, end_date=event.end_date, **revision,
+        )
+    # kind, system, pool, ruleset, source_id, players, event_id, period, chunk, chunks, name,
+    # start_date, end_date (positional: the hot path)
+    return RatingsUpdated("event", event.system, event.pool or "", engine.ruleset, source_id, results,  # type: ignore[arg-type]
+                          event.event_id, event.period, 1, 1, event.name, event.start_date, event.end_date)
 
 
 def _list_outputs(message: PeriodClosed, engine: Engine, results: list, source_id: str) -> list[RatingsUpdated]:
@@ -352,9 +361,10 @@ class MemoryLedger:
                 return Duplicate(key)
             engine = engine_for(message, registry)
             order = order_key(message, arrival)
-            tail = self.tail(ordering_domain(message.system, message.pool or ""))
+            domain = ordering_domain(message.system, message.pool or "")
+            tail = self.tail(domain)
             if tail is None or order > tail:
-                outputs = self._append(message, engine, order, registry, source_id)
+                outputs = self._append(message, engine, order, domain, source_id)
                 rerated = 0
             else:
                 outputs, rerated = self._cascade(message.event_id, None, message, order, "inserted", registry,
@@ -413,38 +423,43 @@ class MemoryLedger:
                     seeds[p.id] = seed
         return EventInput(event, records, self.pool_state(event.system, pool), seeds)
 
-    def _append(self, event: EventFinished, engine: Engine, key: bytes, registry: Registry,
+    def _append(self, event: EventFinished, engine: Engine, key: bytes, domain: str,
                 source_id: str) -> list[RatingsUpdated]:
         """Rate an event that comes last in date order: the players' current records. Each
         player's record before it is appended to their history (the hot path: no search)."""
         system, pool = event.system, event.pool or ""
         seed_pool = engine.seed_pools.get(pool)
         current = self.records.get((system, pool), {})
-        records = {p.id: _named(current.get(p.id) or unrated_record(system, pool, p.id), p.name)
-                   for p in event.players}
+        records = {}
+        for p in event.players:
+            record = current.get(p.id)
+            if record is None:
+                record = unrated_record(system, pool, p.id)
+            records[p.id] = _named(record, p.name) if p.name else record
         seeds: dict[str, PlayerRecord] = {}
         if seed_pool is not None:
             seeded = self.records.get((system, seed_pool), {})
             seeds = {p.id: seeded[p.id] for p in event.players if p.id in seeded}
         data = EventInput(event, records, self.pool_state(system, pool), seeds)
         results, changed = _rated(engine, data, event.event_id, own=True)
+        histories, history_changes = self.histories, self.history_changes
         for pid, record in records.items():
             who = (system, pool, pid)
             member = key + pack_state(record)
-            history = self.histories.get(who)
+            history = histories.get(who)
             if history is None:
-                self.histories[who] = [member]
+                histories[who] = [member]
             elif not history or member > history[-1]:
                 history.append(member)
             else:
                 self._history_change(who).add(member)
                 continue
-            changes = self.history_changes.get(who)
+            changes = history_changes.get(who)
             if changes is None:
-                changes = self.history_changes[who] = MemberChanges()
+                changes = history_changes[who] = MemberChanges()
             changes.add(member)
         self._store_records(changed)
-        self._timeline_change(ordering_domain(event.system, pool)).add(timeline_member(key, event.event_id))
+        self._timeline_change(domain).add(timeline_member(key, event.event_id))
         self._archive(Archived(key, event, 0, results_digest(results)))
         output = event_output(event, engine, results, source_id, records)
         self._publish(output, key)
@@ -622,31 +637,43 @@ class MemoryLedger:
     # ------------------------------------------------------------------ writing
 
     def _store_records(self, records: Iterable[PlayerRecord]) -> None:
+        previous, changed = self.previous_records, self.changed_records
         for record in records:
-            pool = self.records.setdefault((record.system, record.pool), {})
+            pool = self.records.get((record.system, record.pool))
+            if pool is None:
+                pool = self.records[(record.system, record.pool)] = {}
             current = pool.get(record.id)
             if current is not None and record.name is None and current.name is not None:
                 record = msgspec.structs.replace(record, name=current.name)  # a state from a history has no name
             who = (record.system, record.pool, record.id)
-            if who not in self.previous_records:
-                self.previous_records[who] = current
-            pool[record.id] = self.changed_records[who] = record
+            if who not in previous:
+                previous[who] = current
+            pool[record.id] = changed[who] = record
 
     def _publish(self, message: RatingsUpdated, key: bytes, dropped: Iterable[str] = ()) -> None:
         """Keep the read model's view of a published message: the event's last message and
         each player's history line (a player the event no longer has loses theirs)."""
         system, pool = message.system, message.pool
+        entries, changed = self.entries, self.changed_entries
         if message.event_id is not None:
             self.results[message.event_id] = self.changed_results[message.event_id] = message
             for pid in dropped:
                 who = (system, pool, pid)
-                self.entries.get(who, {}).pop(message.event_id, None)
-                self.changed_entries.setdefault(who, {})[message.event_id] = None
+                entries.get(who, {}).pop(message.event_id, None)
+                changed.setdefault(who, {})[message.event_id] = None
         for pid, field, entry in entries_of(message):
             who = (system, pool, pid)
             value = pack_entry(key, entry)
-            self.entries.setdefault(who, {})[field] = value
-            self.changed_entries.setdefault(who, {})[field] = value
+            mine = entries.get(who)
+            if mine is None:
+                entries[who] = {field: value}
+            else:
+                mine[field] = value
+            mine = changed.get(who)
+            if mine is None:
+                changed[who] = {field: value}
+            else:
+                mine[field] = value
 
     def history(self, system: str, pool: str, player_id: str) -> list[HistoryEntry]:
         """The player's history lines in date order (service/readmodel.py)."""
@@ -656,8 +683,13 @@ class MemoryLedger:
         self.archives[archived.event.event_id] = self.changed_archives[archived.event.event_id] = archived
 
     def _timeline_change(self, domain: str) -> "_SortedChanges":
-        return _SortedChanges(self.timelines.setdefault(domain, []),
-                              self.timeline_changes.setdefault(domain, MemberChanges()))
+        timeline = self.timelines.get(domain)
+        if timeline is None:
+            timeline = self.timelines[domain] = []
+        changes = self.timeline_changes.get(domain)
+        if changes is None:
+            changes = self.timeline_changes[domain] = MemberChanges()
+        return _SortedChanges(timeline, changes)
 
     def _history_change(self, who: PlayerKey) -> "_SortedChanges":
         return _SortedChanges(self.histories.setdefault(who, []), self.history_changes.setdefault(who, MemberChanges()))

@@ -58,8 +58,9 @@ _message_decoder = msgspec.msgpack.Decoder(RatingsUpdated)
 
 
 def pack_entry(key: bytes, entry: HistoryEntry) -> bytes:
-    """The stored value of a history line: its order key, then the entry."""
-    return key + _encoder.encode(_Packed(*msgspec.structs.astuple(entry)))
+    """The stored value of a history line: its order key, then the entry (as `_Packed`
+    writes it: the array of its fields, which is what the tuple of them encodes to)."""
+    return key + _encoder.encode(msgspec.structs.astuple(entry))
 
 
 def unpack_entry(value: bytes) -> HistoryEntry:
@@ -82,29 +83,31 @@ def unpack_message(raw: bytes) -> RatingsUpdated:
 def entries_of(message: RatingsUpdated) -> Iterator[tuple[str, str, HistoryEntry]]:
     """(player id, history field, line) for each player of a published message."""
     fide = message.system == "fide"
+    # HistoryEntry's fields, positionally (the hot path): kind, event_id, name, start_date,
+    # end_date, period, list_period, old_rating, new_rating, change, old_status, status, games,
+    # event_games, score, expected, performance, revision, projection.
     if message.kind == "list":
         assert message.period is not None
+        field, period, list_period = list_field(message.period), message.period, message.list_period
         for r in message.players:
-            yield r.id, list_field(message.period), HistoryEntry(
-                kind="list", event_id=None, name=None, start_date=None, end_date=None, period=message.period,
-                list_period=message.list_period, old_rating=r.old_rating, new_rating=r.new_rating, change=r.change,
-                old_status=r.old_status, status=r.status, games=r.games, event_games=r.event_games, score=r.score,
-                expected=r.expected, performance=r.performance,
+            yield r.id, field, HistoryEntry(
+                "list", None, None, None, None, period, list_period, r.old_rating, r.new_rating, r.change,
+                r.old_status, r.status, r.games, r.event_games, r.score, r.expected, r.performance,
             )
         return
-    assert message.event_id is not None
+    event_id = message.event_id
+    assert event_id is not None
+    name, start, end, revision = message.name, message.start_date, message.end_date, message.revision or 0
+    period = message.period if fide else None
     for r in message.players:
         new, change = r.new_rating, r.change
         projected = getattr(r.details, "projected_rating", None) if fide else None
         if projected is not None:  # FIDE: the rating stays until the list; the line shows the projection (F9)
             new = projected
             change = projected - r.old_rating if r.old_rating is not None else None
-        yield r.id, message.event_id, HistoryEntry(
-            kind="event", event_id=message.event_id, name=message.name, start_date=message.start_date,
-            end_date=message.end_date, period=message.period if fide else None, list_period=None,
-            old_rating=r.old_rating, new_rating=new, change=change, old_status=r.old_status,
-            status=r.status, games=r.games, event_games=r.event_games, score=r.score, expected=r.expected,
-            performance=r.performance, revision=message.revision or 0, projection=projected is not None,
+        yield r.id, event_id, HistoryEntry(
+            "event", event_id, name, start, end, period, None, r.old_rating, new, change, r.old_status, r.status,
+            r.games, r.event_games, r.score, r.expected, r.performance, revision, projected is not None,
         )
 
 

@@ -42,13 +42,21 @@ def rating_difference(own: int, opponent: int, start_date: dt.date, pool: str) -
 GameFigures = tuple[int, int, int]
 
 
+# Table 8.1.2's PD for every D within the 400-point cap, looked up once per game and side.
+_PD_WITHIN_CAP = tuple(fide_pd(difference) for difference in range(-CAP, CAP + 1))
+
+
 def game_figures(own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str) -> GameFigures:
     """FIDE 8.3.1-8.3.2: (D, PD, score - PD) of `own` against `opponent`: D after the
     400-point rule, PD for D from Table 8.1.2 (the higher-rated player's column, the lower
     one 1 - it), PD and score - PD in hundredths. The one place a game's figures are
     computed: the engine sums these terms and lists these figures."""
-    difference = rating_difference(own, opponent, start_date, pool)
-    pd = fide_pd(difference)
+    difference = own - opponent
+    if -CAP <= difference <= CAP:  # no 400-point rule to apply: the usual game
+        pd = _PD_WITHIN_CAP[difference + CAP]
+    else:
+        difference = rating_difference(own, opponent, start_date, pool)
+        pd = fide_pd(difference)
     return difference, pd, score_halves * 50 - pd
 
 

@@ -115,6 +115,7 @@ class FideEngine:
             records[ref.id] = record
         # F1: the ratings of the list in force when the event started.
         at_start = {pid: rating_in_force(r, start_month) for pid, r in records.items()}
+        unrated = {pid for pid, rating in at_start.items() if rating is None}
 
         # Each player's games from their side, in the event's order: (round, opponent, score
         # in half points). Forfeits are never rated.
@@ -136,7 +137,7 @@ class FideEngine:
             # no longer on the list has no rating to change.
             mine = at_start[ref.id]
             own = None if record.rating is None else mine if mine is not None else record.rating
-            tally = _tally(record, own, played[ref.id], at_start, period, event, pool_name)
+            tally = _tally(record, own, played[ref.id], at_start, unrated, period, event, pool_name)
             record = self._record_event(record, tally, period, event)
             results.append(self._event_result(record, tally, period, own))
             new_records.append(record)
@@ -255,12 +256,13 @@ class FideEngine:
 
 
 def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, int]], at_start: Mapping[str, int | None],
-           period: str, event: EventFinished, pool: str) -> _Tally:
+           unrated: set[str], period: str, event: EventFinished, pool: str) -> _Tally:
     """One player's games as they count (FIDE 8.2, 8.3): against an opponent rated on the
     list in force at the start (F2), each into the sums of a rated player (`own`: the
     rating they are rated from), with D, PD and W - We (`game_figures`) and K x (W - We) as
     FIDE's calculator lists them (FideGame); else pooled for an initial rating (8.2), with
-    the opponent's rating and the score only."""
+    the opponent's rating and the score only. `unrated`: the players without a rating at the
+    start."""
     event_id, start_date = event.event_id, event.start_date
     norm_opponents: list[int | None] = []
     norm_halves = 0
@@ -283,7 +285,9 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
             games.append(FideGame(round=rnd, opponent=other, opponent_rating=opponent, score=halves / 2))
         return _Tally(None, 0, 0, 0, 0, [], kept, opponents, halves_sum, norm_opponents, norm_halves, games)
     # K for the period (F5-F7), capped by K x n <= 700 over the period's games with these (8.3.3).
-    counted = sum(1 for _, other, _ in played if at_start[other] is not None)
+    counted = len(played)
+    if unrated:
+        counted -= sum(1 for _, other, _ in played if other in unrated)
     before = next((s.games for s in record.fide.periods if s.period == period), 0) if record.fide is not None else 0
     k = capped_k(k_for_period(record, period), before + counted)
     hundredths = _HUNDREDTHS
