@@ -73,6 +73,7 @@ class _Tally(msgspec.Struct, gc=False):
     norm_opponents: list[int | None]
     norm_halves: int
     games: list[FideGame]
+    in_round_order: bool  # whether `games` are listed in round order already
 
 
 class FideEngine:
@@ -148,16 +149,20 @@ class FideEngine:
         state = fide_state(record)
         changes: dict = {}
         if tally.rated_games:
-            sums = {s.period: s for s in state.periods}
-            old = sums.get(period)
-            if old is None:
-                sums[period] = PeriodSums(period, tally.sum_hundredths, tally.rated_games, tally.rated_halves,
-                                          tally.counted)
+            if not state.periods:  # the player's first counted games of any open period
+                changes["periods"] = [PeriodSums(period, tally.sum_hundredths, tally.rated_games,
+                                                 tally.rated_halves, tally.counted)]
             else:
-                sums[period] = PeriodSums(period, old.sum_hundredths + tally.sum_hundredths,
-                                          old.games + tally.rated_games, old.points_halves + tally.rated_halves,
-                                          [*old.games_played, *tally.counted])
-            changes["periods"] = [sums[p] for p in sorted(sums)]
+                sums = {s.period: s for s in state.periods}
+                old = sums.get(period)
+                if old is None:
+                    sums[period] = PeriodSums(period, tally.sum_hundredths, tally.rated_games, tally.rated_halves,
+                                              tally.counted)
+                else:
+                    sums[period] = PeriodSums(period, old.sum_hundredths + tally.sum_hundredths,
+                                              old.games + tally.rated_games, old.points_halves + tally.rated_halves,
+                                              [*old.games_played, *tally.counted])
+                changes["periods"] = [sums[p] for p in sorted(sums)]
         if tally.pooled:
             changes["initial_games"] = [*state.initial_games, *tally.pooled]
             if never_rated(record):
@@ -181,7 +186,7 @@ class FideEngine:
         rp = performance(tally.performance_opponents, tally.performance_halves)
         norms = norms_met(tally.norm_opponents, tally.norm_halves)
         games = tally.games
-        if len(games) > 1:
+        if not tally.in_round_order:
             games.sort(key=_round_of)  # round order, as FIDE's calculator lists them (stable)
         if own is not None:
             k = tally.k
@@ -270,8 +275,9 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
     halves_sum = 0
     kept: list[InitialGame] = []
     games: list[FideGame] = []
-    k = None
     sum_hundredths = pd_hundredths = 0
+    last_round = 0
+    in_round_order = True
     if own is None:  # 8.2: pooled for an initial rating
         for rnd, other, halves in played:
             opponent = at_start[other]
@@ -283,7 +289,11 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
             halves_sum += halves
             kept.append(InitialGame(period, event_id, start_date, opponent, halves))
             games.append(FideGame(round=rnd, opponent=other, opponent_rating=opponent, score=halves / 2))
-        return _Tally(None, 0, 0, 0, 0, [], kept, opponents, halves_sum, norm_opponents, norm_halves, games)
+            if rnd < last_round:
+                in_round_order = False
+            last_round = rnd
+        return _Tally(None, 0, 0, 0, 0, [], kept, opponents, halves_sum, norm_opponents, norm_halves, games,
+                      in_round_order)
     # K for the period (F5-F7), capped by K x n <= 700 over the period's games with these (8.3.3).
     counted = len(played)
     if unrated:
@@ -316,5 +326,8 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
             # K x (W - We), unrounded
             rating_change=k_times[term] if k_times is not None else hundredths_number(k * term),
         ))
+        if rnd < last_round:
+            in_round_order = False
+        last_round = rnd
     return _Tally(k, sum_hundredths, pd_hundredths, counted, halves_sum, kept, [], opponents, halves_sum,
-                  norm_opponents, norm_halves, games)
+                  norm_opponents, norm_halves, games, in_round_order)

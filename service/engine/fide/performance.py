@@ -101,18 +101,30 @@ def _title_figures(norm: tuple[str, int, int, int], lowest: int, total: int, n: 
     return average, average + dp, raised_from
 
 
+# The loosest benchmark: the highest floor (the most an opponent is raised to) and the lowest
+# required average and performance of any title.
+_HIGHEST_FLOOR = max(norm[3] for norm in NORMS)
+_LOWEST_AVERAGE = min(norm[2] for norm in NORMS)
+_LOWEST_PERFORMANCE = min(norm[1] for norm in NORMS)
+
+
 def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormCheck]:
     """The title benchmarks the event meets (`norm_benchmarks` with no reason to fail)."""
     n = len(opponents)
     if n < NORM_MIN_GAMES or 100 * points_halves < NORM_MIN_PERCENT * 2 * n:
         return []  # the gates fail every title: skip the figures (the engine's hot path)
-    # The engine's hot path again: the full checks only when some title's figures pass.
-    values = [UNRATED_AS if r is None else r for r in opponents]
-    lowest, total, dp = min(values), sum(values), fide_dp(percent(points_halves, n))
+    # The engine's hot path again: the full checks only when some title's figures may pass.
+    # No title's average exceeds the one with the lowest opponent raised to the highest
+    # floor, so below the lowest required average (or performance) no title is met.
+    values = opponents if None not in opponents else [UNRATED_AS if r is None else r for r in opponents]
+    lowest, total, dp = min(values), sum(values), fide_dp(percent(points_halves, n))  # type: ignore[type-var,arg-type]
+    best = ratio_half_up(total - lowest + max(lowest, _HIGHEST_FLOOR), n)
+    if best < _LOWEST_AVERAGE or best + dp < _LOWEST_PERFORMANCE:
+        return []
     if not any(
         average >= norm[2] and rp >= norm[1]
         for norm in NORMS
-        for average, rp, _ in (_title_figures(norm, lowest, total, n, dp),)
+        for average, rp, _ in (_title_figures(norm, lowest, total, n, dp),)  # type: ignore[arg-type]
     ):
         return []
     return [check for check, reasons in norm_benchmarks(opponents, points_halves) if not reasons]
