@@ -55,6 +55,13 @@ def _hundredths_text(n: int) -> str:
     return ratio_text(n, 100)
 
 
+# FideDetails has 20 keyword-only fields: msgspec's constructor matches each keyword against
+# the fields one by one, `structs.replace` on a blank one does not (three times cheaper for
+# an event's 16 figures, once per player). Every call gives `norms` and `games`, so the
+# blank's lists are never shared.
+_BLANK_DETAILS = FideDetails(period="0000-01", k=None, event_change=None, projected_rating=None, games_counted=0)
+
+
 class _Tally(msgspec.Struct, gc=False):
     """One player's games in one event, as they are counted: `games` lists them one by one
     (FideGame, in the event's order), with the very figures summed into `sum_hundredths`
@@ -200,7 +207,8 @@ class FideEngine:
                 period_number, period_text = event_sum, event_text
             else:
                 period_number, period_text = hundredths_number(period_sum), _hundredths_text(period_sum)
-            details = FideDetails(
+            details = msgspec.structs.replace(  # FideDetails(...): see _BLANK_DETAILS
+                _BLANK_DETAILS,
                 period=period,
                 k=k,
                 event_change=k * tally.sum_hundredths / 100,
@@ -228,7 +236,8 @@ class FideEngine:
             )
         pooled = games_in_window(state.initial_games, period)
         initial = initial_rating(pooled, state.first_event) if tally.pooled or pooled else None
-        details = FideDetails(
+        details = msgspec.structs.replace(  # FideDetails(...): see _BLANK_DETAILS
+            _BLANK_DETAILS,
             period=period,
             k=None,
             event_change=None,
