@@ -95,9 +95,12 @@ def _result(old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: 
         participation, participation_exact = 0.0, "0"
     else:
         participation, participation_exact = ratio_number(*calc.participation), ratio_text(*calc.participation)
-    ar, ar_exact = _published(calc.ar)
-    pass_1, pass_1_exact = _published(calc.pass_1)
-    provisional_sum, provisional_sum_exact = _published(calc.provisional_sum)
+    if calc.method == "established":  # 714b: no AR, pass 1 or 714a sum
+        ar = ar_exact = pass_1 = pass_1_exact = provisional_sum = provisional_sum_exact = None
+    else:
+        ar, ar_exact = _published(calc.ar)
+        pass_1, pass_1_exact = _published(calc.pass_1)
+        provisional_sum, provisional_sum_exact = _published(calc.provisional_sum)
     # Positional, in CfcDetails' field order (the cheapest way to build a Struct of 27 fields):
     details = CfcDetails(
         calc.method,  # type: ignore[arg-type]

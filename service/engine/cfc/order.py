@@ -184,7 +184,8 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
 
     # Step 5: established players, below 800 first (C10). Previously unrated and
     # provisional opponents count at their post-event rating (C9).
-    values.update((pid, _value(post[pid], "post_event")) for pid in provisional)
+    for pid in provisional:
+        values[pid] = _value(post[pid], "post_event")
     below_800 = [pid for pid in established if priors[pid].rating < SUB_800]  # type: ignore[operator]
     for pid in below_800:
         prior = priors[pid]
@@ -193,8 +194,8 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
         post[pid] = rated[pid].rounded_before_bonus
     # C10: a player of 800 or more counts an established opponent below 800 at the
     # higher of its pre- and post-event rating.
-    values.update((pid, _value(max(priors[pid].rating, post[pid]), "higher_of_pre_post"))  # type: ignore[type-var]
-                  for pid in below_800)
+    for pid in below_800:
+        values[pid] = _value(max(priors[pid].rating, post[pid]), "higher_of_pre_post")  # type: ignore[type-var]
     for pid in established:
         prior = priors[pid]
         if prior.rating >= SUB_800:  # type: ignore[operator]
@@ -241,13 +242,9 @@ def _step_6(
     den = rn_den * participation[1]
     num = rn_num * participation[1] + participation[0] * rn_den + bonus * den
     before_floor = ratio_half_up(num, den)
-    rating, floor = _floors(before_floor, prior)
+    # 716 (a), (b) only for a player established before the event; (c) for everyone.
+    rating, floor = f.apply_floors(before_floor, prior.rating, prior.category == "established")
     return participation, percent, bonus, before_floor, rating, floor
-
-
-def _floors(before_floor: int, prior: Prior) -> tuple[int, str | None]:
-    """716 (a), (b) only for a player established before the event; (c) for everyone."""
-    return f.apply_floors(before_floor, prior.rating, prior.category == "established")
 
 
 def _performance_rated(prior: Prior, step: str, became_established: bool, performance: Ratio,
@@ -256,7 +253,8 @@ def _performance_rated(prior: Prior, step: str, became_established: bool, perfor
     """Step 6 for a 714a player: no bonus (714c is for 714b players), the rating rounded
     once half up (C11), then 716."""
     before_floor = ratio_half_up(*rating_before_bonus)
-    rating, floor = _floors(before_floor, prior)
+    # 716 (a), (b) only for a player established before the event; (c) for everyone.
+    rating, floor = f.apply_floors(before_floor, prior.rating, prior.category == "established")
     return Rated(step, "performance", became_established, performance, opponents, rating_before_bonus,
                  rounded_before_bonus, ar, pass_1, provisional_sum, total_games, None, None, False, NO_BONUS, None,
                  0, before_floor, rating, floor)
