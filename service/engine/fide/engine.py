@@ -75,10 +75,10 @@ class _Tally(msgspec.Struct, gc=False):
     rated_halves: int
     counted: list[InitialGame]
     pooled: list[InitialGame]
-    performance_opponents: list[int]
+    performance_opponents: list[int]  # the ratings of the rated opponents (F2)
     performance_halves: int
-    norm_opponents: list[int | None]
-    norm_halves: int
+    unrated_games: int  # against an opponent unrated at the start: not rated (F2), a norm counts it (1.4.6)
+    unrated_halves: int
     games: list[FideGame]
     in_round_order: bool  # whether `games` are listed in round order already
 
@@ -191,7 +191,11 @@ class FideEngine:
             if sums is None and s.period == period:
                 sums = s
         rp = performance(tally.performance_opponents, tally.performance_halves)
-        norms = norms_met(tally.norm_opponents, tally.norm_halves)
+        # Title norms count every game, an unrated opponent's too (1.4.6; None, in any order).
+        opponents: list[int | None] = tally.performance_opponents  # type: ignore[assignment]
+        if tally.unrated_games:
+            opponents = [*opponents, *[None] * tally.unrated_games]
+        norms = norms_met(opponents, tally.performance_halves + tally.unrated_halves)
         games = tally.games
         if not tally.in_round_order:
             games.sort(key=_round_of)  # round order, as FIDE's calculator lists them (stable)
@@ -278,8 +282,7 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
     the opponent's rating and the score only. `unrated`: the players without a rating at the
     start."""
     event_id, start_date = event.event_id, event.start_date
-    norm_opponents: list[int | None] = []
-    norm_halves = 0
+    unrated_games = unrated_halves = 0
     opponents: list[int] = []
     halves_sum = 0
     kept: list[InitialGame] = []
@@ -290,10 +293,10 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
     if own is None:  # 8.2: pooled for an initial rating
         for rnd, other, halves in played:
             opponent = at_start[other]
-            norm_opponents.append(opponent)
-            norm_halves += halves
-            if opponent is None:
-                continue  # F2: never rated against an unrated opponent
+            if opponent is None:  # F2: never rated against an unrated opponent
+                unrated_games += 1
+                unrated_halves += halves
+                continue
             opponents.append(opponent)
             halves_sum += halves
             kept.append(InitialGame(period, event_id, start_date, opponent, halves))
@@ -301,7 +304,7 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
             if rnd < last_round:
                 in_round_order = False
             last_round = rnd
-        return _Tally(None, 0, 0, 0, 0, [], kept, opponents, halves_sum, norm_opponents, norm_halves, games,
+        return _Tally(None, 0, 0, 0, 0, [], kept, opponents, halves_sum, unrated_games, unrated_halves, games,
                       in_round_order)
     # K for the period (F5-F7), capped by K x n <= 700 over the period's games with these (8.3.3).
     counted = len(played)
@@ -313,10 +316,10 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
     k_times = _K_TIMES.get(k)
     for rnd, other, halves in played:
         opponent = at_start[other]
-        norm_opponents.append(opponent)
-        norm_halves += halves
-        if opponent is None:
-            continue  # F2: never rated against an unrated opponent
+        if opponent is None:  # F2: never rated against an unrated opponent
+            unrated_games += 1
+            unrated_halves += halves
+            continue
         opponents.append(opponent)
         halves_sum += halves
         difference, pd, term = game_figures(own, opponent, halves, start_date, pool)
@@ -339,4 +342,4 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
             in_round_order = False
         last_round = rnd
     return _Tally(k, sum_hundredths, pd_hundredths, counted, halves_sum, kept, [], opponents, halves_sum,
-                  norm_opponents, norm_halves, games, in_round_order)
+                  unrated_games, unrated_halves, games, in_round_order)
