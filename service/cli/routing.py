@@ -32,11 +32,13 @@ async def layout_for(client: Any, given: str | None) -> Layout:
         found = await advertised(client, base)
         if found is not None:
             return found
-        if given and base.startswith("{") and "}:" in base:
-            suffix = base.partition("}:")[2]
-            whole = await advertised(client, suffix)
-            if whole is not None and base in whole.inputs:  # everything there, whatever its domain
-                return Layout("single", (msgspec.structs.replace(whole.of_stream(base), domains=None),), base)
+    if given and base.startswith("{") and "}:" in base:  # perhaps one partition's own stream
+        suffix = base.partition("}:")[2]
+        whole = None if chosen else await advertised(client, suffix)
+        if whole is None and settings.partitions == "domains":
+            whole = layout_of("domains", (suffix,), settings.output_stream, settings.dead_letter_stream)
+        if whole is not None and base in whole.inputs:  # everything there, whatever its domain
+            return Layout("single", (msgspec.structs.replace(whole.of_stream(base), domains=None),), base)
     inputs = (base,) if given else settings.input_streams
     try:
         return layout_of(settings.partitions, inputs, settings.output_stream, settings.dead_letter_stream)

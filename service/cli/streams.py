@@ -48,7 +48,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
     async def work(client: Any) -> tuple:
         try:
-            await migrate.check(client, source, layout, settings.group)
+            await migrate.check(client, source, layout)
         except migrate.MigrationRefused as exc:
             raise UserError(str(exc)) from None
         found = await migrate.plan(client, source, layout)

@@ -112,7 +112,7 @@ async def plan(client: Any, source: str, layout: Layout) -> Plan:
     return found
 
 
-async def check(client: Any, source: str, layout: Layout, group: str) -> None:
+async def check(client: Any, source: str, layout: Layout) -> None:
     """Refuse while a service runs on the old stream, while it has entries not applied yet,
     or when a partition already has a store."""
     old = StreamKeys(source)

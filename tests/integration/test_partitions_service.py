@@ -21,6 +21,7 @@ from schemas import PlayerRecord, RatingsUpdated
 from service.runtime.leases import lease_key
 from service.runtime.partitions import layout_key
 from service.runtime.store import StreamKeys, export_records
+from service.timeline import domain_pools
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT, Services, offline_records
 
@@ -111,7 +112,7 @@ def test_domains_layout_end_to_end(tmp_path, redis_url, key_prefix):
                     entries = await client.xrange(partition.input)
                     kept = [(i, f) for i, f in entries if b"fide-misrouted" not in f[b"__data__"]]
                     stored = {}
-                    for system, pool in [(s, p) for d in partition.domains for s, p in _pools(d)]:
+                    for system, pool in [(s, p) for d in partition.domains for s, p in domain_pools(d)]:
                         for record in await export_records(client, StreamKeys(partition.input), system, pool):
                             stored[(record.system, record.pool, record.id)] = record
                     if not kept:
@@ -165,9 +166,3 @@ def test_domains_layout_end_to_end(tmp_path, redis_url, key_prefix):
         assert redrive.returncode == 2 and "publish it there" in redrive.stderr, redrive.stderr
     finally:
         services.stop_all()
-
-
-def _pools(domain: str):
-    from service.timeline import domain_pools
-
-    return domain_pools(domain)

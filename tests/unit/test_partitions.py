@@ -111,3 +111,22 @@ def test_on_a_cluster_the_single_layout_needs_its_outputs_in_the_input_streams_s
     two = layout_of("single", ("{ev}:a", "{ev}:b"), "{ev}:ratings.updated", "{ev}:events.rejected")
     assert cluster_problem(two) is None
     assert cluster_problem(layout_of("single", ("{ev}:a", "b"), "{ev}:out", "{ev}:dead")) is not None
+
+
+def test_a_partitions_own_stream_takes_everything_with_the_layout_set(monkeypatch):
+    """`--stream {cfc.active}:events.finished` with RATING_PARTITIONS=domains: that one stream,
+    not a domains layout nested under its name."""
+    import asyncio
+
+    from service.cli.routing import layout_for
+
+    class NoLayout:
+        async def get(self, key):
+            return None
+
+    monkeypatch.setenv("RATING_PARTITIONS", "domains")
+    monkeypatch.delenv("RATING_INPUT_STREAMS", raising=False)
+    layout = asyncio.run(layout_for(NoLayout(), "{cfc.active}:events.finished"))
+    (only,) = layout.partitions
+    assert only.input == "{cfc.active}:events.finished" and only.output == "{cfc.active}:ratings.updated"
+    assert layout.route("fide", "standard") is only
