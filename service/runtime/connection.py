@@ -53,6 +53,8 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from service.runtime.packing import use_hiredis_packing
+
 T = TypeVar("T")
 
 # Redis is away, or a cluster's slot map is changing under the client: nothing was written,
@@ -166,8 +168,8 @@ class Cluster(RedisCluster):
         node = self.nodes_manager.get_node_from_slot(key_slot(key.encode()))
         found = self.owners.get((node.host, node.port))
         if found is None:
-            found = self.owners[(node.host, node.port)] = aioredis.Redis.from_url(
-                _with_address(self.node_url, node.host, node.port), **self.node_options)
+            found = self.owners[(node.host, node.port)] = use_hiredis_packing(aioredis.Redis.from_url(
+                _with_address(self.node_url, node.host, node.port), **self.node_options))
         return found
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
@@ -199,8 +201,9 @@ def _with_address(url: str, host: str, port: int) -> str:
 
 
 def client_for(url: str, cluster: bool, **options: Any) -> aioredis.Redis | Cluster:
-    """A client of the kind `is_cluster` found (no round trip: clients connect on first use)."""
-    return Cluster.connect(url, **options) if cluster else aioredis.Redis.from_url(url, **options)
+    """A client of the kind `is_cluster` found (no round trip: clients connect on first use);
+    commands packed by hiredis (runtime/packing.py; on a cluster, the slot owners' clients)."""
+    return Cluster.connect(url, **options) if cluster else use_hiredis_packing(aioredis.Redis.from_url(url, **options))
 
 
 async def connect(url: str, **options: Any) -> aioredis.Redis | Cluster:
