@@ -50,6 +50,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -65,7 +66,7 @@ from schemas.records import PlayerRecord, PoolState
 from schemas.validation import decode_input
 from service.bench.cascade import bench_cascade
 from service.bench.cluster import CLUSTER_KEYS, bench_cluster, render_cluster
-from service.bench.machine import Neighbours, cpu_seconds, redis_cpu_seconds
+from service.bench.machine import Neighbours, cpu_seconds, redis_cpu_seconds, stderr_tail
 from service.bench.reads import bench_reads
 from service.bench.scaleout import bench_scale_out
 from service.bench.workloads import (
@@ -327,8 +328,14 @@ class Workloads:
 
 # ------------------------------------------------------------------ processes
 def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    """A bench process; its standard error goes to a temporary file (a pipe nobody reads would
+    fill with the service's log lines and stop it), read back by `stderr_tail`."""
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+                               stderr=log)
+    process.log_file = log  # type: ignore[attr-defined]
+    return process
+
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -338,6 +345,9 @@ def _stop(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    log = getattr(process, "log_file", None)
+    if log is not None:
+        log.close()
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -353,7 +363,7 @@ def _wait_for_group(client: redis.Redis, stream: str, group: str, process: subpr
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the process exited ({process.returncode}): {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+            raise RuntimeError(f"the process exited ({process.returncode}): {stderr_tail(process)}")
         try:
             if any(g["name"].decode() == group for g in client.xinfo_groups(stream)):
                 return
@@ -414,6 +424,63 @@ def bench_service(url: str, names: Names, sizes: Sizes) -> tuple[dict, dict, flo
     ceiling_figures = {"events_per_second": statistics.median(ceil), "ratio": statistics.median(ratios),
                        "batch_size": BATCH_SIZE}
     return service_figures, ceiling_figures, rss
+
+
+def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None) -> dict:
+    """`bench --profile` (service/bench/profile.py): the real service on a two-player backlog
+    and a 64x7 one, its commit stages read from its /metrics around each drain."""
+    from service.bench.profile import profile_drain
+    from service.bench.reads import free_port
+
+    sizes = Sizes.of(quick)
+    names = Names(f"bench-{uuid.uuid4().hex[:8]}")
+    try:
+        private = private_server() if url is None else None
+    except EmbeddedError as exc:
+        raise LookupError(f"{exc}; or pass --redis-url URL") from None
+    redis_url = private.url if private is not None else url
+    assert redis_url is not None
+    client = redis.Redis.from_url(redis_url)
+    port = free_port()
+    service = None
+    try:
+        progress("profile: importing 10,000 players")
+        platform = rated_list("cfc", sizes.platform_players, prefix=f"{names.prefix}-p")
+        asyncio.run(_import(redis_url, StreamKeys(names.input), platform))
+        work = Workloads(names.prefix, platform)
+        service = _start(["-m", "service", "serve"], {
+            "RATING_REDIS_URL": redis_url, "RATING_INPUT_STREAMS": names.input, "RATING_OUTPUT_STREAM": names.output,
+            "RATING_DEAD_LETTER_STREAM": names.dead_letter, "RATING_GROUP": names.group,
+            "RATING_HTTP_HOST": "127.0.0.1", "RATING_HTTP_PORT": str(port),
+        })
+        _wait_for_group(client, names.input, names.group, service)
+        pid = service.pid
+        if private is not None and private.pid is not None:
+            server_pid = private.pid
+            redis_cpu: Callable[[], float] = lambda: cpu_seconds(server_pid)  # noqa: E731
+        else:
+            redis_cpu = lambda: redis_cpu_seconds(client)  # noqa: E731
+        base = f"http://127.0.0.1:{port}"
+        drain_rate(client, names.input, names.output, [work.two_player()[1] for _ in range(500)])  # warm-up
+        out = {}
+        for kind, make, count in (("two_player", work.two_player, sizes.two_player_events),
+                                  ("swiss_64x7", work.swiss, sizes.swiss_events // 2)):
+            progress(f"profile: {count:,} {kind.replace('_', ' ')} events")
+            payloads = [make()[1] for _ in range(count)]
+            out[kind] = profile_drain(lambda p: drain_rate(client, names.input, names.output, p), payloads, base,
+                                      names.input, lambda: cpu_seconds(pid), redis_cpu)
+        rejected = client.xlen(names.dead_letter) if client.exists(names.dead_letter) else 0
+        if rejected:
+            raise RuntimeError(f"{rejected} bench events were dead-lettered: {client.xrange(names.dead_letter, count=1)}")
+        return out
+    finally:
+        if service is not None:
+            _stop(service)
+        client.close()
+        if private is not None:
+            private.stop()
+        else:
+            _cleanup(redis_url, names.prefix)
 
 
 def bench_read_side(url: str, names: Names, quick: bool, progress: Callable[[str], None]) -> dict:

@@ -92,3 +92,13 @@ class Neighbours:
                             "on average while the bench ran")
         return {"cores": self.cores, "load_average_at_start": self.load_at_start, "load_average_at_end": _load(),
                 "other_cpu_cores": others, "busy": bool(warnings), "warnings": warnings}
+
+
+def stderr_tail(process: Any, size: int = 2000) -> str:
+    """The end of a bench process's standard error, written to a file (`log_file`, by
+    benchmark._start) rather than a pipe that nobody reads while it runs."""
+    log = getattr(process, "log_file", None)
+    if log is None or log.closed:
+        return ""
+    log.seek(0)
+    return log.read().decode(errors="replace")[-size:]

@@ -28,6 +28,7 @@ import httpx
 import redis
 
 from schemas.reads import HistoryEntry
+from service.bench.machine import stderr_tail
 from schemas.records import PlayerRecord
 from service.readmodel import name_members, pack_entry, rank_score
 from service.runtime.store import StreamKeys, encode
@@ -200,7 +201,7 @@ def wait_ready(base: str, process: Any, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the service exited ({process.returncode}): {process.stderr.read().decode()[-2000:]}")
+            raise RuntimeError(f"the service exited ({process.returncode}): {stderr_tail(process)}")
         try:
             if httpx.get(f"{base}/health/ready", timeout=1).status_code == 200:
                 return

@@ -47,7 +47,7 @@ import redis
 import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
-from service.bench.machine import busy_seconds, cpu_seconds
+from service.bench.machine import busy_seconds, cpu_seconds, stderr_tail
 from service.bench.workloads import encode, rated_list, two_player_event
 from service.runtime.leases import lease_key
 from service.runtime.partitions import Partition, key_prefix, layout_of
@@ -193,7 +193,7 @@ class Replicas:
             for process in self.processes:
                 if process.poll() is not None:
                     raise RuntimeError(f"a replica exited ({process.returncode}): "
-                                       f"{process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+                                       f"{stderr_tail(process)}")
             owners = self.owners(streams)
             held = [owners.count(c) for c in self.consumers]
             live = self.client.zcard(key_prefix(streams[0]) + ":replicas")

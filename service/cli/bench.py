@@ -15,13 +15,20 @@ from service.cli.errors import UserError
 def cmd_bench(args: argparse.Namespace) -> int:
     progress = (lambda step: print(f"bench: {step}...", file=sys.stderr)) if not args.json else (lambda _: None)
     try:
-        report = benchmark.run(args.redis_url, args.quick, progress)
+        if args.profile:
+            from service.bench.profile import render_profile
+
+            report = benchmark.bench_profile(args.redis_url, args.quick, progress)
+            rendered = render_profile
+        else:
+            report = benchmark.run(args.redis_url, args.quick, progress)
+            rendered = benchmark.render
     except LookupError as exc:
         raise UserError(str(exc)) from None
     if args.json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:
-        print(benchmark.render(report))
+        print(rendered(report))
     return 0
 
 
@@ -32,5 +39,8 @@ def register(commands: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.add_argument("--redis-url", help="use this Redis (keys under a fresh bench-<hex> prefix, removed after); "
                                        "default: a private embedded server (no persistence) on a free port")
+    p.add_argument("--profile", action="store_true",
+                   help="only the profile of the commit path: where a two-player and a 64x7 event's time goes, "
+                        "stage by stage (decode, read, rate, encode, write, report, the rest), in the real service")
     p.add_argument("--quick", action="store_true", help="smaller runs (about a minute and a half; 100,000 records for memory)")
     p.set_defaults(func=cmd_bench)

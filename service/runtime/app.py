@@ -105,13 +105,14 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     stopping = asyncio.Event()  # set when the shutdown starts: handlers stop waiting for Redis
 
     async def catch_up(stream: str) -> None:
-        """Apply whatever is after the cursor, up to the stream's last entry (on taking the
-        lease, and again on every renewal: entries handed to a former owner and not committed
-        are not delivered again)."""
+        """Apply whatever is after the cursor up to the last entry the consumer group has
+        delivered (on taking the lease, and again on every renewal: entries handed to a former
+        owner, or to this one and not committed, are not delivered again; the entries after
+        it are, to this replica's subscriber, with their bodies)."""
         try:
-            last = await client.xrevrange(stream, count=1)
-            if last:
-                await processors[stream].handle(last[0][0].decode())
+            last = await processors[stream].delivered_until()
+            if last is not None:
+                await processors[stream].handle(last)
         except LeaseLost:
             leases.lost(stream)
         except REDIS_AWAY as exc:
@@ -323,11 +324,15 @@ def _subscribe(
     )
 
     async def on_entries(message: RedisMessage) -> None:
-        ids = [i.decode() if isinstance(i, bytes) else i for i in message.raw_message["message_ids"]]
+        raw = message.raw_message
+        ids = [i.decode() if isinstance(i, bytes) else i for i in raw["message_ids"]]
+        # New entries come with their bodies (applied without reading them again when they
+        # follow the cursor); reclaimed ones are read from the stream.
+        bodies = raw["data"] if raw["type"] == "bstream" else None
         delay = BACKOFF_FIRST
         while ids:
             try:
-                await processor.handle(*ids)
+                await processor.handle(*ids, bodies=bodies)
                 outage.reachable()
                 return
             except LeaseLost:

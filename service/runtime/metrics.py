@@ -53,6 +53,12 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
             registry=r,
         )
+        self.stage_seconds = Counter(
+            "rating_commit_stage_seconds",
+            "Time the commits spent in each stage: decode, read, rate, encode, write, report (the rest of "
+            "the process's CPU is the framework and the event loop; `rating-service bench --profile`)",
+            ["stream", "stage"], registry=r,
+        )
         self.entries_per_commit = Histogram(
             "rating_entries_per_commit", "Input entries applied by one commit", ["stream"],
             buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=r,

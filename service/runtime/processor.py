@@ -15,10 +15,11 @@ token), else LeaseLost is raised and nothing is written.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import msgspec
 import structlog
@@ -52,6 +53,11 @@ from service.runtime.store import (
 )
 
 log = structlog.get_logger("rating.consumer")
+# The stages of a commit, timed into rating_commit_stage_seconds (`rating-service bench --profile`):
+# decoding and checking the entries; reading (the entries when not handed, WATCH, the records,
+# markers and timelines a batch needs, decoded); rating (the engines, in the ledger); encoding
+# the writes and outputs; writing (MULTI ... EXEC); reporting (metrics and logs).
+STAGES = ("decode", "read", "rate", "encode", "write", "report")
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,9 @@ class StreamProcessor:
         self.registry = registry
         self.metrics = metrics or Metrics()
         self._forgiven: str | None = None  # head entry whose attempt failed through Redis
+        self._cursor: str | None = None  # the applied cursor as this processor last saw it
+        self._handling = asyncio.Lock()
+        self._stages = {name: self.metrics.stage_seconds.labels(stream, name) for name in STAGES}
 
     async def ensure_group(self) -> None:
         """Create the consumer group, if it does not exist, at the applied cursor (at 0, the
@@ -139,24 +148,78 @@ class StreamProcessor:
             return None
         return cursor
 
-    async def handle(self, *entry_ids: str) -> None:
-        """Make the entries take effect (after every entry before them), then ack them."""
+    async def handle(self, *entry_ids: str, bodies: Sequence[dict] | None = None) -> None:
+        """Make the entries take effect (after every entry before them), then ack them.
+
+        `bodies`: the entries' fields as the subscriber read them (XREADGROUP, aligned with
+        `entry_ids`, consecutive in the stream). When they start right after the applied
+        cursor they are applied as read, without reading them again: the commit checks,
+        under its WATCH, that the cursor is where this processor left it and that no entry
+        lies between it and the first body (else the entries are read from the stream, as
+        without bodies). One handle at a time per processor (the subscriber's and a
+        catch-up's would otherwise race each other's commits)."""
+        async with self._handling:
+            await self._handle(entry_ids, bodies)
+
+    async def _handle(self, entry_ids: Sequence[str], bodies: Sequence[dict] | None) -> None:
         last = max(entry_order(e) for e in entry_ids)
         unacked = set(entry_ids)
-        cursor = text(await self.client.get(self.keys.cursor)) or "0-0"
+        handed = sorted(zip(entry_ids, bodies), key=lambda b: entry_order(b[0])) if bodies is not None else []
+        # The cursor this processor committed last is a guess (another replica may have moved
+        # it, the store may have been wiped): used only as what a commit of handed bodies
+        # expects, and checked by it. Whether entries are applied already is read from Redis.
+        cursor = self._cursor
+        if cursor is None or not handed or entry_order(handed[0][0]) <= entry_order(cursor):
+            cursor = await self._read_cursor()
         while entry_order(cursor) < last:
-            batch = await self.client.xrange(self.stream, min=f"({cursor}", count=self.settings.batch_size)
-            if not batch:  # the entries were deleted from the stream: nothing to apply
-                break
-            entries = [self._decode(raw_id.decode(), fields) for raw_id, fields in batch]
-            done = await self._commit(entries, cursor)
-            if done:
-                cursor = entries[done - 1].id
+            at = entry_order(cursor)
+            raw = [b for b in handed if entry_order(b[0]) > at][: self.settings.batch_size]
+            read = not raw
+            if read:
+                reading = time.perf_counter()
+                batch = await self.client.xrange(self.stream, min=f"({cursor}", count=self.settings.batch_size)
+                self._stages["read"].inc(time.perf_counter() - reading)
+                if not batch:  # the entries were deleted from the stream: nothing to apply
+                    break
+                raw = [(raw_id.decode(), fields) for raw_id, fields in batch]
+            decoding = time.perf_counter()
+            entries = [self._decode(entry_id, fields) for entry_id, fields in raw]
+            self._stages["decode"].inc(time.perf_counter() - decoding)
+            done = await self._commit(entries, cursor, handed=not read)
+            if done is None:  # the handed bodies do not start right after the cursor: read the stream
+                handed = []
+            elif done:
+                cursor = self._cursor = entries[done - 1].id
                 unacked.difference_update(e.id for e in entries[:done])  # the commit acked them
             else:  # another replica moved the cursor first: read where it is now
-                cursor = text(await self.client.get(self.keys.cursor)) or "0-0"
+                cursor = await self._read_cursor()
         if unacked:
             await self.client.xack(self.stream, self.settings.group, *unacked)
+
+    async def _read_cursor(self) -> str:
+        self._cursor = text(await self.client.get(self.keys.cursor)) or "0-0"
+        return self._cursor
+
+    async def delivered_until(self) -> str | None:
+        """The last entry a catch-up applies up to: the consumer group's last delivered entry
+        (the entries after it go to the owner's subscriber, bodies and all), or the stream's
+        last entry when the group is missing; None for an empty stream."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.xinfo_groups(self.stream)
+            pipe.xrevrange(self.stream, count=1)
+            groups, last = await pipe.execute(raise_on_error=False)
+        if isinstance(last, Exception):
+            raise last
+        if not last:
+            return None
+        newest = text(last[0][0])
+        for group in groups if not isinstance(groups, Exception) else []:
+            if text(group["name"]) == self.settings.group:
+                delivered = text(group["last-delivered-id"]) or "0-0"
+                if entry_order(delivered) == (0, 0):
+                    return None  # nothing delivered yet
+                return min(newest, delivered, key=entry_order)  # type: ignore[arg-type]
+        return newest
 
     def _decode(self, entry_id: str, fields: dict) -> Entry:
         """Decode and check an entry; what cannot be rated is a rejection already."""
@@ -178,9 +241,11 @@ class StreamProcessor:
             return Entry(entry_id, fields, None, None, exc, _event_id_of(fields))
         return Entry(entry_id, fields, message, want, None, getattr(message, "event_id", None))
 
-    async def _commit(self, entries: list[Entry], expected_cursor: str) -> int:
+    async def _commit(self, entries: list[Entry], expected_cursor: str, handed: bool = False) -> int | None:
         """Commit a prefix of `entries` (the entries right after the cursor) in one atomic
-        step; returns how many (0 when another replica moved the cursor first).
+        step; returns how many (0 when another replica moved the cursor first). `handed`:
+        the entries are bodies the subscriber read, not read from the cursor: None when an
+        entry lies between the cursor and the first of them (nothing written).
 
         Poison: each attempt is counted on its first entry before it starts, and the count
         is removed by the commit. After a failed attempt the entry is tried alone, so an
@@ -195,12 +260,14 @@ class StreamProcessor:
             # moving slot is tried again (connection.on_owner): forgiven, as any Redis failure.
             forgiven, self._forgiven = self._forgiven == head, None
             if self.lease is None:
-                return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, None)
+                return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, None,
+                                                  handed)
             async with self.lease.lock:  # a release waits for the commit in progress
                 fence = self.lease.value
                 if fence is None:
                     raise LeaseLost(self.stream)
-                return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, fence)
+                return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, fence,
+                                                  handed)
 
         return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
 
@@ -210,8 +277,9 @@ class StreamProcessor:
         log.debug("commit tried again on the cluster", stream=self.stream, error=f"{type(exc).__name__}: {exc}")
 
     async def _commit_watched(self, client: Any, entries: list[Entry], expected_cursor: str, head: str,
-                              forgiven: bool, wants: list[Needs], fence: str | None) -> int:
-        started = time.perf_counter()
+                              forgiven: bool, wants: list[Needs], fence: str | None, handed: bool) -> int | None:
+        clock = time.perf_counter
+        started = clock()
         fenced = [self.lease.fence_key] if fence is not None and self.lease is not None else []
         try:
             async with client.pipeline(transaction=True) as pipe:
@@ -227,6 +295,9 @@ class StreamProcessor:
                     reads.get(self.keys.cursor)
                     for key in fenced:
                         reads.get(key)
+                    if handed:  # is there an entry between the cursor and the first body? (the
+                        # stream's ids only grow: none can be added there after this read)
+                        reads.xrange(self.stream, min=f"({expected_cursor}", max=f"({head}", count=1)
                     build_ledger = queue_ledger_reads(reads, self.keys, wants)
                     replies = await reads.execute()
                 attempts = int(replies[0] or 1)
@@ -236,11 +307,16 @@ class StreamProcessor:
                 if (text(replies[1]) or "0-0") != expected_cursor:
                     await client.hdel(self.keys.attempts, head)
                     return 0
+                ledger_replies = replies[2 + len(fenced) + handed:]
+                if handed and replies[2 + len(fenced)]:
+                    await client.hdel(self.keys.attempts, head)
+                    return None
                 if attempts > self.settings.max_deliveries:
                     reason = f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
                     ledger, decisions = MemoryLedger(), [Decision(entries[0], Rejected("poison", reason))]
+                    rating = clock()
                 else:
-                    ledger = build_ledger(replies[2 + len(fenced):])
+                    ledger = build_ledger(ledger_replies)
                     first = entries[0]
                     if first.message is not None and not ledger.in_order(first.message, arrival_of(first.id)):
                         # A late event, a correction or a withdrawal: re-rated from its place,
@@ -249,10 +325,13 @@ class StreamProcessor:
                         await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
                         ledger = await load_cascade(client, self.keys, first.message, first.want,
                                                     arrival_of(first.id))
+                        rating = clock()
                         decisions = self._apply([first], ledger)
                     else:
                         # After a failed attempt the head entry is tried alone.
+                        rating = clock()
                         decisions = self._apply(entries if attempts == 1 else entries[:1], ledger)
+                rated = clock()
                 pipe.multi()
                 done = [d.entry.id for d in decisions]
                 queue_ledger_writes(pipe, self.keys, ledger, stamp=int(done[-1].partition("-")[0]))
@@ -263,6 +342,7 @@ class StreamProcessor:
                 # count left (of this head, or a stale one of a replica killed after counting
                 # an entry already applied) is moot.
                 pipe.delete(self.keys.attempts)
+                encoded = clock()
                 await pipe.execute()
         except WatchError:
             self.metrics.retries.labels(self.stream).inc()
@@ -271,10 +351,14 @@ class StreamProcessor:
         except RedisError:
             self._forgiven = head
             raise
-        self.metrics.commit_seconds.labels(self.stream).observe(time.perf_counter() - started)
-        self.metrics.entries_per_commit.labels(self.stream).observe(len(decisions))
-        for decision in decisions:
-            self._log(decision, token_of(fence))
+        written = clock()
+        self._report(decisions, written - started, token_of(fence))
+        stage = self._stages
+        stage["read"].inc(rating - started)
+        stage["rate"].inc(rated - rating)
+        stage["encode"].inc(encoded - rated)
+        stage["write"].inc(written - encoded)
+        stage["report"].inc(clock() - written)
         return len(decisions)
 
     def _apply(self, entries: list[Entry], ledger: MemoryLedger) -> list[Decision]:
@@ -322,20 +406,44 @@ class StreamProcessor:
             for stream in sorted(written):
                 pipe.xtrim(stream, maxlen=self.settings.output_maxlen, approximate=True)
 
-    def _log(self, decision: Decision, token: int | None = None) -> None:
-        outcome, entry = decision.outcome, decision.entry
-        where = {"stream": self.stream, "stream_id": entry.id, "event_id": entry.event_id}
+    def _report(self, decisions: list[Decision], seconds: float, token: int | None) -> None:
+        """Metrics and logs of a commit, once per commit: a `committed` line at INFO (how many
+        entries, applied / duplicate / rejected, the first and last stream ids, the events
+        rated), each rejection at WARNING and each duplicate at INFO (both rare, and a reader
+        wants them by name), each applied entry at DEBUG."""
+        where: dict[str, Any] = {"stream": self.stream}
         if token is not None:
             where["lease_token"] = token
-        if isinstance(outcome, Applied):
-            self.metrics.rated.labels(self.stream, entry.message.system if entry.message else "").inc()
-            log.info("applied", marker=outcome.marker, outputs=len(outcome.outputs), **where)
-        elif isinstance(outcome, Duplicate):
-            self.metrics.duplicates.labels(self.stream).inc()
-            log.info("duplicate, already applied", marker=outcome.marker, **where)
-        else:
-            self.metrics.rejected.labels(self.stream, outcome.reason).inc()
-            log.warning("rejected", reason=outcome.reason, path=outcome.path, detail=outcome.message, **where)
+        rated: dict[str, int] = {}
+        event_ids: list[str] = []
+        duplicates = rejected = 0
+        for decision in decisions:
+            outcome, entry = decision.outcome, decision.entry
+            if isinstance(outcome, Applied):
+                system = entry.message.system if entry.message else ""
+                rated[system] = rated.get(system, 0) + 1
+                if entry.event_id is not None:
+                    event_ids.append(entry.event_id)
+                log.debug("applied", stream_id=entry.id, event_id=entry.event_id, marker=outcome.marker,
+                          outputs=len(outcome.outputs), **where)
+            elif isinstance(outcome, Duplicate):
+                duplicates += 1
+                log.info("duplicate, already applied", stream_id=entry.id, event_id=entry.event_id,
+                         marker=outcome.marker, **where)
+            else:
+                rejected += 1
+                self.metrics.rejected.labels(self.stream, outcome.reason).inc()
+                log.warning("rejected", stream_id=entry.id, event_id=entry.event_id, reason=outcome.reason,
+                            path=outcome.path, detail=outcome.message, **where)
+        for system, count in rated.items():
+            self.metrics.rated.labels(self.stream, system).inc(count)
+        if duplicates:
+            self.metrics.duplicates.labels(self.stream).inc(duplicates)
+        self.metrics.commit_seconds.labels(self.stream).observe(seconds)
+        self.metrics.entries_per_commit.labels(self.stream).observe(len(decisions))
+        log.info("committed", entries=len(decisions), applied=sum(rated.values()), duplicates=duplicates,
+                 rejected=rejected, first_id=decisions[0].entry.id, last_id=decisions[-1].entry.id,
+                 event_ids=event_ids, commit_ms=round(seconds * 1000, 2), **where)
 
     async def observe_group(self) -> bool:
         """Update the gauges: the consumer group's (lag: entries not yet delivered; pending),

@@ -60,7 +60,7 @@ async def test_two_replicas_one_killed_at_random_end_as_offline(redis_url, key_p
             victim = await working()
             services.kill(victim)  # SIGKILL, wherever it is
             kills += 1
-            killed_working += '"event": "applied"' in services.logs(victim)
+            killed_working += '"event": "committed"' in services.logs(victim)
             services.start()
             if not publishing:
                 last = (await client.xrevrange(stream, count=1))[0][0]

@@ -222,23 +222,28 @@ async def test_a_replica_restarted_under_its_own_name_takes_its_lease_at_once(cl
         services.stop_all()
 
 
-def applied_lines(log: str) -> list[dict]:
+def commit_lines(log: str) -> list[dict]:
+    """The `committed` lines of a replica's log (one per commit: its first and last entry)."""
     lines = []
     for line in log.splitlines():
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if record.get("event") == "applied":
+        if record.get("event") == "committed":
             lines.append(record)
     return lines
+
+
+def _order(entry_id: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in entry_id.split("-"))
 
 
 @pytest.mark.slow
 async def test_no_stream_is_ever_owned_by_two_replicas(client, redis_url, key_prefix, tmp_path):
     """Two replicas and a third coming and going (SIGKILL, SIGTERM, SIGSTOP past the lease):
     the lease key, sampled every few milliseconds, only ever moves to a greater token; every
-    entry is applied once (one `applied` line), and in stream order the commits' tokens
+    entry is applied once (the `committed` lines' ranges never overlap), and in stream order the commits' tokens
     never go back: no commit of a former owner lands between two of its successor's."""
     settings = settings_for(redis_url, key_prefix, lease_ms=600)
     await load_club(client, settings)
@@ -296,14 +301,14 @@ async def test_no_stream_is_ever_owned_by_two_replicas(client, redis_url, key_pr
     tokens = [token_of(v) for v in seen]
     assert len(tokens) >= 3 and tokens == sorted(set(tokens))  # a new owner, a new greater token, every time
     owners = {token_of(v): v.partition(" ")[2] for v in seen}
-    applied = [a for log in logs.values() for a in applied_lines(log)]
-    ids = [a["stream_id"] for a in applied]
-    assert len(ids) == len(set(ids))  # none applied twice
-    by_entry = sorted(applied, key=lambda a: tuple(int(p) for p in a["stream_id"].split("-")))
-    committed = [a["lease_token"] for a in by_entry]
-    assert committed == sorted(committed)  # terms never interleave
+    commits = sorted((c for log in logs.values() for c in commit_lines(log)), key=lambda c: _order(c["first_id"]))
+    assert sum(c["entries"] for c in commits) >= len(events)
+    for before, after in zip(commits, commits[1:]):
+        assert _order(before["last_id"]) < _order(after["first_id"]), (before, after)  # none applied twice
+    tokens = [c["lease_token"] for c in commits]
+    assert tokens == sorted(tokens)  # terms never interleave
     for pid, log in logs.items():  # a token's commits are its owner's
-        assert all(owners[a["lease_token"]].endswith(f"-{pid}") for a in applied_lines(log) if a["lease_token"] in owners)
+        assert all(owners[c["lease_token"]].endswith(f"-{pid}") for c in commit_lines(log) if c["lease_token"] in owners)
 
 
 async def test_leases_spread_over_the_replicas_and_rebalance_when_one_joins(client, redis_url, key_prefix):
