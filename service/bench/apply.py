@@ -1,4 +1,4 @@
-"""The in-memory apply path of one event (issue "The hot path"): what the service's use case
+"""The in-memory apply path of one event: what the service's use case
 costs per two-player event, decoding excluded (the runtime's), and where it goes.
 
 A ledger holds an imported rated list (service/bench/workloads.py, 2,000 players by

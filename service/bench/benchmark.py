@@ -1,5 +1,5 @@
-"""`rating-service bench [--json] [--redis-url URL] [--quick]` (issue 7): what the engines
-and the service achieve on this machine, against the issue's targets.
+"""`rating-service bench [--json] [--redis-url URL] [--quick] [--profile]`: what the engines
+and the service achieve on this machine, against the product's performance goals.
 
 Four groups of figures, each the median of several runs (ratios from the same run):
 
@@ -64,6 +64,7 @@ import redis.asyncio as aioredis
 from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
 from schemas.validation import decode_input
+from service.bench.apply import bench_apply
 from service.bench.cascade import bench_cascade
 from service.bench.cluster import CLUSTER_KEYS, bench_cluster, render_cluster
 from service.bench.machine import Neighbours, cpu_seconds, redis_cpu_seconds, stderr_tail
@@ -85,12 +86,13 @@ from service.runtime.store import DATA_FIELD, StreamKeys, import_records
 
 BATCH_SIZE = Settings().batch_size  # the service's RATING_BATCH_SIZE default, for the ceiling
 
-# The targets (issue 7 and the product's scale-out goals): (name, group, key, comparison, bound, unit).
+# The product's performance goals: (name, group, key, comparison, bound, unit).
 TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("CFC engine", "engines.cfc", "games_per_second", ">=", 200_000, "rated games/s"),
     ("FIDE engine", "engines.fide", "games_per_second", ">=", 200_000, "rated games/s"),
     ("NASPA 300x31, 60 newcomers", "engines.naspa", "seconds", "<", 0.5, "s"),
     ("FIDE close, 20,000 players", "engines.fide_close", "seconds", "<", 2.0, "s"),
+    ("two-player event through apply", "engines.apply", "us_per_event", "<", 10, "µs"),
     ("service (a) two-player events", "service.two_player", "events_per_second", ">=", 5_000, "events/s"),
     ("service (a) / ceiling", "ceiling", "ratio", ">=", 0.5, ""),
     ("service (a) p99 at half load", "service.two_player", "p99_ms", "<", 50, "ms"),
@@ -159,11 +161,12 @@ def engine_input(system: str, players: int, rounds: int, newcomers: int = 0, dra
     return EventInput(event, {r.id: r for r in records}, PoolState(system=system, pool=event.pool))  # type: ignore[arg-type]
 
 
-def bench_engines(runs: int) -> dict:
+def bench_engines(runs: int, progress: Callable[[str], None] = lambda _: None) -> dict:
     registry = default_registry()
     out: dict[str, dict] = {}
     for system, players, rounds, newcomers, draws in (("cfc", 1000, 9, 0, 0.2), ("fide", 1000, 9, 0, 0.2),
                                                        ("naspa", 300, 31, 60, 0.01)):
+        progress(f"engines: {system.upper()} {players:,} players x {rounds} rounds, {runs} runs")
         data = engine_input(system, players, rounds, newcomers, draws)
         engine = registry.get(system, data.event.ruleset or "")
         assert engine is not None
@@ -171,12 +174,15 @@ def bench_engines(runs: int) -> dict:
         games = sum(1 for g in data.event.games if not g.forfeit)
         out[system] = {"players": players, "rounds": rounds, "newcomers": newcomers, "games": games,
                        "seconds": seconds, "games_per_second": games / seconds}
+    progress("engines: FIDE period close, 20,000 players")
     records = {r.id: r for r in fide_pool_before_close(20_000)}
     fide = registry.get("fide", "fide-2024")
     close = PeriodClosed(system="fide", pool="standard", period="2025-11", ruleset="fide-2024")
     pool = PoolState(system="fide", pool="standard")
     seconds = _median_time(lambda: fide.close_period(close, records, pool), max(3, runs // 2))  # type: ignore[union-attr]
     out["fide_close"] = {"players": len(records), "seconds": seconds}
+    progress("engines: two-player events through apply")
+    out["apply"] = bench_apply("cfc", runs=max(3, runs // 2), registry=registry)
     return out
 
 
@@ -374,7 +380,8 @@ def _wait_for_group(client: redis.Redis, stream: str, group: str, process: subpr
 
 
 # ------------------------------------------------------------------ the run
-def bench_service(url: str, names: Names, sizes: Sizes) -> tuple[dict, dict, float]:
+def bench_service(url: str, names: Names, sizes: Sizes,
+                  progress: Callable[[str], None] = lambda _: None) -> tuple[dict, dict, float]:
     """Service (a) and (b), the ceiling, and the service's peak RSS."""
     client = redis.Redis.from_url(url)
     reader = redis.Redis.from_url(url)
@@ -394,7 +401,9 @@ def bench_service(url: str, names: Names, sizes: Sizes) -> tuple[dict, dict, flo
         _wait_for_group(client, names.ceiling_input, names.group, ceiling)
         drain_rate(client, names.input, names.output, [work.two_player()[1] for _ in range(200)])  # warm-up
         two, ceil, ratios, swiss = [], [], [], []
-        for _ in range(sizes.runs):
+        for run in range(sizes.runs):
+            progress(f"service and ceiling: run {run + 1} of {sizes.runs} ({sizes.two_player_events:,} two-player "
+                     f"events each, {sizes.swiss_events:,} 64x7 events)")
             payloads = [work.two_player()[1] for _ in range(sizes.two_player_events)]
             service_rate = drain_rate(client, names.input, names.output, payloads)
             ceiling_rate = drain_rate(client, names.ceiling_input, names.ceiling_output, payloads)
@@ -404,6 +413,7 @@ def bench_service(url: str, names: Names, sizes: Sizes) -> tuple[dict, dict, flo
             swiss.append(drain_rate(client, names.input, names.output,
                                     [work.swiss()[1] for _ in range(sizes.swiss_events)]))
         two_rate, swiss_rate = statistics.median(two), statistics.median(swiss)
+        progress(f"service and ceiling: latency at half load ({sizes.latency_seconds:.0f} s per workload)")
         two_latency = paced_latency(client, reader, names.input, names.output, work.stream(work.two_player),
                                     two_rate / 2, sizes.latency_seconds)
         swiss_latency = paced_latency(client, reader, names.input, names.output, work.stream(work.swiss),
@@ -463,9 +473,9 @@ def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] 
         base = f"http://127.0.0.1:{port}"
         drain_rate(client, names.input, names.output, [work.two_player()[1] for _ in range(500)])  # warm-up
         out = {}
-        for kind, make, count in (("two_player", work.two_player, sizes.two_player_events),
-                                  ("swiss_64x7", work.swiss, sizes.swiss_events // 2)):
-            progress(f"profile: {count:,} {kind.replace('_', ' ')} events")
+        for kind, label, make, count in (("two_player", "two-player", work.two_player, 5_000 if quick else 20_000),
+                                         ("swiss_64x7", "64x7", work.swiss, 150 if quick else 600)):
+            progress(f"profile: {count:,} {label} events")
             payloads = [make()[1] for _ in range(count)]
             out[kind] = profile_drain(lambda p: drain_rate(client, names.input, names.output, p), payloads, base,
                                       names.input, lambda: cpu_seconds(pid), redis_cpu)
@@ -560,7 +570,7 @@ def _cleanup(url: str, prefix: str) -> None:
 
 
 REPORT_KEYS = {
-    "engines": {"cfc", "fide", "naspa", "fide_close"},
+    "engines": {"cfc", "fide", "naspa", "fide_close", "apply"},
     "service": {"two_player", "swiss_64x7"},
     "ceiling": {"events_per_second", "ratio", "batch_size"},
     "memory": {"records", "redis_bytes_per_record", "service_peak_rss_mb"},
@@ -582,7 +592,7 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
     names = Names(f"bench-{uuid.uuid4().hex[:8]}")
     neighbours = Neighbours()
     progress("engines")
-    engines = engines if engines is not None else bench_engines(sizes.engine_runs)
+    engines = engines if engines is not None else bench_engines(sizes.engine_runs, progress)
     try:
         private = private_server() if url is None else None
     except EmbeddedError as exc:
@@ -591,9 +601,9 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
     assert redis_url is not None
     try:
         progress("service and ceiling")
-        service, ceiling, rss = bench_service(redis_url, names, sizes)
+        service, ceiling, rss = bench_service(redis_url, names, sizes, progress)
         scale_out = bench_scale_out_stage(redis_url, names, sizes, private, progress)
-        progress("memory")
+        progress(f"memory ({sizes.memory_records:,} player records)")
         memory = bench_memory(redis_url, names, sizes.memory_records)
         memory["service_peak_rss_mb"] = rss
         progress("date order")
@@ -628,7 +638,7 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
 
 
 def check_targets(report: dict) -> list[dict]:
-    """Each target of the issue with the measured value and whether it is met."""
+    """Each goal with the measured value and whether it is met."""
     out = []
     for name, group, key, comparison, bound, unit in TARGETS:
         node: Any = report
@@ -654,6 +664,8 @@ def render(report: dict) -> str:
         f"{e['fide']['games_per_second']:>10,.0f} rated games/s",
         f"  NASPA 300 x 31, 60 newcomers    {e['naspa']['games']:>6} games  {e['naspa']['seconds'] * 1000:8.1f} ms",
         f"  FIDE period close, {e['fide_close']['players']:,} players        {e['fide_close']['seconds'] * 1000:8.1f} ms",
+        f"  a two-player CFC event through apply       {e['apply']['us_per_event']:8.1f} µs  (in memory, decoded;"
+        f" the engine {e['apply']['stages_us']['engine']:.1f} µs of it: python -m service.bench.apply splits the rest)",
         f"service end to end (median of {report['settings']['runs']} runs)   events/s   p50 ms   p99 ms  (latency at half rate)",
     ]
     for key, label in (("two_player", "(a) two-player events"), ("swiss_64x7", "(b) 64-player 7-round")):

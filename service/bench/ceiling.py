@@ -1,4 +1,4 @@
-"""The ceiling for `rating-service bench` (issue 7): a bare redis-py asyncio consumer that
+"""The ceiling for `rating-service bench`: a bare redis-py asyncio consumer that
 does only what any consumer of the input stream must do - XREADGROUP in batches, one
 XADD per entry to an output stream, XACK - with no rating and no state.
 

@@ -1,4 +1,4 @@
-"""Deterministic workloads for `rating-service bench` (issue 7): rated lists as a
+"""Deterministic workloads for `rating-service bench`: rated lists as a
 federation imports them, and Swiss-like events among their players.
 
 Nothing here is timed and nothing does I/O; `random.Random(seed)` makes every workload

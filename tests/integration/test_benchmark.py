@@ -1,4 +1,4 @@
-"""The bench against a real Redis (issue 7), at a tiny size: the ceiling consumer does
+"""The bench against a real Redis, at a tiny size: the ceiling consumer does
 exactly its three things, and the report has the documented keys. No figure is checked:
 timing belongs to `rating-service bench`, never to a test."""
 
@@ -36,12 +36,13 @@ def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
                  scale_events=20, scale_players=50, cluster_events=20)
     engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
     engines["fide_close"] = {"players": 1, "seconds": 1.0}
+    engines["apply"] = {"system": "cfc", "us_per_event": 1.0, "stages_us": {"engine": 1.0}}
     report = msgspec.json.decode(msgspec.json.encode(run(redis_url, True, sizes=tiny, engines=engines)))
     assert {k: set(report[k]) for k in REPORT_KEYS} == REPORT_KEYS
     assert set(report["service"]["two_player"]) == set(report["service"]["swiss_64x7"]) == SERVICE_KEYS
     assert report["settings"]["redis"] == "given URL" and report["memory"]["records"] == 500
     names = [t["name"] for t in report["targets"]]
-    assert len(names) == 21 and names[:2] == ["CFC engine", "FIDE engine"]
+    assert len(names) == 22 and names[:2] == ["CFC engine", "FIDE engine"]
     assert names[-2:] == ["two replicas on one partition", "two replicas, two busy partitions"]
     assert all(set(t) == {"name", "value", "target", "met"} for t in report["targets"])
     two = report["scale_out"]["two_partitions"]
@@ -63,6 +64,7 @@ def test_bench_without_a_url_runs_on_a_private_embedded_server_and_stops_it():
                  scale_events=20, scale_players=50, cluster_events=20)
     engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
     engines["fide_close"] = {"players": 1, "seconds": 1.0}
+    engines["apply"] = {"system": "cfc", "us_per_event": 1.0, "stages_us": {"engine": 1.0}}
     before = set(_servers())
     report = run(None, True, sizes=tiny, engines=engines)
     assert report["settings"]["redis"].startswith("private ")  # e.g. "private valkey 9.1.2"

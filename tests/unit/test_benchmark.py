@@ -71,7 +71,8 @@ def _fake_report() -> dict:
     pair = {**_drained(1_590.0), "each_events_per_second": {"cfc.regular": 800.0, "fide.rapid": 790.0}}
     return {
         "engines": {"cfc": {**engine, "games_per_second": 250_000.0}, "fide": {**engine, "games_per_second": 150_000.0},
-                    "naspa": {**engine, "seconds": 0.4}, "fide_close": {"players": 20_000, "seconds": 2.0}},
+                    "naspa": {**engine, "seconds": 0.4}, "fide_close": {"players": 20_000, "seconds": 2.0},
+                    "apply": {"system": "cfc", "us_per_event": 10.0, "stages_us": {"engine": 4.0}}},
         "service": {"two_player": {**service, "events_per_second": 5_000.0, "p99_ms": 50.0},
                     "swiss_64x7": {**service, "events_per_second": 299.0}},
         "ceiling": {"events_per_second": 10_000.0, "ratio": 0.5, "batch_size": 64},
@@ -110,12 +111,13 @@ def test_targets_compare_as_the_issue_says():
     report = _fake_report()
     assert {k: set(report[k]) for k in REPORT_KEYS} == REPORT_KEYS
     met = {t["name"]: t["met"] for t in check_targets(report)}
-    assert len(met) == len(TARGETS) == 21
+    assert len(met) == len(TARGETS) == 22
     assert met == {
         "CFC engine": True,  # 250,000 >= 200,000
         "FIDE engine": False,  # 150,000 < 200,000
         "NASPA 300x31, 60 newcomers": True,  # 0.4 < 0.5
         "FIDE close, 20,000 players": False,  # 2.0 is not under 2
+        "two-player event through apply": False,  # 10 µs is not under 10
         "service (a) two-player events": True,  # 5,000 >= 5,000
         "service (a) / ceiling": True,  # 0.5 >= 0.5
         "service (a) p99 at half load": False,  # 50 is not under 50
@@ -136,6 +138,7 @@ def test_targets_compare_as_the_issue_says():
     }
     report["targets"] = check_targets(report)
     text = render(report)
+    assert "a two-player CFC event through apply           10.0 µs" in text
     assert "NOT met  FIDE engine" in text and "met      CFC engine" in text and "--quick" in text
     assert "cluster, commits on the owner          900  (0.90x standalone)" in text
     assert text.startswith("WARNING: the machine was busy: load average 2.50")
