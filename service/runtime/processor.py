@@ -148,45 +148,65 @@ class StreamProcessor:
             return None
         return cursor
 
-    async def handle(self, *entry_ids: str, bodies: Sequence[dict] | None = None) -> None:
+    def decode_batch(self, entry_ids: Sequence[str], bodies: Sequence[dict]) -> list[Entry]:
+        """The entries a subscriber read (ids and fields, aligned), decoded and checked, in
+        stream order: pure, so it may run while another batch's commit waits for Redis."""
+        started = time.perf_counter()
+        entries = sorted((self._decode(i, f) for i, f in zip(entry_ids, bodies)), key=lambda e: entry_order(e.id))
+        self._stages["decode"].inc(time.perf_counter() - started)
+        return entries
+
+    async def handle(self, *entry_ids: str, bodies: Sequence[dict] | None = None,
+                     runs: Sequence[list[Entry]] | None = None) -> None:
         """Make the entries take effect (after every entry before them), then ack them.
 
-        `bodies`: the entries' fields as the subscriber read them (XREADGROUP, aligned with
-        `entry_ids`, consecutive in the stream). When they start right after the applied
-        cursor they are applied as read, without reading them again: the commit checks,
-        under its WATCH, that the cursor is where this processor left it and that no entry
-        lies between it and the first body (else the entries are read from the stream, as
-        without bodies). One handle at a time per processor (the subscriber's and a
-        catch-up's would otherwise race each other's commits)."""
+        `bodies`: the entries' fields as the subscriber read them (one XREADGROUP, aligned
+        with `entry_ids`: consecutive in the stream), or `runs`: such reads through
+        decode_batch, in stream order, each consecutive in itself. Entries that start right
+        after the applied cursor are applied as read, without reading them again: the commit
+        checks, under its WATCH, that the cursor is where this processor left it, and that no
+        entry of the stream lies between it and the first of them nor between two runs (else
+        the entries are read from the stream, as without bodies). One handle at a time per
+        processor (the subscriber's and a catch-up's would otherwise race each other's commits)."""
+        if runs is None and bodies is not None:
+            runs = [self.decode_batch(entry_ids, bodies)]
         async with self._handling:
-            await self._handle(entry_ids, bodies)
+            await self._handle(entry_ids, runs or [])
 
-    async def _handle(self, entry_ids: Sequence[str], bodies: Sequence[dict] | None) -> None:
+    async def _handle(self, entry_ids: Sequence[str], runs: Sequence[list[Entry]]) -> None:
         last = max(entry_order(e) for e in entry_ids)
         unacked = set(entry_ids)
-        handed = sorted(zip(entry_ids, bodies), key=lambda b: entry_order(b[0])) if bodies is not None else []
+        handed: list[Entry] = []
+        starts = set()  # where a run starts: an entry of the stream could be missing before it
+        for run in runs:
+            fresh = [e for e in run if not handed or entry_order(e.id) > entry_order(handed[-1].id)]
+            if fresh and handed:
+                starts.add(fresh[0].id)
+            handed += fresh
         # The cursor this processor committed last is a guess (another replica may have moved
-        # it, the store may have been wiped): used only as what a commit of handed bodies
+        # it, the store may have been wiped): used only as what a commit of handed entries
         # expects, and checked by it. Whether entries are applied already is read from Redis.
         cursor = self._cursor
-        if cursor is None or not handed or entry_order(handed[0][0]) <= entry_order(cursor):
+        if cursor is None or not handed or entry_order(handed[0].id) <= entry_order(cursor):
             cursor = await self._read_cursor()
         while entry_order(cursor) < last:
             at = entry_order(cursor)
-            raw = [b for b in handed if entry_order(b[0]) > at][: self.settings.batch_size]
-            read = not raw
+            entries = [e for e in handed if entry_order(e.id) > at][: self.settings.batch_size]
+            read = not entries
             if read:
                 reading = time.perf_counter()
                 batch = await self.client.xrange(self.stream, min=f"({cursor}", count=self.settings.batch_size)
                 self._stages["read"].inc(time.perf_counter() - reading)
                 if not batch:  # the entries were deleted from the stream: nothing to apply
                     break
-                raw = [(raw_id.decode(), fields) for raw_id, fields in batch]
-            decoding = time.perf_counter()
-            entries = [self._decode(entry_id, fields) for entry_id, fields in raw]
-            self._stages["decode"].inc(time.perf_counter() - decoding)
-            done = await self._commit(entries, cursor, handed=not read)
-            if done is None:  # the handed bodies do not start right after the cursor: read the stream
+                decoding = time.perf_counter()
+                entries = [self._decode(raw_id.decode(), fields) for raw_id, fields in batch]
+                self._stages["decode"].inc(time.perf_counter() - decoding)
+            # The gaps a commit of handed entries checks: before the first, and where a run starts.
+            gaps = None if read else [(cursor, entries[0].id), *((before.id, entry.id) for before, entry
+                                                                in zip(entries, entries[1:]) if entry.id in starts)]
+            done = await self._commit(entries, cursor, gaps)
+            if done is None:  # the handed entries do not follow the cursor, or each other: read the stream
                 handed = []
             elif done:
                 cursor = self._cursor = entries[done - 1].id
@@ -241,11 +261,12 @@ class StreamProcessor:
             return Entry(entry_id, fields, None, None, exc, _event_id_of(fields))
         return Entry(entry_id, fields, message, want, None, getattr(message, "event_id", None))
 
-    async def _commit(self, entries: list[Entry], expected_cursor: str, handed: bool = False) -> int | None:
+    async def _commit(self, entries: list[Entry], expected_cursor: str,
+                      gaps: list[tuple[str, str]] | None = None) -> int | None:
         """Commit a prefix of `entries` (the entries right after the cursor) in one atomic
-        step; returns how many (0 when another replica moved the cursor first). `handed`:
-        the entries are bodies the subscriber read, not read from the cursor: None when an
-        entry lies between the cursor and the first of them (nothing written).
+        step; returns how many (0 when another replica moved the cursor first). `gaps`: the
+        entries were handed over, not read from the cursor: pairs of ids between which the
+        stream must hold no entry (else None, and nothing is written).
 
         Poison: each attempt is counted on its first entry before it starts, and the count
         is removed by the commit. After a failed attempt the entry is tried alone, so an
@@ -261,13 +282,13 @@ class StreamProcessor:
             forgiven, self._forgiven = self._forgiven == head, None
             if self.lease is None:
                 return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, None,
-                                                  handed)
+                                                  gaps)
             async with self.lease.lock:  # a release waits for the commit in progress
                 fence = self.lease.value
                 if fence is None:
                     raise LeaseLost(self.stream)
                 return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, fence,
-                                                  handed)
+                                                  gaps)
 
         return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
 
@@ -277,7 +298,8 @@ class StreamProcessor:
         log.debug("commit tried again on the cluster", stream=self.stream, error=f"{type(exc).__name__}: {exc}")
 
     async def _commit_watched(self, client: Any, entries: list[Entry], expected_cursor: str, head: str,
-                              forgiven: bool, wants: list[Needs], fence: str | None, handed: bool) -> int | None:
+                              forgiven: bool, wants: list[Needs], fence: str | None,
+                              gaps: list[tuple[str, str]] | None) -> int | None:
         clock = time.perf_counter
         started = clock()
         fenced = [self.lease.fence_key] if fence is not None and self.lease is not None else []
@@ -295,9 +317,10 @@ class StreamProcessor:
                     reads.get(self.keys.cursor)
                     for key in fenced:
                         reads.get(key)
-                    if handed:  # is there an entry between the cursor and the first body? (the
-                        # stream's ids only grow: none can be added there after this read)
-                        reads.xrange(self.stream, min=f"({expected_cursor}", max=f"({head}", count=1)
+                    checks = gaps or []
+                    for low, high in checks:  # an entry between? (the stream's ids only grow:
+                        # none can be added there after this read)
+                        reads.xrange(self.stream, min=f"({low}", max=f"({high}", count=1)
                     build_ledger = queue_ledger_reads(reads, self.keys, wants)
                     replies = await reads.execute()
                 attempts = int(replies[0] or 1)
@@ -307,8 +330,9 @@ class StreamProcessor:
                 if (text(replies[1]) or "0-0") != expected_cursor:
                     await client.hdel(self.keys.attempts, head)
                     return 0
-                ledger_replies = replies[2 + len(fenced) + handed:]
-                if handed and replies[2 + len(fenced)]:
+                at = 2 + len(fenced)
+                ledger_replies = replies[at + len(checks):]
+                if any(replies[at : at + len(checks)]):
                     await client.hdel(self.keys.attempts, head)
                     return None
                 if attempts > self.settings.max_deliveries:

@@ -224,3 +224,80 @@ async def test_a_failing_entry_inside_a_batch_does_not_hold_back_the_others(clie
     assert (rejected.reason, rejected.event_id) == ("poison", "bad")
     assert [o.event_id for o in await outputs(client, settings)] == ["one", "two"]
     assert await pending(client, settings) == 0
+
+
+async def read_group(client, settings, count=100):
+    """A subscriber's read: the ids and the bodies (fields), as FastStream hands them over."""
+    reply = await client.xreadgroup(settings.group, "c1", {settings.input_streams[0]: ">"}, count=count)
+    entries = [(raw_id.decode(), fields) for _, batch in reply for raw_id, fields in batch]
+    return [i for i, _ in entries], [f for _, f in entries]
+
+
+class CountingReads:
+    """Counts the processor's XRANGE reads of its input stream (the real client underneath)."""
+
+    def __init__(self, client, stream):
+        self.client, self.stream, self.reads = client, stream, 0
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+    async def xrange(self, stream, *args, **kwargs):
+        if stream == self.stream and kwargs.get("max", "+") == "+":  # an entries read, not a gap check
+            self.reads += 1
+        return await self.client.xrange(stream, *args, **kwargs)
+
+
+async def test_handed_bodies_that_follow_the_cursor_are_not_read_again(client, settings):
+    stream = settings.input_streams[0]
+    spy = CountingReads(client, stream)
+    processor = StreamProcessor(spy, settings, stream, counting_registry())
+    await processor.ensure_group()
+    await publish(client, settings, event(event_id="e1"), event(event_id="e2"))
+    ids, bodies = await read_group(client, settings)
+    await processor.handle(*ids, bodies=bodies)
+    assert spy.reads == 0
+    assert [o.event_id for o in await outputs(client, settings)] == ["e1", "e2"]
+    assert await pending(client, settings) == 0
+
+
+async def test_handed_bodies_after_a_gap_wait_for_the_entry_before_them(client, settings, processor):
+    """An entry between the cursor and the handed bodies (delivered to another consumer) is
+    applied first, read from the stream: nothing skipped, stream order kept."""
+    await publish(client, settings, event(event_id="e1"))
+    await deliver(client, settings, consumer="someone-else")
+    await publish(client, settings, event(event_id="e2"), event(event_id="e3"))
+    ids, bodies = await read_group(client, settings)
+    await processor.handle(*ids, bodies=bodies)
+    assert [o.event_id for o in await outputs(client, settings)] == ["e1", "e2", "e3"]
+
+
+async def test_runs_with_a_gap_between_them_apply_the_missing_entry_in_order(client, settings, processor):
+    """Two reads handed over together with an entry of the stream between them that neither
+    holds: the commit sees the gap, and the entries are read from the stream instead."""
+    await publish(client, settings, event(event_id="e1"))
+    first_ids, first_bodies = await read_group(client, settings)
+    await publish(client, settings, event(event_id="e2"))
+    await deliver(client, settings, consumer="someone-else")
+    await publish(client, settings, event(event_id="e3"))
+    second_ids, second_bodies = await read_group(client, settings)
+    runs = [processor.decode_batch(first_ids, first_bodies), processor.decode_batch(second_ids, second_bodies)]
+    await processor.handle(*first_ids, *second_ids, runs=runs)
+    assert [o.event_id for o in await outputs(client, settings)] == ["e1", "e2", "e3"]
+    assert await pending(client, settings) == 0  # e2 too: the commit that applied it acked it
+
+
+async def test_a_stale_cursor_guess_never_skips_entries(client, settings, processor):
+    """The processor's own idea of the cursor is only a guess: the store wiped under it (the
+    cursor gone) means every entry is applied again from the start, not acked unapplied."""
+    await publish(client, settings, event(event_id="e1"))
+    ids, bodies = await read_group(client, settings)
+    await processor.handle(*ids, bodies=bodies)
+    tag = StreamKeys(settings.input_streams[0]).cursor.rpartition(":")[0]
+    async for key in client.scan_iter(match=tag.replace("{", "\\{").replace("}", "\\}") + ":*"):
+        await client.delete(key)  # the store, not the stream
+    assert await client.get(StreamKeys(settings.input_streams[0]).cursor) is None
+    await publish(client, settings, event(event_id="e2"))
+    ids, bodies = await read_group(client, settings)
+    await processor.handle(*ids, bodies=bodies)
+    assert [o.event_id for o in await outputs(client, settings)] == ["e1", "e1", "e2"]
