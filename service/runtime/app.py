@@ -167,7 +167,10 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         await advertise(client, settings.layout)
         for processor in processors.values():
             await processor.index_existing()
-        committing.extend(asyncio.create_task(intake.run()) for intake in intakes.values())
+        for stream, intake in intakes.items():
+            task = asyncio.create_task(intake.run())
+            task.add_done_callback(lambda done, stream=stream: _intake_ended(done, stream, stopping, app))
+            committing.append(task)
         tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings)))
         tasks.append(asyncio.create_task(leases.run(lambda exc: outage.unreachable(_reason(exc, settings)))))
         log.info(
@@ -210,6 +213,17 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
 
     app.release = release  # type: ignore[attr-defined]
     return app
+
+
+def _intake_ended(task: asyncio.Task, stream: str, stopping: asyncio.Event, app: FastStream) -> None:
+    """A stream's intake task ends only at shutdown; if it ends before (a bug), nothing would
+    commit the stream's entries again: say so and stop the service (it exits non-zero)."""
+    if stopping.is_set():
+        return
+    error = None if task.cancelled() else task.exception()
+    log.error("the stream's commits stopped; stopping the service", stream=stream,
+              error=f"{type(error).__name__}: {error}" if error is not None else "ended")
+    app.exit()
 
 
 def _http_server(client: aioredis.Redis | Any, health: Health, metrics: Metrics, settings: Settings) -> Any:
