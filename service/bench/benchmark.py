@@ -436,9 +436,11 @@ def bench_service(url: str, names: Names, sizes: Sizes,
     return service_figures, ceiling_figures, rss
 
 
-def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None) -> dict:
+def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None,
+                  counts: tuple[int, int] | None = None) -> dict:
     """`bench --profile` (service/bench/profile.py): the real service on a two-player backlog
-    and a 64x7 one, its commit stages read from its /metrics around each drain."""
+    and a 64x7 one, its commit stages read from its /metrics around each drain (`counts`:
+    how many of each, for tests)."""
     from service.bench.profile import profile_drain
     from service.bench.reads import free_port
 
@@ -473,8 +475,9 @@ def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] 
         base = f"http://127.0.0.1:{port}"
         drain_rate(client, names.input, names.output, [work.two_player()[1] for _ in range(500)])  # warm-up
         out = {}
-        for kind, label, make, count in (("two_player", "two-player", work.two_player, 5_000 if quick else 20_000),
-                                         ("swiss_64x7", "64x7", work.swiss, 150 if quick else 600)):
+        two, swiss = counts or ((5_000, 150) if quick else (20_000, 600))
+        for kind, label, make, count in (("two_player", "two-player", work.two_player, two),
+                                         ("swiss_64x7", "64x7", work.swiss, swiss)):
             progress(f"profile: {count:,} {label} events")
             payloads = [make()[1] for _ in range(count)]
             out[kind] = profile_drain(lambda p: drain_rate(client, names.input, names.output, p), payloads, base,

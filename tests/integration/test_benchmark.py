@@ -85,3 +85,20 @@ def _servers() -> list[str]:
         except OSError:
             pass
     return pids
+
+
+def test_bench_profile_reads_the_service_s_commit_stages(redis_url):
+    """`bench --profile` at a tiny size: the real service's stage counters moved for each
+    workload (every stage of a commit ran), and the table names them."""
+    from service.bench.benchmark import bench_profile
+    from service.bench.profile import profile_keys, render_profile
+
+    profile = bench_profile(redis_url, True, counts=(40, 3))
+    assert set(profile) == {"two_player", "swiss_64x7"}
+    for kind, events in (("two_player", 40), ("swiss_64x7", 3)):
+        figures = profile[kind]
+        assert set(figures) == profile_keys() and figures["events"] == events
+        assert all(figures["stages_us_per_event"][stage] > 0 for stage in ("decode", "read", "rate", "encode", "write"))
+        assert figures["entries_per_commit"] >= 1 and figures["wall_us_per_event"] > 0
+    text = render_profile(profile)
+    assert "rate (engines, ledger)" in text and "40 two-player events, 3 64x7 events" in text

@@ -171,3 +171,21 @@ def test_drains_add_up_and_the_second_busy_partition_is_the_second_replicas_firs
     layout = layout_of("domains", ("events.finished",), "ratings.updated", "events.rejected")
     # six partitions: the first replica keeps ceil(6 / 2) = 3 (cfc.regular, cfc.active, fide.standard)
     assert second_partition(layout.partitions).name == "fide.rapid"
+
+
+def test_profile_reads_one_stream_s_stage_counters_from_a_metrics_page():
+    from service.bench.profile import stage_counters
+
+    page = "\n".join([
+        "# TYPE rating_commit_stage_seconds counter",
+        'rating_commit_stage_seconds_total{stage="rate",stream="a"} 1.5',
+        'rating_commit_stage_seconds_total{stage="write",stream="a"} 0.25',
+        'rating_commit_stage_seconds_total{stage="rate",stream="b"} 9.0',
+        "# TYPE rating_entries_per_commit histogram",
+        'rating_entries_per_commit_count{stream="a"} 4.0',
+        'rating_entries_per_commit_sum{stream="a"} 100.0',
+        "",
+    ])
+    found = stage_counters(page, "a")
+    assert found["rate"] == 1.5 and found["write"] == 0.25 and found["decode"] == 0.0
+    assert found["commits"] == 4.0 and found["entries"] == 100.0

@@ -55,3 +55,12 @@ def test_every_kind_of_connection_of_a_url_gets_it():
 def test_a_client_with_another_encoding_is_left_alone():
     client = use_hiredis_packing(aioredis.Redis.from_url("redis://127.0.0.1:6379/0", encoding="latin-1"))
     assert client.connection_pool.connection_class is Connection
+
+
+def test_a_command_with_very_many_arguments_is_packed_by_redis_py_in_pieces():
+    from service.runtime.packing import LARGE_COMMAND
+
+    command = ("HSET", "k", *[f"field-{i}" for i in range(LARGE_COMMAND)])
+    pieces = PACKED.pack_command(*command)
+    assert len(pieces) > 1  # redis-py's pieces of at most 6 kB, not one buffer
+    assert b"".join(pieces) == b"".join(PLAIN.pack_command(*command))
