@@ -9,12 +9,11 @@ when they were not handed over by the subscriber, WATCH, the records, markers an
 the batch needs, decoded; Redis's round trips included), rate (the engines in the ledger),
 encode (the writes and the outputs), write (MULTI ... EXEC) and report (metrics and logs).
 The bench reads those counters from the service's /metrics before and after each drain, and
-the service's CPU time (/proc/<pid>/stat), and prints per event: each stage's wall time, the
-rest of the wall time (FastStream, XREADGROUP, the event loop, waiting for entries), the wall
-time, the service's CPU and Redis's CPU. The stages are wall times: while a commit waits for
-Redis in `read` or `write`, the subscriber reads and decodes the next batch (runtime/intake.py),
-so the stages overlap and the rest can come out below zero; the CPU line is what the process
-spent in all.
+the service's CPU time (/proc/<pid>/stat), and prints per event: each stage's wall time (a
+stage that waits for Redis, `read` and `write`, includes Redis's work), the rest of the wall
+time (FastStream, XREADGROUP, the event loop, waiting for entries; below zero if the stages
+ever overlap, e.g. a catch-up's decoding while a commit waits), the wall time, the service's
+CPU and Redis's CPU.
 """
 
 from __future__ import annotations

@@ -2,9 +2,7 @@
 
 Per input stream, two subscribers share the consumer group: one reads new entries
 (XREADGROUP >), one reclaims entries left pending by a dead replica after the idle time
-(XAUTOCLAIM). Both hand the entries to the stream's intake (intake.py: new entries decoded,
-with their bodies), whose task has the StreamProcessor commit and ack them in turn while the
-subscriber reads ahead.
+(XAUTOCLAIM). Both hand the entry id to the StreamProcessor, which commits and acks.
 Only the replica holding the stream's lease (leases.py) reads it: on a standby both
 subscribers' reads wait for the lease (`_guard_reads`) instead of asking Redis, so no entry
 is delivered to, or left pending for, a standby. The owner applies from the applied cursor
@@ -48,7 +46,6 @@ from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from service.runtime.connection import TRANSIENT, client_for, is_cluster, is_cluster_now, is_connection_race
 
-from service.runtime.intake import Intake
 from service.runtime.leases import LeaseLost, Leases
 from service.runtime.processor import StreamProcessor
 from service.engine.registry import Registry, default_registry
@@ -132,15 +129,9 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     http = _http_server(client, health, metrics, settings) if settings.http_port else None
     tasks: list[asyncio.Task] = []
 
-    intakes = {
-        s: Intake(p, stopping, away=REDIS_AWAY, reachable=outage.reachable,
-                  unreachable=lambda exc: outage.unreachable(_reason(exc, settings)), lost=leases.lost)
-        for s, p in processors.items()
-    }
-    committing: list[asyncio.Task] = []
     for stream, processor in processors.items():
         for reclaim in (False, True):
-            _subscribe(broker, settings, processor, intakes[stream], leases, outage, reclaim=reclaim)
+            _subscribe(broker, settings, processor, leases, outage, stopping, reclaim=reclaim)
 
     app = FastStream(broker, logger=logging.getLogger("rating.faststream"))
     # A subscriber that stops for good asks the app to exit (FastStream does this on errors it
@@ -167,10 +158,6 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
         await advertise(client, settings.layout)
         for processor in processors.values():
             await processor.index_existing()
-        for stream, intake in intakes.items():
-            task = asyncio.create_task(intake.run())
-            task.add_done_callback(lambda done, stream=stream: _intake_ended(done, stream, stopping, app))
-            committing.append(task)
         tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings)))
         tasks.append(asyncio.create_task(leases.run(lambda exc: outage.unreachable(_reason(exc, settings)))))
         log.info(
@@ -194,7 +181,6 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
 
     @app.after_shutdown
     async def close_client() -> None:
-        await asyncio.gather(*committing, return_exceptions=True)  # the batch in progress is finished
         try:  # after the last commit: a standby takes over within its poll interval
             await leases.release_all()
         except (RedisError, *REDIS_AWAY) as exc:  # the leases expire on their own
@@ -213,17 +199,6 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
 
     app.release = release  # type: ignore[attr-defined]
     return app
-
-
-def _intake_ended(task: asyncio.Task, stream: str, stopping: asyncio.Event, app: FastStream) -> None:
-    """A stream's intake task ends only at shutdown; if it ends before (a bug), nothing would
-    commit the stream's entries again: say so and stop the service (it exits non-zero)."""
-    if stopping.is_set():
-        return
-    error = None if task.cancelled() else task.exception()
-    log.error("the stream's commits stopped; stopping the service", stream=stream,
-              error=f"{type(error).__name__}: {error}" if error is not None else "ended")
-    app.exit()
 
 
 def _http_server(client: aioredis.Redis | Any, health: Health, metrics: Metrics, settings: Settings) -> Any:
@@ -341,8 +316,8 @@ def _http_problem(exc: OSError, settings: Settings) -> str:
 
 
 def _subscribe(
-    broker: RedisBroker, settings: Settings, processor: StreamProcessor, intake: Intake, leases: Leases,
-    outage: OutageLog, *, reclaim: bool,
+    broker: RedisBroker, settings: Settings, processor: StreamProcessor, leases: Leases, outage: OutageLog,
+    stopping: asyncio.Event, *, reclaim: bool,
 ) -> None:
     sub = StreamSub(
         processor.stream,
@@ -358,11 +333,28 @@ def _subscribe(
     async def on_entries(message: RedisMessage) -> None:
         raw = message.raw_message
         ids = [i.decode() if isinstance(i, bytes) else i for i in raw["message_ids"]]
-        # New entries come with their bodies (decoded now, applied without reading them again
-        # when they follow the cursor); reclaimed ones are read from the stream. Committed by
-        # the stream's intake task, in turn (runtime/intake.py).
-        if ids:
-            await intake.put(ids, raw["data"] if raw["type"] == "bstream" else None)
+        # New entries come with their bodies (applied without reading them again when they
+        # follow the cursor); reclaimed ones are read from the stream.
+        bodies = raw["data"] if raw["type"] == "bstream" else None
+        delay = BACKOFF_FIRST
+        while ids:
+            try:
+                await processor.handle(*ids, bodies=bodies)
+                outage.reachable()
+                return
+            except LeaseLost:
+                # Read just before the lease went: the entries stay pending, unacked; the
+                # new owner applies them from the cursor and acks them.
+                leases.lost(processor.stream)
+                return
+            except REDIS_AWAY as exc:
+                # Redis went away (or is loading its data after a restart): nothing was half
+                # done (each commit is one MULTI/EXEC); try again when it is back, in order.
+                # On shutdown, leave the entries pending (reclaimed or caught up later).
+                outage.unreachable(_reason(exc, settings))
+                if not await _first(asyncio.sleep(delay), stopping):
+                    return
+                delay = min(delay * 2, BACKOFF_MAX)
 
     subscriber = broker.subscriber(
         stream=sub,

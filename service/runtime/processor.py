@@ -150,39 +150,29 @@ class StreamProcessor:
 
     def decode_batch(self, entry_ids: Sequence[str], bodies: Sequence[dict]) -> list[Entry]:
         """The entries a subscriber read (ids and fields, aligned), decoded and checked, in
-        stream order: pure, so it may run while another batch's commit waits for Redis."""
+        stream order (pure: done before waiting for this processor's turn)."""
         started = time.perf_counter()
         entries = sorted((self._decode(i, f) for i, f in zip(entry_ids, bodies)), key=lambda e: entry_order(e.id))
         self._stages["decode"].inc(time.perf_counter() - started)
         return entries
 
-    async def handle(self, *entry_ids: str, bodies: Sequence[dict] | None = None,
-                     runs: Sequence[list[Entry]] | None = None) -> None:
+    async def handle(self, *entry_ids: str, bodies: Sequence[dict] | None = None) -> None:
         """Make the entries take effect (after every entry before them), then ack them.
 
         `bodies`: the entries' fields as the subscriber read them (one XREADGROUP, aligned
-        with `entry_ids`: consecutive in the stream), or `runs`: such reads through
-        decode_batch, in stream order, each consecutive in itself. Entries that start right
-        after the applied cursor are applied as read, without reading them again: the commit
-        checks, under its WATCH, that the cursor is where this processor left it, and that no
-        entry of the stream lies between it and the first of them nor between two runs (else
-        the entries are read from the stream, as without bodies). One handle at a time per
-        processor (the subscriber's and a catch-up's would otherwise race each other's commits)."""
-        if runs is None and bodies is not None:
-            runs = [self.decode_batch(entry_ids, bodies)]
+        with `entry_ids`: consecutive in the stream). When they start right after the applied
+        cursor they are applied as read, without reading them again: the commit checks, under
+        its WATCH, that the cursor is where this processor left it and that no entry of the
+        stream lies between it and the first of them (else the entries are read from the
+        stream, as without bodies). One handle at a time per processor (the subscriber's and a
+        catch-up's would otherwise race each other's commits)."""
+        handed = self.decode_batch(entry_ids, bodies) if bodies is not None else []
         async with self._handling:
-            await self._handle(entry_ids, runs or [])
+            await self._handle(entry_ids, handed)
 
-    async def _handle(self, entry_ids: Sequence[str], runs: Sequence[list[Entry]]) -> None:
+    async def _handle(self, entry_ids: Sequence[str], handed: list[Entry]) -> None:
         last = max(entry_order(e) for e in entry_ids)
         unacked = set(entry_ids)
-        handed: list[Entry] = []
-        starts = set()  # where a run starts: an entry of the stream could be missing before it
-        for run in runs:
-            fresh = [e for e in run if not handed or entry_order(e.id) > entry_order(handed[-1].id)]
-            if fresh and handed:
-                starts.add(fresh[0].id)
-            handed += fresh
         # The cursor this processor committed last is a guess (another replica may have moved
         # it, the store may have been wiped): used only as what a commit of handed entries
         # expects, and checked by it. Whether entries are applied already is read from Redis.
@@ -202,11 +192,8 @@ class StreamProcessor:
                 decoding = time.perf_counter()
                 entries = [self._decode(raw_id.decode(), fields) for raw_id, fields in batch]
                 self._stages["decode"].inc(time.perf_counter() - decoding)
-            # The gaps a commit of handed entries checks: before the first, and where a run starts.
-            gaps = None if read else [(cursor, entries[0].id), *((before.id, entry.id) for before, entry
-                                                                in zip(entries, entries[1:]) if entry.id in starts)]
-            done = await self._commit(entries, cursor, gaps)
-            if done is None:  # the handed entries do not follow the cursor, or each other: read the stream
+            done = await self._commit(entries, cursor, handed=not read)
+            if done is None:  # the handed entries do not start right after the cursor: read the stream
                 handed = []
             elif done:
                 cursor = self._cursor = entries[done - 1].id
@@ -261,12 +248,11 @@ class StreamProcessor:
             return Entry(entry_id, fields, None, None, exc, _event_id_of(fields))
         return Entry(entry_id, fields, message, want, None, getattr(message, "event_id", None))
 
-    async def _commit(self, entries: list[Entry], expected_cursor: str,
-                      gaps: list[tuple[str, str]] | None = None) -> int | None:
+    async def _commit(self, entries: list[Entry], expected_cursor: str, handed: bool = False) -> int | None:
         """Commit a prefix of `entries` (the entries right after the cursor) in one atomic
-        step; returns how many (0 when another replica moved the cursor first). `gaps`: the
-        entries were handed over, not read from the cursor: pairs of ids between which the
-        stream must hold no entry (else None, and nothing is written).
+        step; returns how many (0 when another replica moved the cursor first). `handed`:
+        the entries were handed over by the subscriber, not read from the cursor: None when
+        an entry of the stream lies between the cursor and the first of them (nothing written).
 
         Poison: each attempt is counted on its first entry before it starts, and the count
         is removed by the commit. After a failed attempt the entry is tried alone, so an
@@ -282,13 +268,13 @@ class StreamProcessor:
             forgiven, self._forgiven = self._forgiven == head, None
             if self.lease is None:
                 return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, None,
-                                                  gaps)
+                                                  handed)
             async with self.lease.lock:  # a release waits for the commit in progress
                 fence = self.lease.value
                 if fence is None:
                     raise LeaseLost(self.stream)
                 return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, fence,
-                                                  gaps)
+                                                  handed)
 
         return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
 
@@ -298,8 +284,7 @@ class StreamProcessor:
         log.debug("commit tried again on the cluster", stream=self.stream, error=f"{type(exc).__name__}: {exc}")
 
     async def _commit_watched(self, client: Any, entries: list[Entry], expected_cursor: str, head: str,
-                              forgiven: bool, wants: list[Needs], fence: str | None,
-                              gaps: list[tuple[str, str]] | None) -> int | None:
+                              forgiven: bool, wants: list[Needs], fence: str | None, handed: bool) -> int | None:
         clock = time.perf_counter
         started = clock()
         fenced = [self.lease.fence_key] if fence is not None and self.lease is not None else []
@@ -317,10 +302,9 @@ class StreamProcessor:
                     reads.get(self.keys.cursor)
                     for key in fenced:
                         reads.get(key)
-                    checks = gaps or []
-                    for low, high in checks:  # an entry between? (the stream's ids only grow:
-                        # none can be added there after this read)
-                        reads.xrange(self.stream, min=f"({low}", max=f"({high}", count=1)
+                    if handed:  # an entry between the cursor and the first handed one? (the
+                        # stream's ids only grow: none can be added there after this read)
+                        reads.xrange(self.stream, min=f"({expected_cursor}", max=f"({head}", count=1)
                     build_ledger = queue_ledger_reads(reads, self.keys, wants)
                     replies = await reads.execute()
                 attempts = int(replies[0] or 1)
@@ -331,8 +315,8 @@ class StreamProcessor:
                     await client.hdel(self.keys.attempts, head)
                     return 0
                 at = 2 + len(fenced)
-                ledger_replies = replies[at + len(checks):]
-                if any(replies[at : at + len(checks)]):
+                ledger_replies = replies[at + handed:]
+                if handed and replies[at]:
                     await client.hdel(self.keys.attempts, head)
                     return None
                 if attempts > self.settings.max_deliveries:

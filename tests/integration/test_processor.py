@@ -272,21 +272,6 @@ async def test_handed_bodies_after_a_gap_wait_for_the_entry_before_them(client, 
     assert [o.event_id for o in await outputs(client, settings)] == ["e1", "e2", "e3"]
 
 
-async def test_runs_with_a_gap_between_them_apply_the_missing_entry_in_order(client, settings, processor):
-    """Two reads handed over together with an entry of the stream between them that neither
-    holds: the commit sees the gap, and the entries are read from the stream instead."""
-    await publish(client, settings, event(event_id="e1"))
-    first_ids, first_bodies = await read_group(client, settings)
-    await publish(client, settings, event(event_id="e2"))
-    await deliver(client, settings, consumer="someone-else")
-    await publish(client, settings, event(event_id="e3"))
-    second_ids, second_bodies = await read_group(client, settings)
-    runs = [processor.decode_batch(first_ids, first_bodies), processor.decode_batch(second_ids, second_bodies)]
-    await processor.handle(*first_ids, *second_ids, runs=runs)
-    assert [o.event_id for o in await outputs(client, settings)] == ["e1", "e2", "e3"]
-    assert await pending(client, settings) == 0  # e2 too: the commit that applied it acked it
-
-
 async def test_a_stale_cursor_guess_never_skips_entries(client, settings, processor):
     """The processor's own idea of the cursor is only a guess: the store wiped under it (the
     cursor gone) means every entry is applied again from the start, not acked unapplied."""
