@@ -2,7 +2,8 @@
 
 Per input stream, two subscribers share the consumer group: one reads new entries
 (XREADGROUP >), one reclaims entries left pending by a dead replica after the idle time
-(XAUTOCLAIM). Both hand the entry id to the StreamProcessor, which commits and acks.
+(XAUTOCLAIM). Both hand the entries to the StreamProcessor (new ones with the bodies just
+read, which it applies as read when they follow the applied cursor), which commits and acks.
 Only the replica holding the stream's lease (leases.py) reads it: on a standby both
 subscribers' reads wait for the lease (`_guard_reads`) instead of asking Redis, so no entry
 is delivered to, or left pending for, a standby. The owner applies from the applied cursor
