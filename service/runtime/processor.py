@@ -18,8 +18,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import msgspec
 import structlog
@@ -60,9 +59,9 @@ log = structlog.get_logger("rating.consumer")
 STAGES = ("decode", "read", "rate", "encode", "write", "report")
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One input entry, decoded as far as it can be before reading the store."""
+class Entry(NamedTuple):
+    """One input entry, decoded as far as it can be before reading the store (a tuple: made
+    for every entry, it costs a third of a frozen dataclass)."""
 
     id: str
     fields: dict
@@ -72,8 +71,7 @@ class Entry:
     event_id: str | None
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """What one entry's commit does: apply, skip a duplicate, or dead-letter."""
 
     entry: Entry
