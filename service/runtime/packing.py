@@ -27,6 +27,7 @@ _classes: dict[type, type] = {}
 # cascade of 9,999 events peaked 35 MB higher with hiredis packing every command; at 2,000
 # the 64x7 events' commits lost a seventh of their throughput).
 LARGE_COMMAND = 20_000
+SEND_GROUP = 1 << 20  # bytes written to the socket (and drained) at a time
 
 
 class HiredisPacking:
@@ -47,7 +48,29 @@ class HiredisPacking:
             return super().pack_command(*args)  # type: ignore[misc]
 
     def pack_commands(self, commands: Iterable[Iterable[Any]]) -> list[bytes]:
-        return [b"".join(chunk for command in commands for chunk in self.pack_command(*command))]
+        """Each command's pieces, not joined: send_packed_command writes them in groups."""
+        return [piece for command in commands for piece in self.pack_command(*command)]
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        """Send the pieces in groups of about SEND_GROUP bytes, each written and drained by
+        redis-py's own send_packed_command (its error handling: a failure drops the
+        connection, so a half-sent MULTI is discarded by the server). One join of a whole
+        pipeline (asyncio's writelines joins its list) and the transport's copy of it would
+        otherwise hold a large commit (a correction's cascade: tens of MB) two or three times."""
+        if not isinstance(command, list) or len(command) < 2:
+            await super().send_packed_command(command, check_health)  # type: ignore[misc]
+            return
+        group: list[bytes] = []
+        size = 0
+        for piece in command:
+            group.append(piece)
+            size += len(piece)
+            if size >= SEND_GROUP:
+                await super().send_packed_command(group, check_health)  # type: ignore[misc]
+                check_health = False
+                group, size = [], 0
+        if group:
+            await super().send_packed_command(group, check_health)  # type: ignore[misc]
 
 
 def packed_class(connection_class: type) -> type:

@@ -276,11 +276,17 @@ def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp
     queue_read_model(pipe, keys, ledger, stamp)
 
 
+# Events' messages per HSET of {S}:results: a commit's (64 entries) in one; a correction's
+# cascade (hundreds of revisions of tens of kB) in several, so that no command is tens of MB.
+RESULTS_PER_HSET = 64
+
+
 def queue_read_model(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: int | None) -> None:
     """The read model's writes of a commit (service/readmodel.py): the events' last messages,
     the players' history lines, the pools' rankings and name indexes, the last updates."""
-    if ledger.changed_results:
-        pipe.hset(keys.results, mapping={eid: pack_message(m) for eid, m in ledger.changed_results.items()})
+    results = list(ledger.changed_results.items())
+    for first in range(0, len(results), RESULTS_PER_HSET):  # a cascade's revisions: several HSETs
+        pipe.hset(keys.results, mapping={eid: pack_message(m) for eid, m in results[first : first + RESULTS_PER_HSET]})
     set_args: list[Any] = []
     set_keys: list[str] = []
     for (system, pool, pid), fields in ledger.changed_entries.items():
