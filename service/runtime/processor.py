@@ -422,6 +422,7 @@ class StreamProcessor:
             where["lease_token"] = token
         rated: dict[str, int] = {}
         event_ids: list[str] = []
+        periods: list[str] = []
         duplicates = rejected = 0
         for decision in decisions:
             outcome, entry = decision.outcome, decision.entry
@@ -430,6 +431,8 @@ class StreamProcessor:
                 rated[system] = rated.get(system, 0) + 1
                 if entry.event_id is not None:
                     event_ids.append(entry.event_id)
+                else:  # a period's close: its marker names it (period:<system>:<pool>:<period>)
+                    periods.append(outcome.marker)
                 log.debug("applied", stream_id=entry.id, event_id=entry.event_id, marker=outcome.marker,
                           outputs=len(outcome.outputs), **where)
             elif isinstance(outcome, Duplicate):
@@ -449,7 +452,8 @@ class StreamProcessor:
         self.metrics.entries_per_commit.labels(self.stream).observe(len(decisions))
         log.info("committed", entries=len(decisions), applied=sum(rated.values()), duplicates=duplicates,
                  rejected=rejected, first_id=decisions[0].entry.id, last_id=decisions[-1].entry.id,
-                 event_ids=event_ids, commit_ms=round(seconds * 1000, 2), **where)
+                 event_ids=event_ids, commit_ms=round(seconds * 1000, 2), **({"periods": periods} if periods else {}),
+                 **where)
 
     async def observe_group(self) -> bool:
         """Update the gauges: the consumer group's (lag: entries not yet delivered; pending),
