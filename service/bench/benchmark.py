@@ -380,20 +380,54 @@ def _wait_for_group(client: redis.Redis, stream: str, group: str, process: subpr
 
 
 # ------------------------------------------------------------------ the run
+def _server(url: str | None) -> tuple[EmbeddedServer | None, str]:
+    """The bench's Redis: `url`, or a private server (then returned, for the caller to stop)."""
+    if url is not None:
+        return None, url
+    try:
+        private = private_server()
+    except EmbeddedError as exc:
+        raise LookupError(f"{exc}; or pass --redis-url URL") from None
+    return private, private.url
+
+
+def _redis_cpu(private: EmbeddedServer | None, client: redis.Redis) -> Callable[[], float]:
+    """Redis's CPU seconds so far: the private server's /proc/<pid>/stat, or INFO on a given one."""
+    if private is not None and private.pid is not None:
+        pid = private.pid
+        return lambda: cpu_seconds(pid)
+    return lambda: redis_cpu_seconds(client)
+
+
+def _platform(url: str, names: Names, players: int) -> Workloads:
+    """The online platform's rated CFC players, imported into the bench's input stream's store,
+    and the workloads among them."""
+    platform = rated_list("cfc", players, prefix=f"{names.prefix}-p")
+    asyncio.run(_import(url, StreamKeys(names.input), platform))
+    return Workloads(names.prefix, platform)
+
+
+def _service_env(url: str, names: Names, **extra: str) -> dict[str, str]:
+    """The environment of a bench `serve` on the bench's streams."""
+    return {"RATING_REDIS_URL": url, "RATING_INPUT_STREAMS": names.input, "RATING_OUTPUT_STREAM": names.output,
+            "RATING_DEAD_LETTER_STREAM": names.dead_letter, "RATING_GROUP": names.group, **extra}
+
+
+def _none_dead_lettered(client: redis.Redis, names: Names) -> None:
+    """Every bench event is valid: a dead letter means the bench (or the service) is wrong."""
+    rejected = client.xlen(names.dead_letter) if client.exists(names.dead_letter) else 0
+    if rejected:
+        raise RuntimeError(f"{rejected} bench events were dead-lettered: {client.xrange(names.dead_letter, count=1)}")
+
+
 def bench_service(url: str, names: Names, sizes: Sizes,
                   progress: Callable[[str], None] = lambda _: None) -> tuple[dict, dict, float]:
     """Service (a) and (b), the ceiling, and the service's peak RSS."""
     client = redis.Redis.from_url(url)
     reader = redis.Redis.from_url(url)
-    platform = rated_list("cfc", sizes.platform_players, prefix=f"{names.prefix}-p")
-    asyncio.run(_import(url, StreamKeys(names.input), platform))
-    work = Workloads(names.prefix, platform)
-    env = {
-        "RATING_REDIS_URL": url, "RATING_INPUT_STREAMS": names.input, "RATING_OUTPUT_STREAM": names.output,
-        "RATING_DEAD_LETTER_STREAM": names.dead_letter, "RATING_GROUP": names.group, "RATING_HTTP_PORT": "0",
-        "RATING_LOG_LEVEL": "WARNING",
-    }
-    service = _start(["-m", "service", "serve"], env)
+    work = _platform(url, names, sizes.platform_players)
+    service = _start(["-m", "service", "serve"],
+                     _service_env(url, names, RATING_HTTP_PORT="0", RATING_LOG_LEVEL="WARNING"))
     ceiling = _start(["-m", "service.bench.ceiling", url, names.ceiling_input, names.group, names.ceiling_output,
                       str(BATCH_SIZE)], {})
     try:
@@ -419,9 +453,7 @@ def bench_service(url: str, names: Names, sizes: Sizes,
         swiss_latency = paced_latency(client, reader, names.input, names.output, work.stream(work.swiss),
                                       swiss_rate / 2, sizes.latency_seconds)
         rss = peak_rss_mb(service.pid)
-        rejected = client.xlen(names.dead_letter) if client.exists(names.dead_letter) else 0
-        if rejected:
-            raise RuntimeError(f"{rejected} bench events were dead-lettered: {client.xrange(names.dead_letter, count=1)}")
+        _none_dead_lettered(client, names)
     finally:
         _stop(service)
         _stop(ceiling)
@@ -446,32 +478,18 @@ def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] 
 
     sizes = Sizes.of(quick)
     names = Names(f"bench-{uuid.uuid4().hex[:8]}")
-    try:
-        private = private_server() if url is None else None
-    except EmbeddedError as exc:
-        raise LookupError(f"{exc}; or pass --redis-url URL") from None
-    redis_url = private.url if private is not None else url
-    assert redis_url is not None
+    private, redis_url = _server(url)
     client = redis.Redis.from_url(redis_url)
     port = free_port()
     service = None
     try:
-        progress("profile: importing 10,000 players")
-        platform = rated_list("cfc", sizes.platform_players, prefix=f"{names.prefix}-p")
-        asyncio.run(_import(redis_url, StreamKeys(names.input), platform))
-        work = Workloads(names.prefix, platform)
-        service = _start(["-m", "service", "serve"], {
-            "RATING_REDIS_URL": redis_url, "RATING_INPUT_STREAMS": names.input, "RATING_OUTPUT_STREAM": names.output,
-            "RATING_DEAD_LETTER_STREAM": names.dead_letter, "RATING_GROUP": names.group,
-            "RATING_HTTP_HOST": "127.0.0.1", "RATING_HTTP_PORT": str(port),
-        })
+        progress(f"profile: importing {sizes.platform_players:,} players")
+        work = _platform(redis_url, names, sizes.platform_players)
+        service = _start(["-m", "service", "serve"],
+                         _service_env(redis_url, names, RATING_HTTP_HOST="127.0.0.1", RATING_HTTP_PORT=str(port)))
         _wait_for_group(client, names.input, names.group, service)
         pid = service.pid
-        if private is not None and private.pid is not None:
-            server_pid = private.pid
-            redis_cpu: Callable[[], float] = lambda: cpu_seconds(server_pid)  # noqa: E731
-        else:
-            redis_cpu = lambda: redis_cpu_seconds(client)  # noqa: E731
+        redis_cpu = _redis_cpu(private, client)
         base = f"http://127.0.0.1:{port}"
         drain_rate(client, names.input, names.output, [work.two_player()[1] for _ in range(500)])  # warm-up
         out = {}
@@ -482,9 +500,7 @@ def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] 
             payloads = [make()[1] for _ in range(count)]
             out[kind] = profile_drain(lambda p: drain_rate(client, names.input, names.output, p), payloads, base,
                                       names.input, lambda: cpu_seconds(pid), redis_cpu)
-        rejected = client.xlen(names.dead_letter) if client.exists(names.dead_letter) else 0
-        if rejected:
-            raise RuntimeError(f"{rejected} bench events were dead-lettered: {client.xrange(names.dead_letter, count=1)}")
+        _none_dead_lettered(client, names)
         return out
     finally:
         if service is not None:
@@ -524,13 +540,9 @@ def bench_scale_out_stage(url: str, names: Names, sizes: Sizes, private: Embedde
     private server's /proc/<pid>/stat, or INFO on a given one."""
     client = redis.Redis.from_url(url)
     try:
-        if private is not None and private.pid is not None:
-            pid = private.pid
-            redis_cpu: Callable[[], float] = lambda: cpu_seconds(pid)  # noqa: E731
-        else:
-            redis_cpu = lambda: redis_cpu_seconds(client)  # noqa: E731
         return bench_scale_out(url, names.prefix, sizes.scale_runs, sizes.scale_events, sizes.scale_players,
-                               lambda env: _start(["-m", "service", "serve"], env), _stop, redis_cpu, progress)
+                               lambda env: _start(["-m", "service", "serve"], env), _stop, _redis_cpu(private, client),
+                               progress)
     finally:
         client.close()
 
@@ -596,12 +608,7 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
     neighbours = Neighbours()
     progress("engines")
     engines = engines if engines is not None else bench_engines(sizes.engine_runs, progress)
-    try:
-        private = private_server() if url is None else None
-    except EmbeddedError as exc:
-        raise LookupError(f"{exc}; or pass --redis-url URL") from None
-    redis_url = private.url if private is not None else url
-    assert redis_url is not None
+    private, redis_url = _server(url)
     try:
         progress("service and ceiling")
         service, ceiling, rss = bench_service(redis_url, names, sizes, progress)

@@ -187,9 +187,7 @@ class StreamProcessor:
                 self._stages["read"].inc(time.perf_counter() - reading)
                 if not batch:  # the entries were deleted from the stream: nothing to apply
                     break
-                decoding = time.perf_counter()
-                entries = [self._decode(raw_id.decode(), fields) for raw_id, fields in batch]
-                self._stages["decode"].inc(time.perf_counter() - decoding)
+                entries = self.decode_batch([raw_id.decode() for raw_id, _ in batch], [fields for _, fields in batch])
             done = await self._commit(entries, cursor, handed=not read)
             if done is None:  # the handed entries do not start right after the cursor: read the stream
                 handed = []
