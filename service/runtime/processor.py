@@ -188,6 +188,7 @@ class StreamProcessor:
                 if not batch:  # the entries were deleted from the stream: nothing to apply
                     break
                 entries = self.decode_batch([raw_id.decode() for raw_id, _ in batch], [fields for _, fields in batch])
+            entries = commit_prefix(entries, self.settings.commit_players)
             done = await self._commit(entries, cursor, handed=not read)
             if done is None:  # the handed entries do not start right after the cursor: read the stream
                 handed = []
@@ -486,6 +487,30 @@ class StreamProcessor:
         oldest = await self.client.xrange(self.stream, min=f"({cursor}" if cursor else "-", count=1)
         self.metrics.lag_seconds.labels(self.stream).set(_age(text(oldest[0][0]) if oldest else None))
         return found
+
+
+def players_of(entry: Entry, budget: int) -> int:
+    """What an entry weighs against a commit's players: its event's players (at least one:
+    a rejection or a withdrawal); a period's close, which rates the whole pool, the budget."""
+    want = entry.want
+    if want is None:
+        return 1
+    if want.player_ids is None:
+        return budget
+    return max(1, len(want.player_ids))
+
+
+def commit_prefix(entries: list[Entry], budget: int) -> list[Entry]:
+    """The entries of one commit: the longest prefix whose players come to at most `budget`
+    (RATING_COMMIT_PLAYERS), and always the first entry, whatever its size. Small events
+    share big commits (fewer round trips per event) while big ones, and a period's close,
+    do not hold Redis (one MULTI/EXEC) or the process's memory for long."""
+    total = 0
+    for n, entry in enumerate(entries):
+        total += players_of(entry, budget)
+        if total > budget and n:
+            return entries[:n]
+    return entries
 
 
 def _age(entry_id: str | None) -> float:

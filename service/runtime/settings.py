@@ -62,7 +62,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_players", ("RATING_MAX_PLAYERS",), "5000", "most players in one event"),
     Setting("max_games", ("RATING_MAX_GAMES",), "100000", "most games in one event"),
     Setting("output_maxlen", ("RATING_OUTPUT_MAXLEN",), "1000000", "approximate MAXLEN of the output and dead-letter streams (0: no trimming)"),
-    Setting("batch_size", ("RATING_BATCH_SIZE",), "64", "most input entries applied in one commit"),
+    Setting("batch_size", ("RATING_BATCH_SIZE",), "128", "most input entries read at once and applied in one commit"),
+    Setting("commit_players", ("RATING_COMMIT_PLAYERS",), "4096",
+            "most players of the events applied in one commit (a bigger event is committed alone): bounds how long "
+            "one commit holds Redis and how much it takes in memory"),
     Setting("max_cascade_events", ("RATING_MAX_CASCADE_EVENTS",), "0", "most later events one correction, withdrawal or late event may re-rate (0: no limit); more is dead-lettered too_large"),
     Setting("poll_ms", ("RATING_POLL_MS",), "1000", "how long one read blocks waiting for new entries (ms)"),
     Setting("http_host", ("RATING_HTTP_HOST",), "0.0.0.0", "address of the HTTP side: health, metrics, AsyncAPI, the read API and the pages"),
@@ -89,7 +92,8 @@ class Settings(msgspec.Struct, frozen=True):
     max_players: int = 5_000
     max_games: int = 100_000
     output_maxlen: int = 1_000_000
-    batch_size: int = 64
+    batch_size: int = 128
+    commit_players: int = 4_096
     max_cascade_events: int = 0
     poll_ms: int = 1_000
     http_host: str = "0.0.0.0"
@@ -165,7 +169,7 @@ def check_redis_url(url: str) -> str:
     return url
 
 
-_INTS = {"http_port", "batch_size", "claim_idle_ms", "lease_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events", "outage_log_ms"}
+_INTS = {"http_port", "batch_size", "commit_players", "claim_idle_ms", "lease_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events", "outage_log_ms"}
 
 
 def _convert(field: str, raw: str) -> object:

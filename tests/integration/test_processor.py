@@ -286,3 +286,28 @@ async def test_a_stale_cursor_guess_never_skips_entries(client, settings, proces
     ids, bodies = await read_group(client, settings)
     await processor.handle(*ids, bodies=bodies)
     assert [o.event_id for o in await outputs(client, settings)] == ["e1", "e1", "e2"]
+
+
+def with_players(event_id: str, players: int) -> dict:
+    """An event of `players` players, each playing the next once (a chain)."""
+    ids = [f"{event_id}-p{i}" for i in range(players)]
+    return event(event_id=event_id, rounds=1, players=[{"id": pid} for pid in ids],
+                 games=[{"round": 1, "a": a, "b": b, "score": 1} for a, b in zip(ids[::2], ids[1::2])])
+
+
+async def test_a_batch_is_committed_in_pieces_of_at_most_the_commit_players(client, redis_url, key_prefix):
+    """RATING_COMMIT_PLAYERS: small events share a commit up to the budget, a bigger one is
+    committed alone; every entry once, in stream order, the handed bodies not read again."""
+    settings = settings_for(redis_url, key_prefix, commit_players=6)
+    stream = settings.input_streams[0]
+    spy = CountingReads(client, stream)
+    processor = StreamProcessor(spy, settings, stream, counting_registry())
+    await processor.ensure_group()
+    sizes = {"a": 2, "b": 2, "c": 2, "d": 8, "e": 2, "f": 4}  # commits: a b c (6), d (8, alone), e f (6)
+    await publish(client, settings, *[with_players(name, n) for name, n in sizes.items()])
+    ids, bodies = await read_group(client, settings)
+    await processor.handle(*ids, bodies=bodies)
+    assert [o.event_id for o in await outputs(client, settings)] == list(sizes)
+    assert spy.reads == 0 and await pending(client, settings) == 0
+    commits = processor.metrics.registry.get_sample_value("rating_entries_per_commit_count", {"stream": stream})
+    assert commits == 3
