@@ -62,7 +62,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_players", ("RATING_MAX_PLAYERS",), "5000", "most players in one event"),
     Setting("max_games", ("RATING_MAX_GAMES",), "100000", "most games in one event"),
     Setting("output_maxlen", ("RATING_OUTPUT_MAXLEN",), "1000000", "approximate MAXLEN of the output and dead-letter streams (0: no trimming)"),
-    Setting("batch_size", ("RATING_BATCH_SIZE",), "128", "most input entries read at once and applied in one commit"),
+    Setting("batch_size", ("RATING_BATCH_SIZE",), "64", "most input entries read at once and applied in one commit"),
     Setting("commit_players", ("RATING_COMMIT_PLAYERS",), "4096",
             "most players of the events applied in one commit (a bigger event is committed alone): bounds how long "
             "one commit holds Redis and how much it takes in memory"),
@@ -92,7 +92,7 @@ class Settings(msgspec.Struct, frozen=True):
     max_players: int = 5_000
     max_games: int = 100_000
     output_maxlen: int = 1_000_000
-    batch_size: int = 128
+    batch_size: int = 64
     commit_players: int = 4_096
     max_cascade_events: int = 0
     poll_ms: int = 1_000
