@@ -344,10 +344,10 @@ def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen:
 
 
 
-def _stop(process: subprocess.Popen) -> None:
+def _stop(process: subprocess.Popen, timeout: float = 30) -> None:
     process.send_signal(signal.SIGTERM)
     try:
-        process.wait(30)
+        process.wait(timeout)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()

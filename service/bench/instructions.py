@@ -29,7 +29,8 @@ import uuid
 
 import redis
 
-from service.bench.benchmark import Names, _cleanup, _platform, _server, _service_env, _wait_for_group, drain_rate
+from service.bench.benchmark import (Names, _cleanup, _platform, _server, _service_env, _stop, _wait_for_group,
+                                     drain_rate)
 from service.bench.machine import stderr_tail
 
 START_TIMEOUT = 300.0  # imports under callgrind take a minute or more
@@ -102,11 +103,7 @@ def count(url: str | None, events: int, swiss: int) -> dict:
         raise RuntimeError(f"{exc}: {stderr_tail(service)}" if service is not None else str(exc)) from None
     finally:
         if service is not None:
-            service.terminate()
-            try:
-                service.wait(120)
-            except subprocess.TimeoutExpired:
-                service.kill()
+            _stop(service, timeout=120)  # valgrind writes its last dump on the way out
         client.close()
         if private is not None:
             private.stop()
