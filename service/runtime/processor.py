@@ -177,24 +177,34 @@ class StreamProcessor:
         cursor = self._cursor
         if cursor is None or not handed or entry_order(handed[0].id) <= entry_order(cursor):
             cursor = await self._read_cursor()
+        # Entries read from the stream right after the cursor and not committed yet (a commit
+        # took only the prefix RATING_COMMIT_PLAYERS allows): they still follow the cursor once
+        # the commit before them lands, so they are not read and decoded again.
+        following: list[Entry] = []
         while entry_order(cursor) < last:
             at = entry_order(cursor)
             entries = [e for e in handed if entry_order(e.id) > at][: self.settings.batch_size]
             read = not entries
             if read:
-                reading = time.perf_counter()
-                batch = await self.client.xrange(self.stream, min=f"({cursor}", count=self.settings.batch_size)
-                self._stages["read"].inc(time.perf_counter() - reading)
-                if not batch:  # the entries were deleted from the stream: nothing to apply
-                    break
-                entries = self.decode_batch([raw_id.decode() for raw_id, _ in batch], [fields for _, fields in batch])
-            entries = commit_prefix(entries, self.settings.commit_players)
-            done = await self._commit(entries, cursor, handed=not read)
+                entries = following
+                if not entries:
+                    reading = time.perf_counter()
+                    batch = await self.client.xrange(self.stream, min=f"({cursor}", count=self.settings.batch_size)
+                    self._stages["read"].inc(time.perf_counter() - reading)
+                    if not batch:  # the entries were deleted from the stream: nothing to apply
+                        break
+                    entries = self.decode_batch([raw_id.decode() for raw_id, _ in batch],
+                                                [fields for _, fields in batch])
+            committing = commit_prefix(entries, self.settings.commit_players)
+            done = await self._commit(committing, cursor, handed=not read)
+            following = []
             if done is None:  # the handed entries do not start right after the cursor: read the stream
                 handed = []
             elif done:
-                cursor = self._cursor = entries[done - 1].id
-                unacked.difference_update(e.id for e in entries[:done])  # the commit acked them
+                cursor = self._cursor = committing[done - 1].id
+                unacked.difference_update(e.id for e in committing[:done])  # the commit acked them
+                if read:
+                    following = entries[done:]
             else:  # another replica moved the cursor first: read where it is now
                 cursor = await self._read_cursor()
         if unacked:

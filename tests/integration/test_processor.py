@@ -311,3 +311,21 @@ async def test_a_batch_is_committed_in_pieces_of_at_most_the_commit_players(clie
     assert spy.reads == 0 and await pending(client, settings) == 0
     commits = processor.metrics.registry.get_sample_value("rating_entries_per_commit_count", {"stream": stream})
     assert commits == 3
+
+
+async def test_entries_read_but_left_by_a_commit_are_not_read_again(client, redis_url, key_prefix):
+    """Read from the stream (no bodies handed), a batch bigger than RATING_COMMIT_PLAYERS is
+    committed in pieces from that one read: each piece's entries follow the one before."""
+    settings = settings_for(redis_url, key_prefix, commit_players=4)
+    stream = settings.input_streams[0]
+    spy = CountingReads(client, stream)
+    processor = StreamProcessor(spy, settings, stream, counting_registry())
+    await processor.ensure_group()
+    names = ["a", "b", "c", "d", "e"]  # 2 players each: commits a b, c d, e
+    ids = await publish(client, settings, *[with_players(name, 2) for name in names])
+    await deliver(client, settings)
+    await processor.handle(ids[-1])
+    assert [o.event_id for o in await outputs(client, settings)] == names
+    assert spy.reads == 1 and await pending(client, settings) == 0
+    commits = processor.metrics.registry.get_sample_value("rating_entries_per_commit_count", {"stream": stream})
+    assert commits == 3
