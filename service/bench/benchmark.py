@@ -54,8 +54,9 @@ import tempfile
 import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 import msgspec
 import redis
@@ -333,15 +334,15 @@ class Workloads:
 
 
 # ------------------------------------------------------------------ processes
-def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen:
-    """A bench process; its standard error goes to a temporary file (a pipe nobody reads would
-    fill with the service's log lines and stop it), read back by `stderr_tail`."""
+def _start(args: list[str], env: dict[str, str], launcher: Sequence[str] = ()) -> subprocess.Popen:
+    """A bench process (`launcher`: what runs Python, e.g. valgrind); its standard error goes
+    to a temporary file (a pipe nobody reads would fill with the service's log lines and stop
+    it), read back by `stderr_tail`."""
     log = tempfile.TemporaryFile()
-    process = subprocess.Popen([sys.executable, *args], env={**os.environ, **env}, stdout=subprocess.DEVNULL,
-                               stderr=log)
+    process = subprocess.Popen([*launcher, sys.executable, *args], env={**os.environ, **env},
+                               stdout=subprocess.DEVNULL, stderr=log)
     process.log_file = log  # type: ignore[attr-defined]
     return process
-
 
 
 def _stop(process: subprocess.Popen, timeout: float = 30) -> None:
@@ -468,6 +469,45 @@ def bench_service(url: str, names: Names, sizes: Sizes,
     return service_figures, ceiling_figures, rss
 
 
+@dataclass
+class Served:
+    """One bench `serve` on the bench's streams (`served`)."""
+
+    client: redis.Redis
+    names: Names
+    work: Workloads
+    service: subprocess.Popen
+    redis_cpu: Callable[[], float]
+
+    def drain(self, payloads: list[bytes], timeout: float = 120.0) -> float:
+        return drain_rate(self.client, self.names.input, self.names.output, payloads, timeout)
+
+
+@contextmanager
+def served(url: str | None, players: int, env: dict[str, str], launcher: Sequence[str] = (),
+           start_timeout: float = 30.0, stop_timeout: float = 30.0) -> Iterator[Served]:
+    """The bench's Redis (`url`, or a private server), `players` rated CFC players imported
+    and `python -m service serve` (run by `launcher`, if any) on the bench's streams with `env`;
+    afterwards the service stopped and the keys (or the private server) removed."""
+    names = Names(f"bench-{uuid.uuid4().hex[:8]}")
+    private, redis_url = _server(url)
+    client = redis.Redis.from_url(redis_url)
+    service = None
+    try:
+        work = _platform(redis_url, names, players)
+        service = _start(["-m", "service", "serve"], _service_env(redis_url, names, **env), launcher)
+        _wait_for_group(client, names.input, names.group, service, timeout=start_timeout)
+        yield Served(client, names, work, service, _redis_cpu(private, client))
+    finally:
+        if service is not None:
+            _stop(service, stop_timeout)
+        client.close()
+        if private is not None:
+            private.stop()
+        else:
+            _cleanup(redis_url, names.prefix)
+
+
 def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None,
                   counts: tuple[int, int] | None = None) -> dict:
     """`bench --profile` (service/bench/profile.py): the real service on a two-player backlog
@@ -477,39 +517,21 @@ def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] 
     from service.bench.reads import free_port
 
     sizes = Sizes.of(quick)
-    names = Names(f"bench-{uuid.uuid4().hex[:8]}")
-    private, redis_url = _server(url)
-    client = redis.Redis.from_url(redis_url)
     port = free_port()
-    service = None
-    try:
-        progress(f"profile: importing {sizes.platform_players:,} players")
-        work = _platform(redis_url, names, sizes.platform_players)
-        service = _start(["-m", "service", "serve"],
-                         _service_env(redis_url, names, RATING_HTTP_HOST="127.0.0.1", RATING_HTTP_PORT=str(port)))
-        _wait_for_group(client, names.input, names.group, service)
-        pid = service.pid
-        redis_cpu = _redis_cpu(private, client)
-        base = f"http://127.0.0.1:{port}"
-        drain_rate(client, names.input, names.output, [work.two_player()[1] for _ in range(500)])  # warm-up
+    progress(f"profile: importing {sizes.platform_players:,} players")
+    with served(url, sizes.platform_players, {"RATING_HTTP_HOST": "127.0.0.1", "RATING_HTTP_PORT": str(port)}) as serving:
+        pid = serving.service.pid
+        serving.drain([serving.work.two_player()[1] for _ in range(500)])  # warm-up
         out = {}
         two, swiss = counts or ((5_000, 150) if quick else (20_000, 600))
-        for kind, label, make, count in (("two_player", "two-player", work.two_player, two),
-                                         ("swiss_64x7", "64x7", work.swiss, swiss)):
+        for kind, label, make, count in (("two_player", "two-player", serving.work.two_player, two),
+                                         ("swiss_64x7", "64x7", serving.work.swiss, swiss)):
             progress(f"profile: {count:,} {label} events")
             payloads = [make()[1] for _ in range(count)]
-            out[kind] = profile_drain(lambda p: drain_rate(client, names.input, names.output, p), payloads, base,
-                                      names.input, lambda: cpu_seconds(pid), redis_cpu)
-        _none_dead_lettered(client, names)
+            out[kind] = profile_drain(serving.drain, payloads, f"http://127.0.0.1:{port}", serving.names.input,
+                                      lambda: cpu_seconds(pid), serving.redis_cpu)
+        _none_dead_lettered(serving.client, serving.names)
         return out
-    finally:
-        if service is not None:
-            _stop(service)
-        client.close()
-        if private is not None:
-            private.stop()
-        else:
-            _cleanup(redis_url, names.prefix)
 
 
 def bench_read_side(url: str, names: Names, quick: bool, progress: Callable[[str], None]) -> dict:

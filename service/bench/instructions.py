@@ -25,12 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 
-import redis
-
-from service.bench.benchmark import (Names, _cleanup, _platform, _server, _service_env, _stop, _wait_for_group,
-                                     drain_rate)
+from service.bench.benchmark import served
 from service.bench.machine import stderr_tail
 
 START_TIMEOUT = 300.0  # imports under callgrind take a minute or more
@@ -73,42 +69,30 @@ def count(url: str | None, events: int, swiss: int) -> dict:
     """Instructions per two-player and per 64x7 event in a `serve` under callgrind."""
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise Unavailable("valgrind is not installed (Debian: apt-get install valgrind)")
-    names = Names(f"bench-{uuid.uuid4().hex[:8]}")
-    private, redis_url = _server(url)
-    client = redis.Redis.from_url(redis_url)
     directory = tempfile.mkdtemp(prefix="callgrind-")
-    service = None
+    launcher = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={directory}/cg.%p"]
     try:
-        work = _platform(redis_url, names, 10_000)
-        env = {**os.environ, **_service_env(redis_url, names, RATING_HTTP_PORT="0", RATING_LOG_LEVEL="WARNING")}
-        log = tempfile.TemporaryFile()
-        service = subprocess.Popen(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={directory}/cg.%p", sys.executable, "-m",
-             "service", "serve"], env=env, stdout=subprocess.DEVNULL, stderr=log)
-        service.log_file = log  # type: ignore[attr-defined]
-        _wait_for_group(client, names.input, names.group, service, timeout=START_TIMEOUT)
-        drain_rate(client, names.input, names.output, [work.two_player()[1] for _ in range(300)], timeout=600)
-        out: dict = {"settings": {k: v for k, v in sorted(os.environ.items()) if k.startswith("RATING_")}}
-        for kind, make, n in (("two_player", work.two_player, events), ("swiss_64x7", work.swiss, swiss)):
-            if not n:
-                continue
-            payloads = [make()[1] for _ in range(n)]
-            _control("-z", service.pid)
-            drain_rate(client, names.input, names.output, payloads, timeout=3600)
-            asked = time.time() - 1
-            _control("-d", service.pid)
-            out[kind] = {"events": n, "instructions_per_event": _dumped(directory, service.pid, asked) / n}
-        return out
-    except RuntimeError as exc:
-        raise RuntimeError(f"{exc}: {stderr_tail(service)}" if service is not None else str(exc)) from None
+        # stop_timeout: valgrind writes its last dump on the way out
+        with served(url, 10_000, {"RATING_HTTP_PORT": "0", "RATING_LOG_LEVEL": "WARNING"}, launcher,
+                    start_timeout=START_TIMEOUT, stop_timeout=120) as serving:
+            service = serving.service
+            try:
+                serving.drain([serving.work.two_player()[1] for _ in range(300)], timeout=600)  # warm-up
+                out: dict = {"settings": {k: v for k, v in sorted(os.environ.items()) if k.startswith("RATING_")}}
+                for kind, make, n in (("two_player", serving.work.two_player, events),
+                                      ("swiss_64x7", serving.work.swiss, swiss)):
+                    if not n:
+                        continue
+                    payloads = [make()[1] for _ in range(n)]
+                    _control("-z", service.pid)
+                    serving.drain(payloads, timeout=3600)
+                    asked = time.time() - 1
+                    _control("-d", service.pid)
+                    out[kind] = {"events": n, "instructions_per_event": _dumped(directory, service.pid, asked) / n}
+                return out
+            except RuntimeError as exc:
+                raise RuntimeError(f"{exc}: {stderr_tail(service)}") from None
     finally:
-        if service is not None:
-            _stop(service, timeout=120)  # valgrind writes its last dump on the way out
-        client.close()
-        if private is not None:
-            private.stop()
-        else:
-            _cleanup(redis_url, names.prefix)
         shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -18,7 +18,7 @@ import redis.asyncio as aioredis
 import service.runtime.processor as processor_module
 from service.runtime.leases import LeaseLost, StreamLease, fence_key, lease_key, token_of
 from service.runtime.processor import StreamProcessor
-from service.runtime.store import StreamKeys
+from service.runtime.store import StreamKeys, entry_order
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
 from tests.integration.processes import Services, check_final_state, load_club, random_events
@@ -235,10 +235,6 @@ def commit_lines(log: str) -> list[dict]:
     return lines
 
 
-def _order(entry_id: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in entry_id.split("-"))
-
-
 @pytest.mark.slow
 async def test_no_stream_is_ever_owned_by_two_replicas(client, redis_url, key_prefix, tmp_path):
     """Two replicas and a third coming and going (SIGKILL, SIGTERM, SIGSTOP past the lease):
@@ -301,10 +297,10 @@ async def test_no_stream_is_ever_owned_by_two_replicas(client, redis_url, key_pr
     tokens = [token_of(v) for v in seen]
     assert len(tokens) >= 3 and tokens == sorted(set(tokens))  # a new owner, a new greater token, every time
     owners = {token_of(v): v.partition(" ")[2] for v in seen}
-    commits = sorted((c for log in logs.values() for c in commit_lines(log)), key=lambda c: _order(c["first_id"]))
+    commits = sorted((c for log in logs.values() for c in commit_lines(log)), key=lambda c: entry_order(c["first_id"]))
     assert sum(c["entries"] for c in commits) >= len(events)
     for before, after in zip(commits, commits[1:]):
-        assert _order(before["last_id"]) < _order(after["first_id"]), (before, after)  # none applied twice
+        assert entry_order(before["last_id"]) < entry_order(after["first_id"]), (before, after)  # none applied twice
     tokens = [c["lease_token"] for c in commits]
     assert tokens == sorted(tokens)  # terms never interleave
     for pid, log in logs.items():  # a token's commits are its owner's
