@@ -82,7 +82,7 @@ from service.bench.workloads import (
 from service.engine.contract import EventInput
 from service.engine.registry import default_registry
 from service.runtime.embedded import EmbeddedError, EmbeddedServer
-from service.runtime.settings import Settings
+from service.runtime.settings import Settings, redact, redact_error
 from service.runtime.store import DATA_FIELD, StreamKeys, import_records
 
 BATCH_SIZE = Settings().batch_size  # the service's RATING_BATCH_SIZE default, for the ceiling
@@ -390,6 +390,13 @@ def _server(url: str | None) -> tuple[EmbeddedServer | None, str]:
     except EmbeddedError as exc:
         raise LookupError(f"{exc}; or pass --redis-url URL") from None
     return private, private.url
+
+
+def redis_problem(exc: Exception, url: str | None) -> str:
+    """A Redis failure during a bench, in one line (a given URL's password hidden)."""
+    if url is None:
+        return f"the bench's private Redis: {exc}"
+    return f"Redis at {redact(url)}: {redact_error(exc, url)}"
 
 
 def _redis_cpu(private: EmbeddedServer | None, client: redis.Redis) -> Callable[[], float]:

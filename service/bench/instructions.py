@@ -26,7 +26,9 @@ import sys
 import tempfile
 import time
 
-from service.bench.benchmark import served
+from redis.exceptions import RedisError
+
+from service.bench.benchmark import redis_problem, served
 from service.bench.machine import stderr_tail
 
 START_TIMEOUT = 300.0  # imports under callgrind take a minute or more
@@ -118,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
         figures = count(args.redis_url, args.events, args.swiss)
     except (Unavailable, LookupError, RuntimeError) as exc:
         print(f"python -m service.bench.instructions: {exc}", file=sys.stderr)
+        return 1
+    except RedisError as exc:
+        print(f"python -m service.bench.instructions: {redis_problem(exc, args.redis_url)}", file=sys.stderr)
         return 1
     print(json.dumps(figures) if args.json else render(figures))
     return 0

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import msgspec
+from redis.exceptions import RedisError
 
 from service.bench import benchmark
 from service.cli.errors import UserError
@@ -25,6 +26,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             rendered = benchmark.render
     except LookupError as exc:
         raise UserError(str(exc)) from None
+    except RedisError as exc:
+        raise UserError(benchmark.redis_problem(exc, args.redis_url)) from None
     if args.json:
         sys.stdout.write(msgspec.json.encode(report).decode() + "\n")
     else:

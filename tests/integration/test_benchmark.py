@@ -102,3 +102,19 @@ def test_bench_profile_reads_the_service_s_commit_stages(redis_url):
         assert figures["entries_per_commit"] >= 1 and figures["wall_us_per_event"] > 0
     text = render_profile(profile)
     assert "rate (engines, ledger)" in text and "40 two-player events, 3 64x7 events" in text
+
+
+def test_an_unreachable_redis_is_one_line_without_the_password(capsys, monkeypatch):
+    """`bench --profile` and `python -m service.bench.instructions` on a --redis-url nothing
+    answers: a one-line error naming the URL (password hidden), a non-zero exit."""
+    from service.bench import instructions
+    from service.cli.main import main
+
+    url = "redis://:s3cret@127.0.0.1:1/0"
+    assert main(["bench", "--profile", "--quick", "--json", "--redis-url", url]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Redis at redis://:***@127.0.0.1:1/0" in err and "s3cret" not in err
+    monkeypatch.setattr(instructions.shutil, "which", lambda name: f"/usr/bin/{name}")  # valgrind or not
+    assert instructions.main(["--events", "10", "--redis-url", url]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Redis at redis://:***@127.0.0.1:1/0" in err and "s3cret" not in err
