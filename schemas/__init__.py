@@ -6,7 +6,17 @@ committed under `schemas/json/`.
 
 from schemas.cfc import CfcDetails, CfcOpponentValue, CfcState
 from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, POOLS, SYSTEMS
-from schemas.events import Bye, EventContent, EventCorrected, EventFinished, EventWithdrawn, Game, InputMessage, PeriodClosed, PlayerRef
+from schemas.events import (
+    Bye,
+    EventContent,
+    EventCorrected,
+    EventFinished,
+    EventWithdrawn,
+    Game,
+    InputMessage,
+    PeriodClosed,
+    PlayerRef,
+)
 from schemas.fide import FideDetails, FideState, InitialGame, NormCheck, PeriodSums, PublishedRating
 from schemas.naspa import NaspaDetails, NaspaSegment
 from schemas.ratings import Cause, Details, PlayerResult, RatingsUpdated

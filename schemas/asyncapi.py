@@ -17,11 +17,26 @@ ASYNCAPI_FILE = Path(__file__).with_name("asyncapi.json")
 MESSAGES = {
     "EventFinished": (EventFinished, "event.finished/v1", "A finished event, to be rated once."),
     "PeriodClosed": (PeriodClosed, "period.closed/v1", "Closes a FIDE rating period of one pool."),
-    "EventCorrected": (EventCorrected, "event.corrected/v1", "Replaces the content of a rated event; later events are re-rated."),
-    "EventWithdrawn": (EventWithdrawn, "event.withdrawn/v1", "A rated event stops counting; later events are re-rated."),
-    "RatingsUpdated": (RatingsUpdated, "ratings.updated/v1",
-                       "New ratings of one event, one chunk of a new list, or a revision of an event's result."),
-    "EventRejected": (EventRejected, "event.rejected/v1", "An input entry that was not applied, and why."),
+    "EventCorrected": (
+        EventCorrected,
+        "event.corrected/v1",
+        "Replaces the content of a rated event; later events are re-rated.",
+    ),
+    "EventWithdrawn": (
+        EventWithdrawn,
+        "event.withdrawn/v1",
+        "A rated event stops counting; later events are re-rated.",
+    ),
+    "RatingsUpdated": (
+        RatingsUpdated,
+        "ratings.updated/v1",
+        "New ratings of one event, one chunk of a new list, or a revision of an event's result.",
+    ),
+    "EventRejected": (
+        EventRejected,
+        "event.rejected/v1",
+        "An input entry that was not applied, and why.",
+    ),
 }
 _ENTRY = (
     "One Redis stream entry per message: the message as UTF-8 JSON in the field `__data__` "
@@ -32,7 +47,15 @@ _ENTRY = (
 def document(version: str = "0.1.0") -> dict:
     """The AsyncAPI 3.0 document; message payloads are the msgspec JSON Schemas."""
     (schemas,), components = msgspec.json.schema_components(
-        [RatingsUpdated | EventFinished | PeriodClosed | EventCorrected | EventWithdrawn | EventRejected], ref_template="#/components/schemas/{name}"
+        [
+            RatingsUpdated
+            | EventFinished
+            | PeriodClosed
+            | EventCorrected
+            | EventWithdrawn
+            | EventRejected
+        ],
+        ref_template="#/components/schemas/{name}",
     )
     del schemas
     components = portable(components, components)
@@ -60,28 +83,34 @@ def document(version: str = "0.1.0") -> dict:
         },
         "defaultContentType": "application/json",
         "servers": {
-            "redis": {"host": "127.0.0.1:6379", "protocol": "redis", "description": "Set by RATING_REDIS_URL."}
+            "redis": {
+                "host": "127.0.0.1:6379",
+                "protocol": "redis",
+                "description": "Set by RATING_REDIS_URL.",
+            }
         },
         "channels": {
             "events.finished": {
                 "address": "events.finished",
                 "description": "Input stream (RATING_INPUT_STREAMS); consumer group `rating-service`. With "
-                               "RATING_PARTITIONS=domains, one per partition (ordering domain): "
-                               "`{fide.standard}:events.finished` and so on (`rating-service streams` lists them); "
-                               "an event on another partition's stream is dead-lettered `misrouted`.",
-                "messages": refs("EventFinished", "PeriodClosed", "EventCorrected", "EventWithdrawn"),
+                "RATING_PARTITIONS=domains, one per partition (ordering domain): "
+                "`{fide.standard}:events.finished` and so on (`rating-service streams` lists them); "
+                "an event on another partition's stream is dead-lettered `misrouted`.",
+                "messages": refs(
+                    "EventFinished", "PeriodClosed", "EventCorrected", "EventWithdrawn"
+                ),
             },
             "ratings.updated": {
                 "address": "ratings.updated",
                 "description": "Output stream (RATING_OUTPUT_STREAM): one message per rated event, list chunk or "
-                               "revision. With RATING_PARTITIONS=domains, one per partition: "
-                               "`{fide.standard}:ratings.updated` and so on; read them all for every pool.",
+                "revision. With RATING_PARTITIONS=domains, one per partition: "
+                "`{fide.standard}:ratings.updated` and so on; read them all for every pool.",
                 "messages": refs("RatingsUpdated"),
             },
             "events.rejected": {
                 "address": "events.rejected",
                 "description": "Dead-letter stream (RATING_DEAD_LETTER_STREAM). With RATING_PARTITIONS=domains, "
-                               "one per partition: `{fide.standard}:events.rejected` and so on.",
+                "one per partition: `{fide.standard}:events.rejected` and so on.",
                 "messages": refs("EventRejected"),
             },
         },
@@ -89,8 +118,15 @@ def document(version: str = "0.1.0") -> dict:
             "rateEvents": {
                 "action": "receive",
                 "channel": {"$ref": "#/channels/events.finished"},
-                "messages": [{"$ref": f"#/channels/events.finished/messages/{name}"}
-                             for name in ("EventFinished", "PeriodClosed", "EventCorrected", "EventWithdrawn")],
+                "messages": [
+                    {"$ref": f"#/channels/events.finished/messages/{name}"}
+                    for name in (
+                        "EventFinished",
+                        "PeriodClosed",
+                        "EventCorrected",
+                        "EventWithdrawn",
+                    )
+                ],
             },
             "publishRatings": {
                 "action": "send",

@@ -47,16 +47,25 @@ class CfcOpponentValue(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
 
     round: int
     opponent: PlayerId
-    value: Annotated[float, msgspec.Meta(description="The opponent's value as used (717), 2 decimals.")]
-    value_exact: Annotated[Exact, msgspec.Meta(description="`value`, exact (a term of the 714a sum).")]
+    value: Annotated[
+        float, msgspec.Meta(description="The opponent's value as used (717), 2 decimals.")
+    ]
+    value_exact: Annotated[
+        Exact, msgspec.Meta(description="`value`, exact (a term of the 714a sum).")
+    ]
     basis: OpponentBasis
     score: float
     expected: Annotated[
-        float | None, msgspec.Meta(description="Expected score of the game, from the C3 table: exact hundredths.")
+        float | None,
+        msgspec.Meta(
+            description="Expected score of the game, from the C3 table: exact hundredths."
+        ),
     ] = None
 
 
-class CfcDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="system", tag="cfc"):
+class CfcDetails(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="system", tag="cfc"
+):
     """How a CFC figure was obtained, for a rating officer to check by hand.
 
     - `method`: 714a performance rating, 714b established formula, or none (no rated game).
@@ -83,26 +92,36 @@ class CfcDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_fi
     draws: int
     performance: Annotated[
         float | None,
-        msgspec.Meta(description="The event's performance (714a form), 2 decimals (exact: `performance_exact`)."),
+        msgspec.Meta(
+            description="The event's performance (714a form), 2 decimals (exact: `performance_exact`)."
+        ),
     ]
     performance_exact: Annotated[Exact | None, msgspec.Meta(description="`performance`, exact.")]
     ar: Annotated[float | None, msgspec.Meta(description="717 AR, 2 decimals (exact: `ar_exact`).")]
     ar_exact: Annotated[Exact | None, msgspec.Meta(description="`ar`, exact.")]
     pass_1: Annotated[
         float | None,
-        msgspec.Meta(description="717 pass-1 performance of a previously unrated player, 2 decimals (exact: `pass_1_exact`)."),
+        msgspec.Meta(
+            description="717 pass-1 performance of a previously unrated player, 2 decimals (exact: `pass_1_exact`)."
+        ),
     ]
     pass_1_exact: Annotated[Exact | None, msgspec.Meta(description="`pass_1`, exact.")]
     provisional_sum: Annotated[
         float | None,
-        msgspec.Meta(description="C1: the cumulative 714a sum after the event, 2 decimals (exact: `provisional_sum_exact`)."),
+        msgspec.Meta(
+            description="C1: the cumulative 714a sum after the event, 2 decimals (exact: `provisional_sum_exact`)."
+        ),
     ]
-    provisional_sum_exact: Annotated[Exact | None, msgspec.Meta(description="`provisional_sum`, exact.")]
+    provisional_sum_exact: Annotated[
+        Exact | None, msgspec.Meta(description="`provisional_sum`, exact.")
+    ]
     k: int | None
     expected_hundredths: int | None
     rating_before_bonus: Annotated[
         float | None,
-        msgspec.Meta(description="The unrounded rating before the 714c bonuses, 2 decimals (exact: `rating_before_bonus_exact`)."),
+        msgspec.Meta(
+            description="The unrounded rating before the 714c bonuses, 2 decimals (exact: `rating_before_bonus_exact`)."
+        ),
     ]
     rating_before_bonus_exact: Annotated[
         Exact | None,
@@ -111,9 +130,13 @@ class CfcDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_fi
     rule_2199: bool
     participation_bonus: Annotated[
         float,
-        msgspec.Meta(description="714c A participation bonus, 2 decimals (exact: `participation_bonus_exact`)."),
+        msgspec.Meta(
+            description="714c A participation bonus, 2 decimals (exact: `participation_bonus_exact`)."
+        ),
     ]
-    participation_bonus_exact: Annotated[Exact, msgspec.Meta(description="`participation_bonus`, exact.")]
+    participation_bonus_exact: Annotated[
+        Exact, msgspec.Meta(description="`participation_bonus`, exact.")
+    ]
     result_percent: int | None
     highest_before: int | None
     result_bonus: int

@@ -21,12 +21,17 @@ EventId = Annotated[
 ]
 PlayerId = Annotated[
     str,
-    msgspec.Meta(pattern=PLAYER_ID_PATTERN, description="Player id: 1-64 characters of [A-Za-z0-9._:@/-]."),
+    msgspec.Meta(
+        pattern=PLAYER_ID_PATTERN, description="Player id: 1-64 characters of [A-Za-z0-9._:@/-]."
+    ),
 ]
 Period = Annotated[str, msgspec.Meta(pattern=PERIOD_PATTERN, description="Rating period YYYY-MM.")]
 Exact = Annotated[
     str,
-    msgspec.Meta(pattern=EXACT_PATTERN, description="Exact rational number: an integer or 'numerator/denominator'."),
+    msgspec.Meta(
+        pattern=EXACT_PATTERN,
+        description="Exact rational number: an integer or 'numerator/denominator'.",
+    ),
 ]
 Round = Annotated[int, msgspec.Meta(ge=1, description="Round number, from 1.")]
 BirthYear = Annotated[int, msgspec.Meta(ge=1850, le=2200)]
@@ -37,7 +42,12 @@ Rating = Annotated[int, msgspec.Meta(ge=-10_000, le=10_000)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Score = Annotated[
     float,
-    msgspec.Meta(ge=0, le=1, description="Score of a game: 1, 0.5 or 0.", extra_json_schema={"enum": [0, 0.5, 1]}),
+    msgspec.Meta(
+        ge=0,
+        le=1,
+        description="Score of a game: 1, 0.5 or 0.",
+        extra_json_schema={"enum": [0, 0.5, 1]},
+    ),
 ]
 
 System = Literal["cfc", "fide", "naspa"]

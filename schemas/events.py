@@ -8,7 +8,7 @@ the events. They form one tagged union, `InputMessage`, keyed by the `schema` fi
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Union
+from typing import Annotated
 
 import msgspec
 
@@ -76,7 +76,11 @@ class EventCorrected(EventContent, tag_field="schema", tag="event.corrected/v1")
 
 
 class EventWithdrawn(
-    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="event.withdrawn/v1"
+    msgspec.Struct,
+    frozen=True,
+    forbid_unknown_fields=True,
+    tag_field="schema",
+    tag="event.withdrawn/v1",
 ):
     """The event stops counting, as if it had never been rated; later events are re-rated."""
 
@@ -87,7 +91,11 @@ class EventWithdrawn(
 
 
 class PeriodClosed(
-    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="period.closed/v1"
+    msgspec.Struct,
+    frozen=True,
+    forbid_unknown_fields=True,
+    tag_field="schema",
+    tag="period.closed/v1",
 ):
     """Closes a rating period of one pool (FIDE): the new list is computed and published."""
 
@@ -97,4 +105,4 @@ class PeriodClosed(
     ruleset: str | None = None
 
 
-InputMessage = Union[EventFinished, PeriodClosed, EventCorrected, EventWithdrawn]
+InputMessage = EventFinished | PeriodClosed | EventCorrected | EventWithdrawn

@@ -102,7 +102,9 @@ class InitialRating(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omi
     opponents_sum: int
     ra: Annotated[
         float | None,
-        msgspec.Meta(description="Ra = (opponents' ratings + 2 x 1800) / (n + 2), unrounded, 2 decimals (exact: `ra_exact`)."),
+        msgspec.Meta(
+            description="Ra = (opponents' ratings + 2 x 1800) / (n + 2), unrounded, 2 decimals (exact: `ra_exact`)."
+        ),
     ] = None
     ra_exact: Annotated[Exact | None, msgspec.Meta(description="`ra`, exact.")] = None
     p_hundredths: int | None = None
@@ -114,7 +116,14 @@ class InitialRating(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omi
     reason: str | None = None
 
 
-class FideGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, kw_only=True, gc=False):
+class FideGame(
+    msgspec.Struct,
+    frozen=True,
+    forbid_unknown_fields=True,
+    omit_defaults=True,
+    kw_only=True,
+    gc=False,
+):
     """One rated game of the player in the event, as FIDE's rating calculator lists it:
     opponent's rating, D, PD, W, W - We and K x (W - We) (FIDE 8.3.1-8.3.2).
 
@@ -135,7 +144,9 @@ class FideGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_def
     opponent: Annotated[PlayerId, msgspec.Meta(description="The opponent's player id.")]
     opponent_rating: Annotated[
         Rating,
-        msgspec.Meta(description="The opponent's rating as used: the list in force when the event started (F1)."),
+        msgspec.Meta(
+            description="The opponent's rating as used: the list in force when the event started (F1)."
+        ),
     ]
     difference: Annotated[
         int | None,
@@ -152,7 +163,9 @@ class FideGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_def
             "the lower-rated player's 1 - it), 2 decimals, exact. Null for a player without a rating (FIDE 8.2)."
         ),
     ] = None
-    score: Annotated[Score, msgspec.Meta(description="W, the player's score in the game (FIDE 8.3.2).")]
+    score: Annotated[
+        Score, msgspec.Meta(description="W, the player's score in the game (FIDE 8.3.2).")
+    ]
     change: Annotated[
         float | None,
         msgspec.Meta(
@@ -162,7 +175,9 @@ class FideGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_def
     ] = None
     k: Annotated[
         int | None,
-        msgspec.Meta(description="K of the period (FIDE 8.3.3, F5-F6), capped by K x n <= 700 over the period's games so far: `details.k`."),
+        msgspec.Meta(
+            description="K of the period (FIDE 8.3.3, F5-F6), capped by K x n <= 700 over the period's games so far: `details.k`."
+        ),
     ] = None
     rating_change: Annotated[
         float | None,
@@ -174,7 +189,13 @@ class FideGame(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_def
 
 
 class FideDetails(
-    msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True, kw_only=True, tag_field="system", tag="fide"
+    msgspec.Struct,
+    frozen=True,
+    forbid_unknown_fields=True,
+    omit_defaults=True,
+    kw_only=True,
+    tag_field="system",
+    tag="fide",
 ):
     """F9: FIDE's output. Kind `event`: the published rating stays; `event_change` is
     K x this event's sum, `projected_rating` the published rating plus the period's
@@ -188,16 +209,22 @@ class FideDetails(
     k: int | None
     event_change: Annotated[
         float | None,
-        msgspec.Meta(description="K x `event_sum`, unrounded (FIDE 8.3.2), 2 decimals (exact: `event_change_exact`)."),
+        msgspec.Meta(
+            description="K x `event_sum`, unrounded (FIDE 8.3.2), 2 decimals (exact: `event_change_exact`)."
+        ),
     ]
-    event_change_exact: Annotated[Exact | None, msgspec.Meta(description="`event_change`, exact.")] = None
+    event_change_exact: Annotated[
+        Exact | None, msgspec.Meta(description="`event_change`, exact.")
+    ] = None
     projected_rating: int | None
     games_counted: int
     projection: bool = False
     rating_used: int | None = None
     event_sum: Annotated[
         float | None,
-        msgspec.Meta(description="The event's sum of W - We (FIDE 8.3.4), 2 decimals (exact: `event_sum_exact`)."),
+        msgspec.Meta(
+            description="The event's sum of W - We (FIDE 8.3.4), 2 decimals (exact: `event_sum_exact`)."
+        ),
     ] = None
     event_sum_exact: Annotated[Exact | None, msgspec.Meta(description="`event_sum`, exact.")] = None
     period_games: int = 0
@@ -208,7 +235,9 @@ class FideDetails(
             "(exact: `period_sum_exact`)."
         ),
     ] = None
-    period_sum_exact: Annotated[Exact | None, msgspec.Meta(description="`period_sum`, exact.")] = None
+    period_sum_exact: Annotated[Exact | None, msgspec.Meta(description="`period_sum`, exact.")] = (
+        None
+    )
     k_applied: int | None = None
     period_change: Annotated[
         float | None,
@@ -217,7 +246,9 @@ class FideDetails(
             "(FIDE 8.3.4, F4); 2 decimals (exact: `period_change_exact`)."
         ),
     ] = None
-    period_change_exact: Annotated[Exact | None, msgspec.Meta(description="`period_change`, exact.")] = None
+    period_change_exact: Annotated[
+        Exact | None, msgspec.Meta(description="`period_change`, exact.")
+    ] = None
     initial: InitialRating | None = None
     performance: int | None = None
     norms: list[NormCheck] = []

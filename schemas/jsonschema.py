@@ -54,10 +54,18 @@ def portable(node: object, definitions: dict[str, dict]) -> object:
         raise ValueError(f"the variants are not those of the discriminator {discriminator}")
     for value, ref in discriminator["mapping"].items():
         variant = definitions[ref.rsplit("/", 1)[1]]
-        if tag not in variant.get("required", ()) or variant["properties"][tag] != {"enum": [value]}:
+        if tag not in variant.get("required", ()) or variant["properties"][tag] != {
+            "enum": [value]
+        }:
             raise ValueError(f"{ref} does not require `{tag}` to be {value!r}")
-    names = ", ".join(f"`{value}` {ref.rsplit('/', 1)[1]}" for value, ref in discriminator["mapping"].items())
-    return {**node, "oneOf": variants, "description": f"One variant, chosen by the `{tag}` field: {names}."}
+    names = ", ".join(
+        f"`{value}` {ref.rsplit('/', 1)[1]}" for value, ref in discriminator["mapping"].items()
+    )
+    return {
+        **node,
+        "oneOf": variants,
+        "description": f"One variant, chosen by the `{tag}` field: {names}.",
+    }
 
 
 def schema_of(schema: str) -> dict:

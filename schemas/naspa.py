@@ -22,13 +22,20 @@ from schemas.common import PlayerId, Round, Score
 
 EarnedWins = Annotated[float, msgspec.Meta(description="Earned wins: a multiple of 0.5, exact.")]
 ExpectedWins = Annotated[
-    float | None, msgspec.Meta(description="Expected wins (N1, summed over the counted games), 2 decimals.")
+    float | None,
+    msgspec.Meta(description="Expected wins (N1, summed over the counted games), 2 decimals."),
 ]
-Acceleration = Annotated[float, msgspec.Meta(description="Acceleration bonus received (N5), 2 decimals.")]
-Feedback = Annotated[float, msgspec.Meta(description="Feedback received from newcomer opponents (N5), 2 decimals.")]
+Acceleration = Annotated[
+    float, msgspec.Meta(description="Acceleration bonus received (N5), 2 decimals.")
+]
+Feedback = Annotated[
+    float, msgspec.Meta(description="Feedback received from newcomer opponents (N5), 2 decimals.")
+]
 UnroundedRating = Annotated[
     float | None,
-    msgspec.Meta(description="The new rating before it is rounded half up, 2 decimals (the engine rounds its float)."),
+    msgspec.Meta(
+        description="The new rating before it is rounded half up, 2 decimals (the engine rounds its float)."
+    ),
 ]
 
 
@@ -64,7 +71,9 @@ class NaspaSegment(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit
     unrounded_rating: UnroundedRating = None
 
 
-class NaspaOpponent(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False):
+class NaspaOpponent(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False
+):
     """One counted game of the player, as the engine rated it (rules-naspa.md N1-N5).
 
     The figures are the engine's own: `expected` is the very term it sums into
@@ -94,7 +103,9 @@ class NaspaOpponent(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     ]
 
 
-class NaspaDetails(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="system", tag="naspa"):
+class NaspaDetails(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="system", tag="naspa"
+):
     """How a NASPA figure was obtained, summed over the event's segments.
 
     `expected_wins`: for a rated player against the pre-event ratings of rated opponents

@@ -28,7 +28,7 @@ schemas/fide.py, schemas/naspa.py):
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -37,7 +37,7 @@ from schemas.common import Count, Period, PlayerId, Status, System
 from schemas.fide import FideDetails
 from schemas.naspa import NaspaDetails
 
-Details = Union[CfcDetails, FideDetails, NaspaDetails]
+Details = CfcDetails | FideDetails | NaspaDetails
 
 
 class PlayerResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -52,7 +52,10 @@ class PlayerResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     games: Count
     event_games: Count
     score: Annotated[
-        float, msgspec.Meta(description="Points scored in the event's rated games: a multiple of 0.5, exact.")
+        float,
+        msgspec.Meta(
+            description="Points scored in the event's rated games: a multiple of 0.5, exact."
+        ),
     ]
     expected: Annotated[
         float | None,
@@ -80,7 +83,11 @@ class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class RatingsUpdated(
-    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="ratings.updated/v1"
+    msgspec.Struct,
+    frozen=True,
+    forbid_unknown_fields=True,
+    tag_field="schema",
+    tag="ratings.updated/v1",
 ):
     """New ratings: of one event (`kind` event), one chunk of a published list (`list`), or
     the complete new result of an already-published event (`revision`, with `revision`

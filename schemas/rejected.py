@@ -22,7 +22,11 @@ REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
 
 
 class EventRejected(
-    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="schema", tag="event.rejected/v1"
+    msgspec.Struct,
+    frozen=True,
+    forbid_unknown_fields=True,
+    tag_field="schema",
+    tag="event.rejected/v1",
 ):
     """The original entry's fields verbatim (UTF-8 text; other bytes as base64 in
     `fields_base64`), where it came from, and a reason a machine and a person can read."""

@@ -53,7 +53,9 @@ class InvalidMessage(Exception):
 
 
 _decoder = msgspec.json.Decoder(InputMessage)
-INPUT_SCHEMAS = "'event.finished/v1', 'period.closed/v1', 'event.corrected/v1', 'event.withdrawn/v1'"
+INPUT_SCHEMAS = (
+    "'event.finished/v1', 'period.closed/v1', 'event.corrected/v1', 'event.withdrawn/v1'"
+)
 
 
 def decode_input(data: bytes | str, limits: Limits = Limits()) -> InputMessage:
@@ -64,7 +66,15 @@ def decode_input(data: bytes | str, limits: Limits = Limits()) -> InputMessage:
     """
     size = len(data.encode() if isinstance(data, str) else data)
     if size > limits.max_bytes:
-        raise InvalidMessage([Problem("$", f"message is {size} bytes, over the limit of {limits.max_bytes}", "too_large")])
+        raise InvalidMessage(
+            [
+                Problem(
+                    "$",
+                    f"message is {size} bytes, over the limit of {limits.max_bytes}",
+                    "too_large",
+                )
+            ]
+        )
     try:
         message = _decoder.decode(data)
     except msgspec.ValidationError as exc:
@@ -98,45 +108,75 @@ def check_message(message: InputMessage, limits: Limits = Limits()) -> list[Prob
     problems: list[Problem] = []
     if message.pool is not None and message.pool not in POOLS[message.system]:
         allowed = ", ".join(POOLS[message.system])
-        problems.append(Problem("$.pool", f"unknown pool {message.pool!r} for {message.system} (one of {allowed})"))
+        problems.append(
+            Problem(
+                "$.pool", f"unknown pool {message.pool!r} for {message.system} (one of {allowed})"
+            )
+        )
     if isinstance(message, PeriodClosed) and message.system not in PERIOD_SYSTEMS:
-        problems.append(Problem(
-            "$.system",
-            f"{message.system} has no rating periods: it rates each event as it ends, so there is no period to"
-            f" close (only {', '.join(PERIOD_SYSTEMS)} publishes periodic lists)",
-        ))
+        problems.append(
+            Problem(
+                "$.system",
+                f"{message.system} has no rating periods: it rates each event as it ends, so there is no period to"
+                f" close (only {', '.join(PERIOD_SYSTEMS)} publishes periodic lists)",
+            )
+        )
     if isinstance(message, EventContent):
         problems.extend(_check_event(message, limits))
     return problems
 
 
-def _check_event(event: EventContent, limits: Limits) -> list[Problem]:
+def _check_event(event: EventContent, limits: Limits) -> list[Problem]:  # noqa: C901
     problems: list[Problem] = []
     if event.end_date < event.start_date:
-        problems.append(Problem("$.end_date", f"end_date {event.end_date} is before start_date {event.start_date}"))
+        problems.append(
+            Problem(
+                "$.end_date", f"end_date {event.end_date} is before start_date {event.start_date}"
+            )
+        )
     if len(event.players) > limits.max_players:
         problems.append(
-            Problem("$.players", f"{len(event.players)} players, over the limit of {limits.max_players}", "too_large")
+            Problem(
+                "$.players",
+                f"{len(event.players)} players, over the limit of {limits.max_players}",
+                "too_large",
+            )
         )
     if len(event.games) > limits.max_games:
-        problems.append(Problem("$.games", f"{len(event.games)} games, over the limit of {limits.max_games}", "too_large"))
+        problems.append(
+            Problem(
+                "$.games",
+                f"{len(event.games)} games, over the limit of {limits.max_games}",
+                "too_large",
+            )
+        )
     if not event.players:
         problems.append(Problem("$.players", "an event needs at least one player"))
     declared: set[str] = set()
     for i, player in enumerate(event.players):
         if player.id in declared:
-            problems.append(Problem(f"$.players[{i}].id", f"player {player.id!r} is declared twice"))
+            problems.append(
+                Problem(f"$.players[{i}].id", f"player {player.id!r} is declared twice")
+            )
         declared.add(player.id)
     for i, game in enumerate(event.games):
         where = f"$.games[{i}]"
         if game.score not in VALID_SCORES:
-            problems.append(Problem(f"{where}.score", f"score {game.score} is not one of 1, 0.5, 0"))
+            problems.append(
+                Problem(f"{where}.score", f"score {game.score} is not one of 1, 0.5, 0")
+            )
         if game.round > event.rounds:
-            problems.append(Problem(f"{where}.round", f"round {game.round} is after the last round {event.rounds}"))
+            problems.append(
+                Problem(
+                    f"{where}.round", f"round {game.round} is after the last round {event.rounds}"
+                )
+            )
         for side in ("a", "b"):
             pid = getattr(game, side)
             if pid not in declared:
-                problems.append(Problem(f"{where}.{side}", f"player {pid!r} is not declared in players"))
+                problems.append(
+                    Problem(f"{where}.{side}", f"player {pid!r} is not declared in players")
+                )
         if game.a == game.b:
             problems.append(Problem(f"{where}.b", f"player {game.a!r} cannot play itself"))
     for i, bye in enumerate(event.byes):
@@ -144,9 +184,15 @@ def _check_event(event: EventContent, limits: Limits) -> list[Problem]:
         if bye.score not in VALID_SCORES:
             problems.append(Problem(f"{where}.score", f"score {bye.score} is not one of 1, 0.5, 0"))
         if bye.round > event.rounds:
-            problems.append(Problem(f"{where}.round", f"round {bye.round} is after the last round {event.rounds}"))
+            problems.append(
+                Problem(
+                    f"{where}.round", f"round {bye.round} is after the last round {event.rounds}"
+                )
+            )
         if bye.player not in declared:
-            problems.append(Problem(f"{where}.player", f"player {bye.player!r} is not declared in players"))
+            problems.append(
+                Problem(f"{where}.player", f"player {bye.player!r} is not declared in players")
+            )
     # A too-large message is reported as such first: it is the reason a producer must fix.
     problems.sort(key=lambda p: p.reason != "too_large")
     return problems

@@ -12,11 +12,18 @@ the service writes exactly that. Nothing here does I/O.
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
-from schemas.events import EventContent, EventCorrected, EventFinished, EventWithdrawn, InputMessage, PeriodClosed
+from schemas.events import (
+    EventContent,
+    EventCorrected,
+    EventFinished,
+    EventWithdrawn,
+    InputMessage,
+    PeriodClosed,
+)
 from schemas.ratings import Cause, RatingsUpdated
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord, PoolState, unrated_record
@@ -57,7 +64,9 @@ class ListRules:
     def _engines(self, system: str, pool: str) -> list[Engine]:
         engines = self._by_pool.get((system, pool))
         if engines is None:
-            engines = self._by_pool[(system, pool)] = [e for e in self.registry if e.system == system and pool in e.pools]
+            engines = self._by_pool[(system, pool)] = [
+                e for e in self.registry if e.system == system and pool in e.pools
+            ]
         return engines
 
     def status_for(self, system: str, pool: str, rating: int | None, games: int) -> str | None:
@@ -68,7 +77,12 @@ class ListRules:
         engines = self._engines(record.system, record.pool)
         if not engines:
             known = sorted({p for e in self.registry if e.system == record.system for p in e.pools})
-            return [("pool", f"no {record.system} ruleset rates pool {record.pool!r} (pools: {', '.join(known)})")]
+            return [
+                (
+                    "pool",
+                    f"no {record.system} ruleset rates pool {record.pool!r} (pools: {', '.join(known)})",
+                )
+            ]
         found: list[tuple[str, str]] = []
         for engine in engines:
             for problem in engine.record_problems(record):
@@ -170,7 +184,9 @@ def engine_for(message: InputMessage | EventContent, registry: Registry) -> Engi
             getattr(message, "event_id", None),
         )
     if message.pool not in engine.pools:
-        raise Rejected("invalid", f"ruleset {engine.ruleset} does not rate pool {message.pool!r}", "$.pool")
+        raise Rejected(
+            "invalid", f"ruleset {engine.ruleset} does not rate pool {message.pool!r}", "$.pool"
+        )
     return engine
 
 
@@ -185,12 +201,26 @@ def needs(message: InputMessage, registry: Registry) -> Needs:
     if isinstance(message, EventContent):
         ids = tuple([p.id for p in message.players])
         revises = message.event_id if isinstance(message, EventCorrected) else None
-        return Needs(message.system, message.pool, ids, engine.seed_pools.get(message.pool), marker, domain, revises)
+        return Needs(
+            message.system,
+            message.pool,
+            ids,
+            engine.seed_pools.get(message.pool),
+            marker,
+            domain,
+            revises,
+        )
     return Needs(message.system, message.pool, None, None, marker, domain)
 
 
-def event_output(event: EventFinished, engine: Engine, results: list, source_id: str,
-                 records: Mapping[str, PlayerRecord] | None = None, **revision) -> RatingsUpdated:
+def event_output(
+    event: EventFinished,
+    engine: Engine,
+    results: list,
+    source_id: str,
+    records: Mapping[str, PlayerRecord] | None = None,
+    **revision,
+) -> RatingsUpdated:
     """The `ratings.updated/v1` of one event (a first result, or a revision of it). Each
     player's name is their record's (`records`: the records the event was rated from, named
     from the list, else from an event), else the event's."""
@@ -200,40 +230,83 @@ def event_output(event: EventFinished, engine: Engine, results: list, source_id:
             if record.name:
                 names[pid] = record.name
     if names:
-        results = [msgspec.structs.replace(r, name=names[r.id]) if r.id in names else r for r in results]
+        results = [
+            msgspec.structs.replace(r, name=names[r.id]) if r.id in names else r for r in results
+        ]
     if revision:
         return RatingsUpdated(
-            kind="revision", system=event.system, pool=event.pool or "", ruleset=engine.ruleset,
-            source_id=source_id, players=results, event_id=event.event_id, period=event.period, name=event.name,
-            start_date=event.start_date, end_date=event.end_date, **revision,
+            kind="revision",
+            system=event.system,
+            pool=event.pool or "",
+            ruleset=engine.ruleset,
+            source_id=source_id,
+            players=results,
+            event_id=event.event_id,
+            period=event.period,
+            name=event.name,
+            start_date=event.start_date,
+            end_date=event.end_date,
+            **revision,
         )
     # kind, system, pool, ruleset, source_id, players, event_id, period, chunk, chunks, name,
     # start_date, end_date (positional: the hot path)
-    return RatingsUpdated("event", event.system, event.pool or "", engine.ruleset, source_id, results,  # type: ignore[arg-type]
-                          event.event_id, event.period, 1, 1, event.name, event.start_date, event.end_date)
+    return RatingsUpdated(
+        "event",
+        event.system,
+        event.pool or "",
+        engine.ruleset,
+        source_id,
+        results,  # type: ignore[arg-type]
+        event.event_id,
+        event.period,
+        1,
+        1,
+        event.name,
+        event.start_date,
+        event.end_date,
+    )
 
 
-def _list_outputs(message: PeriodClosed, engine: Engine, results: list, source_id: str) -> list[RatingsUpdated]:
+def _list_outputs(
+    message: PeriodClosed, engine: Engine, results: list, source_id: str
+) -> list[RatingsUpdated]:
     chunks = [results[i : i + LIST_CHUNK] for i in range(0, len(results), LIST_CHUNK)] or [[]]
     year, month = (int(part) for part in message.period.split("-"))
-    in_force = f"{year + month // 12:04d}-{month % 12 + 1:02d}"  # the list closing November is December's
+    in_force = (
+        f"{year + month // 12:04d}-{month % 12 + 1:02d}"  # the list closing November is December's
+    )
     return [
-        RatingsUpdated(kind="list", system=message.system, pool=message.pool or "", ruleset=engine.ruleset,
-                       source_id=source_id, period=message.period, players=chunk, chunk=n, chunks=len(chunks),
-                       list_period=in_force)
+        RatingsUpdated(
+            kind="list",
+            system=message.system,
+            pool=message.pool or "",
+            ruleset=engine.ruleset,
+            source_id=source_id,
+            period=message.period,
+            players=chunk,
+            chunk=n,
+            chunks=len(chunks),
+            list_period=in_force,
+        )
         for n, chunk in enumerate(chunks, 1)
     ]
 
 
-def _rated(engine: Engine, data: EventInput, event_id: str, own: bool) -> tuple[list, list[PlayerRecord]]:
+def _rated(
+    engine: Engine, data: EventInput, event_id: str, own: bool
+) -> tuple[list, list[PlayerRecord]]:
     """Rate one event; a rejection names the event when it is a later one of a cascade."""
     try:
         outcome = engine.rate_event(data)
     except EngineRejection as exc:
         if own:
             raise Rejected(exc.reason, exc.message, exc.path, event_id) from None
-        raise Rejected(exc.reason, f"re-rating the later event {data.event.event_id!r}: {exc.message}", "$",
-                       event_id) from None
+        raise Rejected(
+            exc.reason,
+            f"re-rating the later event {data.event.event_id!r}: {exc.message}",
+            "$",
+            event_id,
+        ) from None
     return outcome.results, outcome.records
 
 
@@ -256,7 +329,9 @@ class MemoryLedger:
       (`key + packed entry`); `previous_records`, each changed record as it was before.
     """
 
-    def __init__(self, records: Iterable[PlayerRecord] = (), pools: Iterable[PoolState] = (), markers=None):
+    def __init__(
+        self, records: Iterable[PlayerRecord] = (), pools: Iterable[PoolState] = (), markers=None
+    ):
         self.records: dict[tuple[str, str], dict[str, PlayerRecord]] = {}
         self.pools: dict[tuple[str, str], PoolState] = {(p.system, p.pool): p for p in pools}
         self.markers: dict[str, str] = dict(markers or {})
@@ -324,12 +399,17 @@ class MemoryLedger:
         closed = self.pool_state(who[0], who[1]).closed_through
         if state is None or state.fide is None or closed is None:
             return state
-        periods = {s.period for s in state.fide.periods} | {g.period for g in state.fide.initial_games}
+        periods = {s.period for s in state.fide.periods} | {
+            g.period for g in state.fide.initial_games
+        }
         for period in sorted(p for p in periods if p <= closed):
             year, month = (int(part) for part in period.split("-"))
             before = f"{year - (month == 1):04d}-{(month - 2) % 12 + 1:02d}"  # closed through the month before
-            outcome = engine.close_period(PeriodClosed(system=who[0], pool=who[1], period=period),  # type: ignore[arg-type]
-                                          {who[2]: state}, PoolState(system=who[0], pool=who[1], closed_through=before))  # type: ignore[arg-type]
+            outcome = engine.close_period(
+                PeriodClosed(system=who[0], pool=who[1], period=period),  # type: ignore[arg-type]
+                {who[2]: state},
+                PoolState(system=who[0], pool=who[1], closed_through=before),
+            )  # type: ignore[arg-type]
             state = next((r for r in outcome.records if r.id == who[2]), state)
         return state
 
@@ -343,8 +423,14 @@ class MemoryLedger:
 
     # ------------------------------------------------------------------ applying
 
-    def process(self, message: InputMessage, registry: Registry, source_id: str, arrival: int | None = None,
-                max_cascade: int = 0) -> Applied | Duplicate:
+    def process(
+        self,
+        message: InputMessage,
+        registry: Registry,
+        source_id: str,
+        arrival: int | None = None,
+        max_cascade: int = 0,
+    ) -> Applied | Duplicate:
         """Apply one message and commit its effect (raises Rejected: then nothing changed).
         `arrival` orders events with equal dates (the service: the entry id); `max_cascade`
         (0: none) is the most later events one message may re-rate."""
@@ -367,8 +453,16 @@ class MemoryLedger:
                 outputs = self._append(message, engine, order, domain, source_id)
                 rerated = 0
             else:
-                outputs, rerated = self._cascade(message.event_id, None, message, order, "inserted", registry,
-                                                 source_id, max_cascade)
+                outputs, rerated = self._cascade(
+                    message.event_id,
+                    None,
+                    message,
+                    order,
+                    "inserted",
+                    registry,
+                    source_id,
+                    max_cascade,
+                )
             self.markers[key] = self.changed_markers[key] = digest
             return Applied(outputs, key, digest, rerated)
         return self._revise(message, registry, source_id, max_cascade)
@@ -381,9 +475,13 @@ class MemoryLedger:
         if known == digest:
             return True
         hint = " (to change a rated event, publish event.corrected/v1)" if event_id else ""
-        raise Rejected("conflict", f"{key} was already applied with other content{hint}", "$", event_id)
+        raise Rejected(
+            "conflict", f"{key} was already applied with other content{hint}", "$", event_id
+        )
 
-    def _close(self, message: PeriodClosed, registry: Registry, source_id: str) -> Applied | Duplicate:
+    def _close(
+        self, message: PeriodClosed, registry: Registry, source_id: str
+    ) -> Applied | Duplicate:
         """A period's close: the engine decides whether it is due, from the pool's records
         and the end date of the pool's last rated event (its timeline's tail)."""
         key, digest = marker_key(message), content_digest(message)
@@ -393,27 +491,39 @@ class MemoryLedger:
         pool = message.pool or ""
         tail = self.tail(ordering_domain(message.system, pool))
         try:
-            outcome = engine.close_period(message, dict(self.records.get((message.system, pool), {})),
-                                          self.pool_state(message.system, pool), end_date_of(tail) if tail else None)
+            outcome = engine.close_period(
+                message,
+                dict(self.records.get((message.system, pool), {})),
+                self.pool_state(message.system, pool),
+                end_date_of(tail) if tail else None,
+            )
         except EngineRejection as exc:
             raise Rejected(exc.reason, exc.message, exc.path) from None
         self._store_records(outcome.records)
-        self.pools[(message.system, pool)] = self.changed_pools[(message.system, pool)] = outcome.pool
+        self.pools[(message.system, pool)] = self.changed_pools[(message.system, pool)] = (
+            outcome.pool
+        )
         self.markers[key] = self.changed_markers[key] = digest
         outputs = _list_outputs(message, engine, outcome.results, source_id)
         for output in outputs:
             self._publish(output, list_key(message.period))
         return Applied(outputs, key, digest)
 
-    def _inputs(self, event: EventFinished, engine: Engine, before: Mapping[PlayerKey, PlayerRecord]) -> EventInput:
+    def _inputs(
+        self, event: EventFinished, engine: Engine, before: Mapping[PlayerKey, PlayerRecord]
+    ) -> EventInput:
         """The engine's input: the players' records as given by `before` (None: unrated)
         and, where the pool is seeded from another, their records there."""
         pool = event.pool or ""
         records = {}
         for p in event.players:
-            state = before.get((event.system, pool, p.id)) or unrated_record(event.system, pool, p.id)
+            state = before.get((event.system, pool, p.id)) or unrated_record(
+                event.system, pool, p.id
+            )
             current = self.record(event.system, pool, p.id)  # a state from a history has no name
-            records[p.id] = _named(_named(state, current.name if current is not None else None), p.name)
+            records[p.id] = _named(
+                _named(state, current.name if current is not None else None), p.name
+            )
         seed_pool = engine.seed_pools.get(pool)
         seeds: dict[str, PlayerRecord] = {}
         if seed_pool is not None:
@@ -423,8 +533,9 @@ class MemoryLedger:
                     seeds[p.id] = seed
         return EventInput(event, records, self.pool_state(event.system, pool), seeds)
 
-    def _append(self, event: EventFinished, engine: Engine, key: bytes, domain: str,
-                source_id: str) -> list[RatingsUpdated]:
+    def _append(
+        self, event: EventFinished, engine: Engine, key: bytes, domain: str, source_id: str
+    ) -> list[RatingsUpdated]:
         """Rate an event that comes last in date order: the players' current records. Each
         player's record before it is appended to their history (the hot path: no search)."""
         system, pool = event.system, event.pool or ""
@@ -465,44 +576,91 @@ class MemoryLedger:
         self._publish(output, key)
         return [output]
 
-    def _revise(self, message: EventCorrected | EventWithdrawn, registry: Registry, source_id: str,
-                max_cascade: int) -> Applied | Duplicate:
+    def _revise(
+        self,
+        message: EventCorrected | EventWithdrawn,
+        registry: Registry,
+        source_id: str,
+        max_cascade: int,
+    ) -> Applied | Duplicate:
         """A correction or withdrawal of an archived event."""
         marker = marker_key(message)
         archived = self.archives.get(message.event_id)
         if archived is None:
-            rated = " (it was rated before the archive began: re-rate offline and import)" if marker in self.markers else ""
-            raise Rejected("invalid", f"event {message.event_id!r} is not a rated event of this stream{rated}",
-                           "$.event_id", message.event_id)
+            rated = (
+                " (it was rated before the archive began: re-rate offline and import)"
+                if marker in self.markers
+                else ""
+            )
+            raise Rejected(
+                "invalid",
+                f"event {message.event_id!r} is not a rated event of this stream{rated}",
+                "$.event_id",
+                message.event_id,
+            )
         old = archived.event
         for field in ("system", "pool"):
             if getattr(message, field) != getattr(old, field):
-                raise Rejected("invalid", f"event {message.event_id!r} was rated in {field} {getattr(old, field)!r};"
-                               f" a correction cannot change its {field}", f"$.{field}", message.event_id)
+                raise Rejected(
+                    "invalid",
+                    f"event {message.event_id!r} was rated in {field} {getattr(old, field)!r};"
+                    f" a correction cannot change its {field}",
+                    f"$.{field}",
+                    message.event_id,
+                )
         if isinstance(message, EventWithdrawn):
             if archived.withdrawn:
                 return Duplicate(marker)
-            outputs, rerated = self._cascade(message.event_id, archived, None, None, "withdrawn", registry,
-                                             source_id, max_cascade)
+            outputs, rerated = self._cascade(
+                message.event_id,
+                archived,
+                None,
+                None,
+                "withdrawn",
+                registry,
+                source_id,
+                max_cascade,
+            )
         else:
             event = as_finished(message)
             if not archived.withdrawn and event == old:
                 return Duplicate(marker)
             engine_for(event, registry)
             key = order_key(event, int.from_bytes(archived.key[9:], "big"))  # its arrival stays
-            outputs, rerated = self._cascade(message.event_id, archived, event, key, "corrected", registry,
-                                             source_id, max_cascade)
+            outputs, rerated = self._cascade(
+                message.event_id,
+                archived,
+                event,
+                key,
+                "corrected",
+                registry,
+                source_id,
+                max_cascade,
+            )
         return Applied(outputs, marker, self.markers.get(marker, ""), rerated)
 
     def _check_open(self, event: EventFinished, what: str) -> None:
         """FIDE: nothing in a closed period is inserted, corrected or withdrawn."""
         closed = self.pool_state(event.system, event.pool or "").closed_through
         if closed is not None and event.period is not None and event.period <= closed:
-            raise Rejected("period_closed", f"{what} period {event.period}, which is closed (closed through {closed})",
-                           "$.period", event.event_id)
+            raise Rejected(
+                "period_closed",
+                f"{what} period {event.period}, which is closed (closed through {closed})",
+                "$.period",
+                event.event_id,
+            )
 
-    def _cascade(self, event_id: str, old: Archived | None, new: EventFinished | None, new_key: bytes | None,
-                 cause: str, registry: Registry, source_id: str, max_cascade: int) -> tuple[list[RatingsUpdated], int]:
+    def _cascade(  # noqa: C901
+        self,
+        event_id: str,
+        old: Archived | None,
+        new: EventFinished | None,
+        new_key: bytes | None,
+        cause: str,
+        registry: Registry,
+        source_id: str,
+        max_cascade: int,
+    ) -> tuple[list[RatingsUpdated], int]:
         """Re-rate from the earliest place the change touches (design "Order (v1.1)").
 
         Walk the domain's events from there in date order, with `dirty` holding each player
@@ -516,18 +674,25 @@ class MemoryLedger:
         if old is not None and old_key:
             self._check_open(old.event, "the event is in")
         if new is not None:
-            self._check_open(new, "it would move the event into" if old is not None else "the event is in")
+            self._check_open(
+                new, "it would move the event into" if old is not None else "the event is in"
+            )
         start = min(k for k in (old_key, new_key) if k)
         domain = ordering_domain((new or old.event).system, (new or old.event).pool or "")  # type: ignore[union-attr]
         timeline = self.timelines.get(domain, [])
         steps: list[tuple[bytes, int, str]] = []  # (key, 0 removal / 1 event, event id)
-        for member in timeline[first_at_or_after(timeline, start):]:
+        for member in timeline[first_at_or_after(timeline, start) :]:
             key, eid = split_member(member)
             steps.append((key, 0 if eid.decode() == event_id else 1, eid.decode()))
         later = len(steps) - (1 if old_key else 0)
         if max_cascade and later > max_cascade:
-            raise Rejected("too_large", f"this {cause} correction re-rates {later} later events of {domain}, over the"
-                           f" limit of {max_cascade} (RATING_MAX_CASCADE_EVENTS)", "$", event_id)
+            raise Rejected(
+                "too_large",
+                f"this {cause} correction re-rates {later} later events of {domain}, over the"
+                f" limit of {max_cascade} (RATING_MAX_CASCADE_EVENTS)",
+                "$",
+                event_id,
+            )
         if new is not None:
             steps.append((new_key, 1, event_id))  # type: ignore[arg-type]
         steps.sort(key=lambda step: (step[0], step[1]))
@@ -536,14 +701,25 @@ class MemoryLedger:
         history: dict[PlayerKey, MemberChanges] = {}
         archives: dict[str, Archived] = {}
         outputs: list[RatingsUpdated] = []
-        published: list[tuple[RatingsUpdated, bytes, Iterable[str]]] = []  # (message, key, players it drops)
+        published: list[
+            tuple[RatingsUpdated, bytes, Iterable[str]]
+        ] = []  # (message, key, players it drops)
         revision_cause = Cause(type=cause, event_id=event_id)  # type: ignore[arg-type]
         rerated = 0
         if cause == "withdrawn":
             assert old is not None
             engine = engine_for(old.event, registry)
-            outputs.append(event_output(old.event, engine, [], source_id, revision=old.revision + 1,
-                                        cause=revision_cause, withdrawn=True))
+            outputs.append(
+                event_output(
+                    old.event,
+                    engine,
+                    [],
+                    source_id,
+                    revision=old.revision + 1,
+                    cause=revision_cause,
+                    withdrawn=True,
+                )
+            )
             published.append((outputs[-1], old.key, [p.id for p in old.event.players]))
             archives[event_id] = Archived(old.key, old.event, old.revision + 1, b"", True)
         for key, kind, eid in steps:
@@ -566,7 +742,11 @@ class MemoryLedger:
             engine = engine_for(event, registry)
             pool = event.pool or ""
             seed_pool = engine.seed_pools.get(pool)
-            touched = [(event.system, pl, p.id) for p in event.players for pl in ((pool, seed_pool) if seed_pool else (pool,))]
+            touched = [
+                (event.system, pl, p.id)
+                for p in event.players
+                for pl in ((pool, seed_pool) if seed_pool else (pool,))
+            ]
             if not changed:
                 for who in touched:
                     if who in dirty:
@@ -603,10 +783,22 @@ class MemoryLedger:
             elif changed or digest != archived.digest:  # type: ignore[union-attr]
                 assert archived is not None
                 revision = archived.revision + 1
-                outputs.append(event_output(event, engine, results, source_id, data.records, revision=revision,
-                                            cause=revision_cause))
-                dropped = ({p.id for p in old.event.players} - {p.id for p in event.players}
-                           if changed and old is not None else ())
+                outputs.append(
+                    event_output(
+                        event,
+                        engine,
+                        results,
+                        source_id,
+                        data.records,
+                        revision=revision,
+                        cause=revision_cause,
+                    )
+                )
+                dropped = (
+                    {p.id for p in old.event.players} - {p.id for p in event.players}
+                    if changed and old is not None
+                    else ()
+                )
                 published.append((outputs[-1], key, dropped))
                 archives[eid] = Archived(key, event, revision, digest)
 
@@ -644,7 +836,9 @@ class MemoryLedger:
                 pool = self.records[(record.system, record.pool)] = {}
             current = pool.get(record.id)
             if current is not None and record.name is None and current.name is not None:
-                record = msgspec.structs.replace(record, name=current.name)  # a state from a history has no name
+                record = msgspec.structs.replace(
+                    record, name=current.name
+                )  # a state from a history has no name
             who = (record.system, record.pool, record.id)
             if who not in previous:
                 previous[who] = current
@@ -680,9 +874,11 @@ class MemoryLedger:
         return sorted_entries(self.entries.get((system, pool, player_id), {}).items())
 
     def _archive(self, archived: Archived) -> None:
-        self.archives[archived.event.event_id] = self.changed_archives[archived.event.event_id] = archived
+        self.archives[archived.event.event_id] = self.changed_archives[archived.event.event_id] = (
+            archived
+        )
 
-    def _timeline_change(self, domain: str) -> "_SortedChanges":
+    def _timeline_change(self, domain: str) -> _SortedChanges:
         timeline = self.timelines.get(domain)
         if timeline is None:
             timeline = self.timelines[domain] = []
@@ -691,8 +887,11 @@ class MemoryLedger:
             changes = self.timeline_changes[domain] = MemberChanges()
         return _SortedChanges(timeline, changes)
 
-    def _history_change(self, who: PlayerKey) -> "_SortedChanges":
-        return _SortedChanges(self.histories.setdefault(who, []), self.history_changes.setdefault(who, MemberChanges()))
+    def _history_change(self, who: PlayerKey) -> _SortedChanges:
+        return _SortedChanges(
+            self.histories.setdefault(who, []),
+            self.history_changes.setdefault(who, MemberChanges()),
+        )
 
     def all_records(self) -> list[PlayerRecord]:
         return [r for key in sorted(self.records) for _, r in sorted(self.records[key].items())]

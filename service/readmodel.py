@@ -19,7 +19,7 @@ Pure: Structs and bytes in, bytes out.
 from __future__ import annotations
 
 import unicodedata
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import msgspec
 
@@ -47,8 +47,12 @@ def list_field(period: str) -> str:
 # A HistoryEntry as stored: the same fields in the same order, as a MessagePack array.
 _Packed = msgspec.defstruct(
     "_Packed",
-    [(f.name, f.type) if f.required else (f.name, f.type, f.default) for f in msgspec.structs.fields(HistoryEntry)],
-    array_like=True, frozen=True,
+    [
+        (f.name, f.type) if f.required else (f.name, f.type, f.default)
+        for f in msgspec.structs.fields(HistoryEntry)
+    ],
+    array_like=True,
+    frozen=True,
 )
 
 
@@ -90,24 +94,71 @@ def entries_of(message: RatingsUpdated) -> Iterator[tuple[str, str, HistoryEntry
         assert message.period is not None
         field, period, list_period = list_field(message.period), message.period, message.list_period
         for r in message.players:
-            yield r.id, field, HistoryEntry(
-                "list", None, None, None, None, period, list_period, r.old_rating, r.new_rating, r.change,
-                r.old_status, r.status, r.games, r.event_games, r.score, r.expected, r.performance,
+            yield (
+                r.id,
+                field,
+                HistoryEntry(
+                    "list",
+                    None,
+                    None,
+                    None,
+                    None,
+                    period,
+                    list_period,
+                    r.old_rating,
+                    r.new_rating,
+                    r.change,
+                    r.old_status,
+                    r.status,
+                    r.games,
+                    r.event_games,
+                    r.score,
+                    r.expected,
+                    r.performance,
+                ),
             )
         return
     event_id = message.event_id
     assert event_id is not None
-    name, start, end, revision = message.name, message.start_date, message.end_date, message.revision or 0
+    name, start, end, revision = (
+        message.name,
+        message.start_date,
+        message.end_date,
+        message.revision or 0,
+    )
     period = message.period if fide else None
     for r in message.players:
         new, change = r.new_rating, r.change
         projected = getattr(r.details, "projected_rating", None) if fide else None
-        if projected is not None:  # FIDE: the rating stays until the list; the line shows the projection (F9)
+        if (
+            projected is not None
+        ):  # FIDE: the rating stays until the list; the line shows the projection (F9)
             new = projected
             change = projected - r.old_rating if r.old_rating is not None else None
-        yield r.id, event_id, HistoryEntry(
-            "event", event_id, name, start, end, period, None, r.old_rating, new, change, r.old_status, r.status,
-            r.games, r.event_games, r.score, r.expected, r.performance, revision, projected is not None,
+        yield (
+            r.id,
+            event_id,
+            HistoryEntry(
+                "event",
+                event_id,
+                name,
+                start,
+                end,
+                period,
+                None,
+                r.old_rating,
+                new,
+                change,
+                r.old_status,
+                r.status,
+                r.games,
+                r.event_games,
+                r.score,
+                r.expected,
+                r.performance,
+                revision,
+                projected is not None,
+            ),
         )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from bisect import bisect_left
-from typing import Iterable
+from collections.abc import Iterable
 
 import msgspec
 
@@ -61,8 +61,12 @@ def order_key(event: EventContent, arrival: int) -> bytes:
         months = int(year) * 12 + int(month) - 1
     if not 0 <= arrival < _ARRIVAL_LIMIT:
         raise OverflowError(f"arrival {arrival} does not fit the order key's 8 bytes")
-    return ((months << 112) | (event.end_date.toordinal() << 88) | (event.start_date.toordinal() << 64)
-            | arrival).to_bytes(KEY_LEN, "big")
+    return (
+        (months << 112)
+        | (event.end_date.toordinal() << 88)
+        | (event.start_date.toordinal() << 64)
+        | arrival
+    ).to_bytes(KEY_LEN, "big")
 
 
 _ARRIVAL_LIMIT = 1 << 64
@@ -86,7 +90,18 @@ def split_member(member: bytes) -> tuple[bytes, bytes]:
 
 _STATUS_CODES = {"unrated": 0, "provisional": 1, "established": 2}
 _STATUSES = ("unrated", "provisional", "established")
-_STATE_FIELDS = ("rating", "status", "games", "highest", "birth_year", "ever_2300", "ever_2400", "k", "cfc", "fide")
+_STATE_FIELDS = (
+    "rating",
+    "status",
+    "games",
+    "highest",
+    "birth_year",
+    "ever_2300",
+    "ever_2400",
+    "k",
+    "cfc",
+    "fide",
+)
 _packer = msgspec.msgpack.Encoder()
 _list_decoder = msgspec.msgpack.Decoder(list)
 
@@ -95,8 +110,18 @@ def pack_state(record: PlayerRecord) -> bytes:
     """A record without what its key already says (system, pool, id): its fields in a fixed
     order, trailing defaults left out, as MessagePack (a CFC established player: ~8 bytes)."""
     r = record
-    values = [r.rating, _STATUS_CODES[r.status], r.games, r.highest, r.birth_year, r.ever_2300, r.ever_2400, r.k,
-              r.cfc, r.fide]
+    values = [
+        r.rating,
+        _STATUS_CODES[r.status],
+        r.games,
+        r.highest,
+        r.birth_year,
+        r.ever_2300,
+        r.ever_2400,
+        r.k,
+        r.cfc,
+        r.fide,
+    ]
     n = 10
     while n > 3 and (values[n - 1] is None or values[n - 1] is False):  # None / False: the defaults
         n -= 1
@@ -112,7 +137,9 @@ def unpack_state(system: str, pool: str, player_id: str, packed: bytes) -> Playe
     fields = dict(zip(_STATE_FIELDS, values))
     if "status" in fields:
         fields["status"] = _STATUSES[fields["status"]]
-    return msgspec.convert({"system": system, "pool": pool, "id": player_id, **fields}, PlayerRecord)
+    return msgspec.convert(
+        {"system": system, "pool": pool, "id": player_id, **fields}, PlayerRecord
+    )
 
 
 # ------------------------------------------------------------------ the archive
@@ -159,26 +186,48 @@ class _Event(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
 
 def _pack_event(event: EventFinished) -> _Event:
     return _Event(
-        event.event_id, event.system, event.pool or "", event.ruleset or "", event.name,
-        event.start_date.toordinal(), event.end_date.toordinal(), event.rounds,
+        event.event_id,
+        event.system,
+        event.pool or "",
+        event.ruleset or "",
+        event.name,
+        event.start_date.toordinal(),
+        event.end_date.toordinal(),
+        event.rounds,
         [_Player(p.id, p.name, p.birth_year) for p in event.players],
         [_Game(g.round, g.a, g.b, round(g.score * 2), g.forfeit) for g in event.games],
         [_Bye(b.round, b.player, round(b.score * 2)) for b in event.byes],
-        event.period, event.one_third_rated,
+        event.period,
+        event.one_third_rated,
     )
 
 
 def _unpack_event(packed: _Event) -> EventFinished:
-    return msgspec.convert({
-        "event_id": packed.event_id, "system": packed.system, "pool": packed.pool, "ruleset": packed.ruleset,
-        "name": packed.name, "start_date": dt.date.fromordinal(packed.start).isoformat(),
-        "end_date": dt.date.fromordinal(packed.end).isoformat(), "rounds": packed.rounds,
-        "players": [{"id": p.id, "name": p.name, "birth_year": p.birth_year} for p in packed.players],
-        "games": [{"round": g.round, "a": g.a, "b": g.b, "score": g.halves / 2, "forfeit": g.forfeit}
-                  for g in packed.games],
-        "byes": [{"round": b.round, "player": b.player, "score": b.halves / 2} for b in packed.byes],
-        "period": packed.period, "one_third_rated": packed.one_third_rated,
-    }, EventFinished)
+    return msgspec.convert(
+        {
+            "event_id": packed.event_id,
+            "system": packed.system,
+            "pool": packed.pool,
+            "ruleset": packed.ruleset,
+            "name": packed.name,
+            "start_date": dt.date.fromordinal(packed.start).isoformat(),
+            "end_date": dt.date.fromordinal(packed.end).isoformat(),
+            "rounds": packed.rounds,
+            "players": [
+                {"id": p.id, "name": p.name, "birth_year": p.birth_year} for p in packed.players
+            ],
+            "games": [
+                {"round": g.round, "a": g.a, "b": g.b, "score": g.halves / 2, "forfeit": g.forfeit}
+                for g in packed.games
+            ],
+            "byes": [
+                {"round": b.round, "player": b.player, "score": b.halves / 2} for b in packed.byes
+            ],
+            "period": packed.period,
+            "one_third_rated": packed.one_third_rated,
+        },
+        EventFinished,
+    )
 
 
 class _Stored(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
@@ -206,13 +255,21 @@ _archive_decoder = msgspec.msgpack.Decoder(_Stored)
 
 
 def encode_archived(archived: Archived) -> bytes:
-    stored = _Stored(archived.key, _pack_event(archived.event), archived.revision, archived.digest, archived.withdrawn)
+    stored = _Stored(
+        archived.key,
+        _pack_event(archived.event),
+        archived.revision,
+        archived.digest,
+        archived.withdrawn,
+    )
     return _archive_encoder.encode(stored)
 
 
 def decode_archived(raw: bytes) -> Archived:
     stored = _archive_decoder.decode(raw)
-    return Archived(stored.key, _unpack_event(stored.event), stored.revision, stored.digest, stored.withdrawn)
+    return Archived(
+        stored.key, _unpack_event(stored.event), stored.revision, stored.digest, stored.withdrawn
+    )
 
 
 def results_digest(results: Iterable[PlayerResult]) -> bytes:

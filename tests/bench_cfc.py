@@ -34,13 +34,27 @@ def build(seed: int = 2009) -> tuple[bytes, dict[str, PlayerRecord]]:
     for i, pid in enumerate(ids):
         if i < 350:
             rating = rng.randint(400, 2600)
-            records[pid] = PlayerRecord(system="cfc", pool="regular", id=pid, rating=rating, status="established",
-                                        games=rng.randint(25, 900), highest=rating + rng.randint(0, 200))
+            records[pid] = PlayerRecord(
+                system="cfc",
+                pool="regular",
+                id=pid,
+                rating=rating,
+                status="established",
+                games=rng.randint(25, 900),
+                highest=rating + rng.randint(0, 200),
+            )
         elif i < 450:
             rating, games = rng.randint(600, 2200), rng.randint(1, 24)
-            records[pid] = PlayerRecord(system="cfc", pool="regular", id=pid, rating=rating, status="provisional",
-                                        games=games, highest=rating,
-                                        cfc=CfcState(provisional_sum=str(rating * games + rng.randint(-2, 2))))
+            records[pid] = PlayerRecord(
+                system="cfc",
+                pool="regular",
+                id=pid,
+                rating=rating,
+                status="provisional",
+                games=games,
+                highest=rating,
+                cfc=CfcState(provisional_sum=str(rating * games + rng.randint(-2, 2))),
+            )
         else:
             records[pid] = PlayerRecord(system="cfc", pool="regular", id=pid)
     games, byes = [], []
@@ -55,9 +69,16 @@ def build(seed: int = 2009) -> tuple[bytes, dict[str, PlayerRecord]]:
                 game["forfeit"] = True
             games.append(game)
     message = {
-        "schema": "event.finished/v1", "event_id": "bench-500x9", "system": "cfc", "name": "Benchmark open",
-        "start_date": "2009-07-01", "end_date": "2009-07-05", "rounds": ROUNDS,
-        "players": [{"id": pid} for pid in ids], "games": games, "byes": byes,
+        "schema": "event.finished/v1",
+        "event_id": "bench-500x9",
+        "system": "cfc",
+        "name": "Benchmark open",
+        "start_date": "2009-07-01",
+        "end_date": "2009-07-05",
+        "rounds": ROUNDS,
+        "players": [{"id": pid} for pid in ids],
+        "games": games,
+        "byes": byes,
     }
     return msgspec.json.encode(message), records
 
@@ -76,7 +97,9 @@ def main() -> None:
         engine_times.append(t2 - t1)
         total_times.append(t2 - t0)
     assert len(outcome.results) == PLAYERS and event.rounds == ROUNDS
-    print(f"CFC cfc-2009: {PLAYERS} players, {ROUNDS} rounds, {len(event.games)} games; median of {RUNS} runs:")
+    print(
+        f"CFC cfc-2009: {PLAYERS} players, {ROUNDS} rounds, {len(event.games)} games; median of {RUNS} runs:"
+    )
     print(f"  engine rate_event:   {statistics.median(engine_times) * 1000:.1f} ms")
     print(f"  decode + rate_event: {statistics.median(total_times) * 1000:.1f} ms")
 

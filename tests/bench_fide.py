@@ -44,10 +44,14 @@ def built_records(rng: random.Random) -> dict[str, PlayerRecord]:
                 )
                 for _ in range(min(games[i], 8))
             ]
-            records[pid] = PlayerRecord(system="fide", pool="standard", id=pid, fide=FideState(initial_games=pooled))
+            records[pid] = PlayerRecord(
+                system="fide", pool="standard", id=pid, fide=FideState(initial_games=pooled)
+            )
         else:
             n = games[i]
-            sums = PeriodSums(period=PERIOD, sum_hundredths=rng.randint(-50 * n, 50 * n), games=n, points_halves=n)
+            sums = PeriodSums(
+                period=PERIOD, sum_hundredths=rng.randint(-50 * n, 50 * n), games=n, points_halves=n
+            )
             records[pid] = PlayerRecord(
                 system="fide",
                 pool="standard",
@@ -109,7 +113,9 @@ def time_rating(engine: FideEngine, rng: random.Random) -> float:
     batch = events(rng)
     start = time.perf_counter()
     for event in batch:
-        outcome = engine.rate_event(EventInput(event, {p.id: store[p.id] for p in event.players}, pool))
+        outcome = engine.rate_event(
+            EventInput(event, {p.id: store[p.id] for p in event.players}, pool)
+        )
         for record in outcome.records:
             store[record.id] = record
     return time.perf_counter() - start
@@ -131,7 +137,9 @@ def main() -> None:
         f"close_period: {PLAYERS:,} players, {GAMES:,} games, {len(outcome.results):,} listed: "
         f"median {statistics.median(closes):.3f} s over {RUNS} runs"
     )
-    print(f"rate_event: 2,000 events, {GAMES:,} games: median {statistics.median(rates):.3f} s over 3 runs")
+    print(
+        f"rate_event: 2,000 events, {GAMES:,} games: median {statistics.median(rates):.3f} s over 3 runs"
+    )
 
 
 if __name__ == "__main__":

@@ -26,9 +26,15 @@ def build_event(seed: int = 2024) -> EventInput:
     strength = {p: rng.gauss(1400, 350) for p in ids}
     records = {}
     for i, p in enumerate(ids):
-        rating = None if i < NEWCOMERS else max(300, min(2200, int(strength[p] + rng.gauss(0, 100))))
+        rating = (
+            None if i < NEWCOMERS else max(300, min(2200, int(strength[p] + rng.gauss(0, 100))))
+        )
         records[p] = PlayerRecord(
-            system="naspa", pool="nwl", id=p, rating=rating, status="unrated" if rating is None else "established",
+            system="naspa",
+            pool="nwl",
+            id=p,
+            rating=rating,
+            status="unrated" if rating is None else "established",
             games=0 if rating is None else rng.randrange(0, 500),
         )
     wins = {p: 0.0 for p in ids}
@@ -43,8 +49,16 @@ def build_event(seed: int = 2024) -> EventInput:
             wins[b] += 1 - score
             games.append(Game(round=rnd, a=a, b=b, score=score))
     event = EventFinished(
-        event_id="bench", system="naspa", name="Bench", start_date=dt.date(2024, 7, 1), end_date=dt.date(2024, 7, 5),
-        rounds=ROUNDS, players=[PlayerRef(id=p) for p in ids], games=games, pool="nwl", ruleset="nsa2008",
+        event_id="bench",
+        system="naspa",
+        name="Bench",
+        start_date=dt.date(2024, 7, 1),
+        end_date=dt.date(2024, 7, 5),
+        rounds=ROUNDS,
+        players=[PlayerRef(id=p) for p in ids],
+        games=games,
+        pool="nwl",
+        ruleset="nsa2008",
     )
     return EventInput(event, records, PoolState(system="naspa", pool="nwl"))
 
@@ -58,7 +72,9 @@ def main() -> None:
         outcome = engine.rate_event(data)
         times.append(time.perf_counter() - t0)
     newcomers = [r for r in outcome.results if r.old_rating is None]
-    iterations = sorted({s.newcomer_iterations for r in newcomers for s in r.details.segments if s.newcomer})
+    iterations = sorted(
+        {s.newcomer_iterations for r in newcomers for s in r.details.segments if s.newcomer}
+    )
     print(
         f"naspa nsa2008: {PLAYERS} players, {ROUNDS} rounds, {NEWCOMERS} newcomers, {len(data.event.games)} games: "
         f"median {statistics.median(times) * 1000:.1f} ms over {RUNS} runs "

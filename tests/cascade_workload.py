@@ -25,8 +25,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import msgspec
 
@@ -87,25 +88,84 @@ def case(name: str, tag: str = "") -> Case:
     share one stream."""
     if name == "cfc":
         regulars = tuple(f"{tag}c{i}" for i in range(8))
-        start = tuple(PlayerRecord(system="cfc", pool="regular", id=p, rating=1400 + 60 * i, status="established",
-                                   games=40, highest=1450 + 60 * i) for i, p in enumerate(regulars))
-        return Case(name, "cfc", ("regular",), start, regulars, tuple(f"{tag}cn{i}" for i in range(3)),
-                    {"regular": "active"})
+        start = tuple(
+            PlayerRecord(
+                system="cfc",
+                pool="regular",
+                id=p,
+                rating=1400 + 60 * i,
+                status="established",
+                games=40,
+                highest=1450 + 60 * i,
+            )
+            for i, p in enumerate(regulars)
+        )
+        return Case(
+            name,
+            "cfc",
+            ("regular",),
+            start,
+            regulars,
+            tuple(f"{tag}cn{i}" for i in range(3)),
+            {"regular": "active"},
+        )
     if name in ("fide", "fide-close", EARLY):
         regulars = tuple(f"{tag}f{i}" for i in range(8))
-        start = tuple(PlayerRecord(system="fide", pool="standard", id=p, rating=1800 + 50 * i, status="established",
-                                   games=60 + i, birth_year=1980 + i) for i, p in enumerate(regulars))
-        return Case(name, "fide", ("standard",), start, regulars, tuple(f"{tag}fn{i}" for i in range(3)),
-                    {"standard": "rapid"})
+        start = tuple(
+            PlayerRecord(
+                system="fide",
+                pool="standard",
+                id=p,
+                rating=1800 + 50 * i,
+                status="established",
+                games=60 + i,
+                birth_year=1980 + i,
+            )
+            for i, p in enumerate(regulars)
+        )
+        return Case(
+            name,
+            "fide",
+            ("standard",),
+            start,
+            regulars,
+            tuple(f"{tag}fn{i}" for i in range(3)),
+            {"standard": "rapid"},
+        )
     if name == "naspa":
         regulars = tuple(f"{tag}w{i}" for i in range(8))
-        start = tuple(PlayerRecord(system="naspa", pool="nwl", id=p, rating=1000 + 80 * i, status="established",
-                                   games=50 + i) for i, p in enumerate(regulars))
+        start = tuple(
+            PlayerRecord(
+                system="naspa",
+                pool="nwl",
+                id=p,
+                rating=1000 + 80 * i,
+                status="established",
+                games=50 + i,
+            )
+            for i, p in enumerate(regulars)
+        )
         # Three of them are on the csw list too; the others start csw from their nwl rating.
-        start += tuple(PlayerRecord(system="naspa", pool="csw", id=p, rating=1100 + 90 * i, status="established",
-                                    games=30) for i, p in enumerate(regulars[:3]))
-        return Case(name, "naspa", ("nwl", "csw"), start, regulars, tuple(f"{tag}wn{i}" for i in range(3)),
-                    {"nwl": "csw", "csw": "nwl"})
+        start += tuple(
+            PlayerRecord(
+                system="naspa",
+                pool="csw",
+                id=p,
+                rating=1100 + 90 * i,
+                status="established",
+                games=30,
+            )
+            for i, p in enumerate(regulars[:3])
+        )
+        return Case(
+            name,
+            "naspa",
+            ("nwl", "csw"),
+            start,
+            regulars,
+            tuple(f"{tag}wn{i}" for i in range(3)),
+            {"nwl": "csw", "csw": "nwl"},
+        )
     raise ValueError(name)
 
 
@@ -131,8 +191,10 @@ WINDOWS = {
     "naspa": [Window(dt.date(2025, 11, 3), dt.date(2025, 11, 12))],
     "fide": [Window(dt.date(2025, 10, 5), dt.date(2025, 10, 14))],
     # P1 events (some ending in November, counted in October: the period sorts first), then P2.
-    "fide-close:1": [Window(dt.date(2025, 10, 5), dt.date(2025, 10, 14)),
-                     Window(dt.date(2025, 11, 1), dt.date(2025, 11, 2), P1)],
+    "fide-close:1": [
+        Window(dt.date(2025, 10, 5), dt.date(2025, 10, 14)),
+        Window(dt.date(2025, 11, 1), dt.date(2025, 11, 2), P1),
+    ],
     "fide-close:2": [Window(dt.date(2025, 11, 5), dt.date(2025, 11, 12))],
 }
 
@@ -163,7 +225,10 @@ def _players(choose: Chooser, c: Case, pool: str) -> list[str]:
 
 def _games(choose: Chooser, ids: list[str]) -> tuple[int, list[dict]]:
     pairs = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
-    games = [{"round": r + 1, "a": a, "b": b, "score": choose.pick([0, 0.5, 1])} for r, (a, b) in enumerate(pairs)]
+    games = [
+        {"round": r + 1, "a": a, "b": b, "score": choose.pick([0, 0.5, 1])}
+        for r, (a, b) in enumerate(pairs)
+    ]
     return len(pairs), games
 
 
@@ -172,9 +237,16 @@ def new_event(choose: Chooser, c: Case, event_id: str, windows: list[Window]) ->
     ids = _players(choose, c, pool)
     rounds, games = _games(choose, ids)
     return {
-        "schema": "event.finished/v1", "event_id": event_id, "system": c.system, "pool": pool,
-        "name": f"Event {event_id}", **_dates(choose, windows), "rounds": rounds,
-        "players": [{"id": p, "name": f"Player {p}"} if choose.chance(50) else {"id": p} for p in ids],
+        "schema": "event.finished/v1",
+        "event_id": event_id,
+        "system": c.system,
+        "pool": pool,
+        "name": f"Event {event_id}",
+        **_dates(choose, windows),
+        "rounds": rounds,
+        "players": [
+            {"id": p, "name": f"Player {p}"} if choose.chance(50) else {"id": p} for p in ids
+        ],
         "games": games,
     }
 
@@ -203,8 +275,12 @@ def corrected(choose: Chooser, c: Case, base: dict, windows: list[Window]) -> di
 
 
 def withdrawn(event: dict) -> dict:
-    message = {"schema": "event.withdrawn/v1", "event_id": event["event_id"], "system": event["system"],
-               "pool": event["pool"]}
+    message = {
+        "schema": "event.withdrawn/v1",
+        "event_id": event["event_id"],
+        "system": event["system"],
+        "pool": event["pool"],
+    }
     return message
 
 
@@ -230,8 +306,16 @@ def _index_of_finished(seq: list[dict], event_id: str, lo: int = 0) -> int | Non
     return None
 
 
-def _traffic(choose: Chooser, c: Case, events: list[dict], windows: list[Window], seq: list[dict], lo: int,
-             extra: int, tag: str) -> None:
+def _traffic(
+    choose: Chooser,
+    c: Case,
+    events: list[dict],
+    windows: list[Window],
+    seq: list[dict],
+    lo: int,
+    extra: int,
+    tag: str,
+) -> None:
     """The events in a random order from index `lo` of `seq`, then `extra` changes, duplicates
     and invalid messages placed at random (changes mostly after their event's finished)."""
     for event in choose.sample(events, len(events)):
@@ -242,7 +326,9 @@ def _traffic(choose: Chooser, c: Case, events: list[dict], windows: list[Window]
         after = _index_of_finished(seq, target["event_id"], lo)
         if kind <= 3:  # a correction
             _place(choose, seq, corrected(choose, c, target, windows), after, lo)
-        elif kind <= 5:  # a withdrawal, sometimes followed by a correction that brings the event back
+        elif (
+            kind <= 5
+        ):  # a withdrawal, sometimes followed by a correction that brings the event back
             _place(choose, seq, withdrawn(target), after, lo)
             if choose.chance(50):
                 at = next(i for i in range(lo, len(seq)) if seq[i] == withdrawn(target))
@@ -266,7 +352,9 @@ def _traffic(choose: Chooser, c: Case, events: list[dict], windows: list[Window]
                 _place(choose, seq, dict(target, name="Same id, other event"), after, lo)
 
 
-def workload(choose: Chooser, name: str, events: int = 5, extra: int = 6, tag: str = "") -> Workload:
+def workload(
+    choose: Chooser, name: str, events: int = 5, extra: int = 6, tag: str = ""
+) -> Workload:
     """One case's messages in arrival order (event ids are `<tag>e<n>`)."""
     c = case(name, tag)
     seq: list[dict] = []
@@ -286,7 +374,9 @@ def workload(choose: Chooser, name: str, events: int = 5, extra: int = 6, tag: s
     for _ in range(choose.integer(1, 3)):
         late = choose.integer(0, 3)
         if late == 0:  # a late event of the closed period
-            seq.insert(choose.integer(lo, len(seq)), new_event(choose, c, f"{tag}late{len(seq)}", w1))
+            seq.insert(
+                choose.integer(lo, len(seq)), new_event(choose, c, f"{tag}late{len(seq)}", w1)
+            )
         elif late == 1:  # a correction of a closed period's event
             seq.insert(choose.integer(lo, len(seq)), corrected(choose, c, choose.pick(first), w1))
         elif late == 2:  # its withdrawal
@@ -296,7 +386,9 @@ def workload(choose: Chooser, name: str, events: int = 5, extra: int = 6, tag: s
             after = _index_of_finished(seq, target["event_id"], lo)
             _place(choose, seq, corrected(choose, c, target, w1), after, lo)
     if name == EARLY:  # some of the next period's events come before the closing
-        close = seq.index({"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": P1})
+        close = seq.index(
+            {"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": P1}
+        )
         for event in choose.sample(second, choose.integer(1, len(second))):
             at = _index_of_finished(seq, event["event_id"], close + 1)
             if at is not None:
@@ -351,7 +443,11 @@ class Model:
         known = self.events.get(message.event_id)
         if isinstance(message, EventFinished):
             if known is not None:
-                return ("duplicate", None, None) if message == known.first else ("rejected", "conflict", "$")
+                return (
+                    ("duplicate", None, None)
+                    if message == known.first
+                    else ("rejected", "conflict", "$")
+                )
             if self._closed(message):
                 return ("rejected", "period_closed", "$.period")
             self.events[message.event_id] = ModelEvent(message, arrival, message)
@@ -406,10 +502,24 @@ def date_order_fold(start: Iterable[PlayerRecord], models: list[Model], registry
     items: list[tuple[tuple, InputMessage]] = []
     for model in models:
         for arrival, event in enumerate(model.final_events()):
-            items.append(((event.system, event.pool if event.system != "naspa" else "", order_of(event, 0)[:3],
-                           arrival), event))
+            items.append(
+                (
+                    (
+                        event.system,
+                        event.pool if event.system != "naspa" else "",
+                        order_of(event, 0)[:3],
+                        arrival,
+                    ),
+                    event,
+                )
+            )
         for close in model.closes:
-            items.append(((close.system, close.pool, (close.period, dt.date.max, dt.date.max), 1 << 30), close))
+            items.append(
+                (
+                    (close.system, close.pool, (close.period, dt.date.max, dt.date.max), 1 << 30),
+                    close,
+                )
+            )
     # Date order within each domain; domains are independent, so any order between them.
     items.sort(key=lambda item: item[0])
     ledger = MemoryLedger(start)
@@ -432,8 +542,18 @@ def figures(out: RatingsUpdated) -> tuple:
     less the players' names: a name is a label kept once known (README "For websites"), so
     which players have one depends on which events arrived before."""
     players = [msgspec.structs.replace(p, name=None) for p in out.players]
-    return (out.system, out.pool, out.ruleset, out.event_id, out.period, out.name, out.start_date, out.end_date,
-            out.withdrawn, players)
+    return (
+        out.system,
+        out.pool,
+        out.ruleset,
+        out.event_id,
+        out.period,
+        out.name,
+        out.start_date,
+        out.end_date,
+        out.withdrawn,
+        players,
+    )
 
 
 def significant(records: Iterable[PlayerRecord]) -> dict[tuple, PlayerRecord]:
@@ -442,11 +562,18 @@ def significant(records: Iterable[PlayerRecord]) -> dict[tuple, PlayerRecord]:
     a label kept once known (README "For websites"), not rating state: which events named
     a player first depends on the arrival order."""
     stripped = (msgspec.structs.replace(r, name=None) for r in records)
-    return {(r.system, r.pool, r.id): r for r in stripped if r != unrated_record(r.system, r.pool, r.id)}
+    return {
+        (r.system, r.pool, r.id): r for r in stripped if r != unrated_record(r.system, r.pool, r.id)
+    }
 
 
-def check_against_fold(records: Iterable[PlayerRecord], last: dict[str, RatingsUpdated], lists: list[RatingsUpdated],
-                       models: list[Model], fold: Fold) -> None:
+def check_against_fold(
+    records: Iterable[PlayerRecord],
+    last: dict[str, RatingsUpdated],
+    lists: list[RatingsUpdated],
+    models: list[Model],
+    fold: Fold,
+) -> None:
     """The records and the last message per event id equal the fold's; a withdrawn event's
     last message says so, with no players."""
     assert significant(records) == significant(fold.ledger.all_records())
@@ -458,14 +585,20 @@ def check_against_fold(records: Iterable[PlayerRecord], last: dict[str, RatingsU
             assert out.withdrawn and out.players == [] and out.kind == "revision", out
         else:
             assert figures(out) == figures(fold.last[eid]), (eid, out, fold.last[eid])
-    assert [(o.period, o.chunk, o.players) for o in lists] == [(o.period, o.chunk, o.players) for o in fold.lists]
+    assert [(o.period, o.chunk, o.players) for o in lists] == [
+        (o.period, o.chunk, o.players) for o in fold.lists
+    ]
 
 
-def check_histories(history_of: Callable[[str, str, str], list[HistoryEntry]], players: Iterable[tuple[str, str, str]],
-                    fold: Fold) -> None:
+def check_histories(
+    history_of: Callable[[str, str, str], list[HistoryEntry]],
+    players: Iterable[tuple[str, str, str]],
+    fold: Fold,
+) -> None:
     """Every player's history (from `history_of`) equals the fold's, line for line, but for
     the revision counts (a fold publishes each event once). `players`: whose histories
     the tested side holds (none may be missing from the fold, nor the fold's from it)."""
+
     def plain(entries: list[HistoryEntry]) -> list[HistoryEntry]:
         return [msgspec.structs.replace(e, revision=0) for e in entries]
 
@@ -486,5 +619,8 @@ def check_revisions(outputs: list[RatingsUpdated]) -> None:
             assert eid not in seen and out.revision is None and out.cause is None, out
             seen[eid] = 0  # type: ignore[index]
         else:
-            assert out.revision == seen.get(eid, -1) + 1 and out.cause is not None, (out, seen.get(eid))  # type: ignore[arg-type]
+            assert out.revision == seen.get(eid, -1) + 1 and out.cause is not None, (
+                out,
+                seen.get(eid),
+            )  # type: ignore[arg-type]
             seen[eid] = out.revision  # type: ignore[index]

@@ -13,13 +13,15 @@ import os
 import time
 import uuid
 import warnings
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
 
 def pytest_addoption(parser):
-    parser.addoption("--soak-full", action="store_true", help="run the full-size (20,000 events) soak test")
+    parser.addoption(
+        "--soak-full", action="store_true", help="run the full-size (20,000 events) soak test"
+    )
 
 
 def _ping(url: str, attempts: int = 1) -> bool:
@@ -64,7 +66,10 @@ def redis_url() -> Iterator[str]:
         try:
             container.start()
         except Exception as exc:  # e.g. the image cannot be pulled: go on to a local server
-            warnings.warn(f"a Docker engine answers but its Redis did not start ({exc}); using a local server")
+            warnings.warn(
+                f"a Docker engine answers but its Redis did not start ({exc}); using a local server",
+                stacklevel=2,
+            )
         else:
             try:
                 yield f"redis://{container.get_container_host_ip()}:{container.get_exposed_port(6379)}/0"
@@ -76,7 +81,9 @@ def redis_url() -> Iterator[str]:
     try:
         binary = find_binary(prefer="path")  # redis-server on PATH, else the embedded server's
     except EmbeddedError as exc:
-        pytest.fail(f"no Redis for the integration tests: REDIS_URL is not set, no Docker engine answers, and {exc}")
+        pytest.fail(
+            f"no Redis for the integration tests: REDIS_URL is not set, no Docker engine answers, and {exc}"
+        )
     server = EmbeddedServer(persistent=False, binary=binary)
     try:
         server.start()

@@ -16,8 +16,15 @@ class CountingEngine:
 
     seed_pools: dict = {}
 
-    def __init__(self, system="cfc", ruleset="cfc-2009", pools=("regular", "active"), has_periods=False):
-        self.system, self.ruleset, self.pools, self.has_periods = system, ruleset, pools, has_periods
+    def __init__(
+        self, system="cfc", ruleset="cfc-2009", pools=("regular", "active"), has_periods=False
+    ):
+        self.system, self.ruleset, self.pools, self.has_periods = (
+            system,
+            ruleset,
+            pools,
+            has_periods,
+        )
 
     def rate_event(self, data: EventInput) -> Outcome:
         if data.event.name == "refuse":
@@ -26,7 +33,9 @@ class CountingEngine:
             raise RuntimeError("a bug in an engine")
         closed = data.pool.closed_through
         if data.event.period and closed and data.event.period <= closed:
-            raise EngineRejection("period_closed", f"period {data.event.period} is closed", "$.period")
+            raise EngineRejection(
+                "period_closed", f"period {data.event.period} is closed", "$.period"
+            )
         scores = {p.id: 0.0 for p in data.event.players}
         for g in data.event.games:
             scores[g.a] += g.score
@@ -35,9 +44,21 @@ class CountingEngine:
         for p in data.event.players:
             old = data.records[p.id]
             new = ((old.rating or 1000) * 31 + int(2 * scores[p.id]) + len(data.event.name)) % 3000
-            records.append(msgspec.structs.replace(old, rating=new, status="established", games=old.games + 1))
+            records.append(
+                msgspec.structs.replace(old, rating=new, status="established", games=old.games + 1)
+            )
             results.append(
-                PlayerResult(p.id, old.rating, new, None, old.status, "established", old.games + 1, 0, scores[p.id])
+                PlayerResult(
+                    p.id,
+                    old.rating,
+                    new,
+                    None,
+                    old.status,
+                    "established",
+                    old.games + 1,
+                    0,
+                    scores[p.id],
+                )
             )
         return Outcome(results, records, data.pool)
 
@@ -51,4 +72,9 @@ class CountingEngine:
 
 def counting_registry() -> Registry:
     """The double as CFC, and as FIDE (the system with periods, for the plumbing of a close)."""
-    return Registry([CountingEngine(), CountingEngine("fide", "fide-2024", ("standard", "rapid", "blitz"), True)])
+    return Registry(
+        [
+            CountingEngine(),
+            CountingEngine("fide", "fide-2024", ("standard", "rapid", "blitz"), True),
+        ]
+    )

@@ -8,7 +8,15 @@ from pathlib import Path
 
 from schemas.common import POOLS
 from schemas.ratings import RatingsUpdated
-from schemas.reads import HistoryEntry, PlayerHistory, PlayerList, PlayerView, PoolList, PoolSummary, RankedPlayer
+from schemas.reads import (
+    HistoryEntry,
+    PlayerHistory,
+    PlayerList,
+    PlayerView,
+    PoolList,
+    PoolSummary,
+    RankedPlayer,
+)
 from schemas.records import PlayerRecord
 from schemas.validation import decode_input
 from service.engine.registry import default_registry
@@ -17,9 +25,9 @@ from service.rating import MemoryLedger
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "deploy" / "examples"
 UPDATED = {
-    ("cfc", "regular"): dt.datetime(2025, 11, 3, 12, 0, tzinfo=dt.timezone.utc),
-    ("fide", "standard"): dt.datetime(2025, 12, 1, 9, 30, tzinfo=dt.timezone.utc),
-    ("naspa", "nwl"): dt.datetime(2025, 10, 20, 18, 0, tzinfo=dt.timezone.utc),
+    ("cfc", "regular"): dt.datetime(2025, 11, 3, 12, 0, tzinfo=dt.UTC),
+    ("fide", "standard"): dt.datetime(2025, 12, 1, 9, 30, tzinfo=dt.UTC),
+    ("naspa", "nwl"): dt.datetime(2025, 10, 20, 18, 0, tzinfo=dt.UTC),
 }
 
 
@@ -29,9 +37,16 @@ def rate_examples() -> tuple[MemoryLedger, list[RatingsUpdated]]:
         records += read_list(str(EXAMPLES / name))
     ledger = MemoryLedger(records)
     outputs: list[RatingsUpdated] = []
-    for name in ("cfc-event.json", "fide-event.json", "fide-period-closed.json", "naspa-event.json"):
+    for name in (
+        "cfc-event.json",
+        "fide-event.json",
+        "fide-period-closed.json",
+        "naspa-event.json",
+    ):
         message = decode_input((EXAMPLES / name).read_bytes())
-        outputs += ledger.process(message, default_registry(), source_id=f"1764500000000-{len(outputs)}").outputs
+        outputs += ledger.process(
+            message, default_registry(), source_id=f"1764500000000-{len(outputs)}"
+        ).outputs
     return ledger, outputs
 
 
@@ -42,24 +57,49 @@ class FakeReads:
 
     def _ranked(self, system: str, pool: str) -> list[RankedPlayer]:
         records = self.ledger.records.get((system, pool), {}).values()
-        rated = sorted((r for r in records if r.rating is not None), key=lambda r: (-r.rating, r.id))  # type: ignore[operator]
+        rated = sorted(
+            (r for r in records if r.rating is not None), key=lambda r: (-r.rating, r.id)
+        )  # type: ignore[operator]
         unrated = sorted((r for r in records if r.rating is None), key=lambda r: r.id)
-        return [RankedPlayer(rank=i + 1 if r.rating is not None else None, id=r.id, name=self.names.get(r.id),
-                             rating=r.rating, status=r.status, games=r.games)
-                for i, r in enumerate(rated + unrated)]
+        return [
+            RankedPlayer(
+                rank=i + 1 if r.rating is not None else None,
+                id=r.id,
+                name=self.names.get(r.id),
+                rating=r.rating,
+                status=r.status,
+                games=r.games,
+            )
+            for i, r in enumerate(rated + unrated)
+        ]
 
     async def pools(self) -> PoolList:
         found = []
         for (system, pool), records in sorted(self.ledger.records.items()):
             state = self.ledger.pool_state(system, pool)
-            found.append(PoolSummary(
-                system=system, pool=pool, players=len(records),  # type: ignore[arg-type]
-                rated=sum(r.rating is not None for r in records.values()), last_update=UPDATED.get((system, pool)),
-                closed_through=state.closed_through, stream="events.finished"))
+            found.append(
+                PoolSummary(
+                    system=system,
+                    pool=pool,
+                    players=len(records),  # type: ignore[arg-type]
+                    rated=sum(r.rating is not None for r in records.values()),
+                    last_update=UPDATED.get((system, pool)),
+                    closed_through=state.closed_through,
+                    stream="events.finished",
+                )
+            )
         return PoolList(pools=found)
 
-    async def players(self, system: str, pool: str, *, limit: int = 50, offset: int = 0, q: str | None = None,
-                      unrated: bool = False) -> PlayerList | None:
+    async def players(
+        self,
+        system: str,
+        pool: str,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        q: str | None = None,
+        unrated: bool = False,
+    ) -> PlayerList | None:
         ranked = self._ranked(system, pool)
         if not ranked:
             return None
@@ -67,21 +107,49 @@ class FakeReads:
             ranked = [p for p in ranked if p.rating is not None]
         if q:
             needle = q.lower()
-            ranked = [p for p in ranked if p.id.lower().startswith(needle)
-                      or any(word.lower().startswith(needle) for word in (p.name or "").split())]
-        return PlayerList(system=system, pool=pool, total=len(ranked), offset=offset, limit=limit, q=q,  # type: ignore[arg-type]
-                          unrated=unrated, players=ranked[offset:offset + limit])
+            ranked = [
+                p
+                for p in ranked
+                if p.id.lower().startswith(needle)
+                or any(word.lower().startswith(needle) for word in (p.name or "").split())
+            ]
+        return PlayerList(
+            system=system,
+            pool=pool,
+            total=len(ranked),
+            offset=offset,
+            limit=limit,
+            q=q,  # type: ignore[arg-type]
+            unrated=unrated,
+            players=ranked[offset : offset + limit],
+        )
 
     async def player(self, system: str, pool: str, player_id: str) -> PlayerView | None:
         record = self.ledger.record(system, pool, player_id)
         if record is None:
             return None
         rank = next((p.rank for p in self._ranked(system, pool) if p.id == player_id), None)
-        dates = [o.end_date for o in self.outputs if o.kind == "event" and o.end_date
-                 and o.system == system and o.pool == pool and any(p.id == player_id for p in o.players)]
-        return PlayerView(system=system, pool=pool, id=player_id, name=self.names.get(player_id),  # type: ignore[arg-type]
-                          rating=record.rating, status=record.status, games=record.games, rank=rank,
-                          last_event_date=max(dates) if dates else None, record=record)
+        dates = [
+            o.end_date
+            for o in self.outputs
+            if o.kind == "event"
+            and o.end_date
+            and o.system == system
+            and o.pool == pool
+            and any(p.id == player_id for p in o.players)
+        ]
+        return PlayerView(
+            system=system,
+            pool=pool,
+            id=player_id,
+            name=self.names.get(player_id),  # type: ignore[arg-type]
+            rating=record.rating,
+            status=record.status,
+            games=record.games,
+            rank=rank,
+            last_event_date=max(dates) if dates else None,
+            record=record,
+        )
 
     async def history(self, system: str, pool: str, player_id: str) -> PlayerHistory | None:
         if self.ledger.record(system, pool, player_id) is None:
@@ -94,16 +162,36 @@ class FakeReads:
                 if p.id != player_id:
                     continue
                 listed = o.kind == "list"
-                entries.append(HistoryEntry(
-                    kind="list" if listed else "event", event_id=o.event_id, name=o.name, start_date=o.start_date,
-                    end_date=o.end_date, period=o.period or getattr(p.details, "period", None),
-                    list_period=next_month(o.period) if listed and o.period else None,
-                    old_rating=p.old_rating, new_rating=p.new_rating, change=p.change, old_status=p.old_status,
-                    status=p.status, games=p.games, event_games=p.event_games, score=p.score, expected=p.expected,
-                    performance=p.performance, revision=o.revision or 0,
-                    projection=bool(getattr(p.details, "projection", False))))
-        return PlayerHistory(system=system, pool=pool, id=player_id, name=self.names.get(player_id),  # type: ignore[arg-type]
-                             entries=entries)
+                entries.append(
+                    HistoryEntry(
+                        kind="list" if listed else "event",
+                        event_id=o.event_id,
+                        name=o.name,
+                        start_date=o.start_date,
+                        end_date=o.end_date,
+                        period=o.period or getattr(p.details, "period", None),
+                        list_period=next_month(o.period) if listed and o.period else None,
+                        old_rating=p.old_rating,
+                        new_rating=p.new_rating,
+                        change=p.change,
+                        old_status=p.old_status,
+                        status=p.status,
+                        games=p.games,
+                        event_games=p.event_games,
+                        score=p.score,
+                        expected=p.expected,
+                        performance=p.performance,
+                        revision=o.revision or 0,
+                        projection=bool(getattr(p.details, "projection", False)),
+                    )
+                )
+        return PlayerHistory(
+            system=system,
+            pool=pool,
+            id=player_id,
+            name=self.names.get(player_id),  # type: ignore[arg-type]
+            entries=entries,
+        )
 
     async def event(self, event_id: str) -> RatingsUpdated | None:
         return next((o for o in reversed(self.outputs) if o.event_id == event_id), None)

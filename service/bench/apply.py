@@ -23,7 +23,7 @@ import random
 import statistics
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import msgspec
 
@@ -40,7 +40,9 @@ from service.timeline import order_key, pack_state, results_digest
 STAGES = ("content_digest", "engine", "results_digest", "output", "read_model", "history_states")
 
 
-def two_player_messages(system: str, records: list[PlayerRecord], events: int, seed: int = 3) -> list[EventFinished]:
+def two_player_messages(
+    system: str, records: list[PlayerRecord], events: int, seed: int = 3
+) -> list[EventFinished]:
     """`events` two-player events among the list's players, decoded as the service decodes them."""
     rng = random.Random(seed)
     out = []
@@ -62,13 +64,20 @@ def _timed(work: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
-def bench_apply(system: str, players: int = 2_000, events: int = 2_000, runs: int = 5,
-                registry: Registry | None = None) -> dict:
+def bench_apply(
+    system: str,
+    players: int = 2_000,
+    events: int = 2_000,
+    runs: int = 5,
+    registry: Registry | None = None,
+) -> dict:
     """Median microseconds per two-player event: the whole apply, and its stages."""
     registry = registry or default_registry()
     records = rated_list(system, players)
     messages = two_player_messages(system, records, events)
-    times: dict[str, list[float]] = {k: [] for k in ("total", "needs", "in_order", "process", *STAGES)}
+    times: dict[str, list[float]] = {
+        k: [] for k in ("total", "needs", "in_order", "process", *STAGES)
+    }
     for run in range(runs):
         ledger = MemoryLedger(records)
         replay = []
@@ -76,9 +85,13 @@ def bench_apply(system: str, players: int = 2_000, events: int = 2_000, runs: in
             source_id = f"{arrival}-0"
             if run == 0:  # what the stages are replayed on: the records the event is rated from
                 pool = message.pool or ""
-                before = {p.id: ledger.record(system, pool, p.id) or unrated_record(system, pool, p.id)
-                          for p in message.players}
-                replay.append((message, arrival, source_id, before, ledger.pool_state(system, pool)))
+                before = {
+                    p.id: ledger.record(system, pool, p.id) or unrated_record(system, pool, p.id)
+                    for p in message.players
+                }
+                replay.append(
+                    (message, arrival, source_id, before, ledger.pool_state(system, pool))
+                )
             t0 = time.perf_counter()
             needs(message, registry)
             t1 = time.perf_counter()
@@ -97,16 +110,30 @@ def bench_apply(system: str, players: int = 2_000, events: int = 2_000, runs: in
             outcome = engine.rate_event(data)
             output = event_output(message, engine, outcome.results, source_id, before)
             key = order_key(message, arrival)
-            times["content_digest"].append(_timed(lambda: (marker_key(message), content_digest(message))))
+            times["content_digest"].append(
+                _timed(lambda: (marker_key(message), content_digest(message)))
+            )
             times["engine"].append(_timed(lambda: engine.rate_event(data)))
             times["results_digest"].append(_timed(lambda: results_digest(outcome.results)))
-            times["output"].append(_timed(lambda: event_output(message, engine, outcome.results, source_id, before)))
-            times["read_model"].append(_timed(lambda: [pack_entry(key, e) for _, _, e in entries_of(output)]))
-            times["history_states"].append(_timed(lambda: [key + pack_state(r) for r in before.values()]))
+            times["output"].append(
+                _timed(lambda: event_output(message, engine, outcome.results, source_id, before))
+            )
+            times["read_model"].append(
+                _timed(lambda: [pack_entry(key, e) for _, _, e in entries_of(output)])
+            )
+            times["history_states"].append(
+                _timed(lambda: [key + pack_state(r) for r in before.values()])
+            )
     figures = {k: _us(v) for k, v in times.items()}
     figures["ledger"] = figures["process"] - sum(figures[k] for k in STAGES)
-    return {"system": system, "players": players, "events": events, "runs": runs,
-            "us_per_event": figures["total"], "stages_us": {k: v for k, v in figures.items() if k != "total"}}
+    return {
+        "system": system,
+        "players": players,
+        "events": events,
+        "runs": runs,
+        "us_per_event": figures["total"],
+        "stages_us": {k: v for k, v in figures.items() if k != "total"},
+    }
 
 
 def render(figures: dict) -> str:
@@ -121,17 +148,27 @@ def render(figures: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m service.bench.apply", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", type=int, default=2_000, help="players in the imported list (default 2,000)")
-    parser.add_argument("--events", type=int, default=2_000, help="two-player events per run (default 2,000)")
-    parser.add_argument("--runs", type=int, default=5, help="runs, each on a fresh ledger (default 5)")
+    parser = argparse.ArgumentParser(
+        prog="python -m service.bench.apply", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--players", type=int, default=2_000, help="players in the imported list (default 2,000)"
+    )
+    parser.add_argument(
+        "--events", type=int, default=2_000, help="two-player events per run (default 2,000)"
+    )
+    parser.add_argument(
+        "--runs", type=int, default=5, help="runs, each on a fresh ledger (default 5)"
+    )
     parser.add_argument("--systems", default="cfc,fide", help="comma-separated (default cfc,fide)")
     parser.add_argument("--json", action="store_true", help="one JSON object per system")
     args = parser.parse_args(argv)
     registry = default_registry()
     if not args.json:
-        print(f"two-player events through MemoryLedger.process, {args.players:,}-player list, median of "
-              f"{args.events:,} events x {args.runs} runs (decode excluded):")
+        print(
+            f"two-player events through MemoryLedger.process, {args.players:,}-player list, median of "
+            f"{args.events:,} events x {args.runs} runs (decode excluded):"
+        )
     for system in args.systems.split(","):
         figures = bench_apply(system, args.players, args.events, args.runs, registry)
         print(msgspec.json.encode(figures).decode() if args.json else "  " + render(figures))

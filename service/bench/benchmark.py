@@ -54,9 +54,10 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import msgspec
 import redis
@@ -94,7 +95,14 @@ TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("NASPA 300x31, 60 newcomers", "engines.naspa", "seconds", "<", 0.5, "s"),
     ("FIDE close, 20,000 players", "engines.fide_close", "seconds", "<", 2.0, "s"),
     ("two-player event through apply", "engines.apply", "us_per_event", "<", 10, "µs"),
-    ("service (a) two-player events", "service.two_player", "events_per_second", ">=", 5_000, "events/s"),
+    (
+        "service (a) two-player events",
+        "service.two_player",
+        "events_per_second",
+        ">=",
+        5_000,
+        "events/s",
+    ),
     ("service (a) / ceiling", "ceiling", "ratio", ">=", 0.5, ""),
     ("service (a) p99 at half load", "service.two_player", "p99_ms", "<", 50, "ms"),
     ("service (b) 64x7 events", "service.swiss_64x7", "events_per_second", ">=", 300, "events/s"),
@@ -103,15 +111,35 @@ TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("correction of the first event", "date_order.correction", "seconds", "<", 10, "s"),
     ("RSS through that cascade", "date_order.correction", "service_peak_rss_mb", "<", 500, "MB"),
     ("archive per two-player event", "date_order.archive", "bytes_per_event", "<=", 400, "bytes"),
-    ("history per player-event", "date_order.archive", "bytes_per_player_event", "<=", 120, "bytes"),
+    (
+        "history per player-event",
+        "date_order.archive",
+        "bytes_per_player_event",
+        "<=",
+        120,
+        "bytes",
+    ),
     ("player lookup p99 at 200 req/s", "reads.player", "p99_ms", "<", 10, "ms"),
     ("history of 200 events p99", "reads.history", "p99_ms", "<", 20, "ms"),
     ("ranked list first page p99", "reads.list", "p99_ms", "<", 20, "ms"),
     ("throughput under read load", "reads.throughput", "ratio", ">=", 0.9, "x without"),
     ("one partition on a cluster", "cluster", "ratio", ">=", 0.9, "x standalone"),
-    ("two replicas on one partition", "scale_out.one_partition", "ratio_of_runs", ">=", 0.95, "x one replica"),
-    ("two replicas, two busy partitions", "scale_out.two_partitions", "ratio_of_runs", ">=", 1.6,
-     "x one replica on one"),
+    (
+        "two replicas on one partition",
+        "scale_out.one_partition",
+        "ratio_of_runs",
+        ">=",
+        0.95,
+        "x one replica",
+    ),
+    (
+        "two replicas, two busy partitions",
+        "scale_out.two_partitions",
+        "ratio_of_runs",
+        ">=",
+        1.6,
+        "x one replica on one",
+    ),
 )
 
 
@@ -136,13 +164,32 @@ class Sizes:
     scale_players: int = 2_000  # per busy pool
 
     @staticmethod
-    def of(quick: bool) -> "Sizes":
+    def of(quick: bool) -> Sizes:
         if quick:
-            return Sizes(runs=2, engine_runs=3, two_player_events=1_500, swiss_events=150, latency_seconds=2.0,
-                         memory_records=100_000, cascade_players=2_000, cascade_events=1_000, cluster_events=1_000,
-                         cluster_runs=3, scale_runs=2, scale_events=1_500)
-        return Sizes(runs=5, engine_runs=9, two_player_events=8_000, swiss_events=800, latency_seconds=8.0,
-                     memory_records=1_000_000, cluster_events=3_000, cluster_runs=7)
+            return Sizes(
+                runs=2,
+                engine_runs=3,
+                two_player_events=1_500,
+                swiss_events=150,
+                latency_seconds=2.0,
+                memory_records=100_000,
+                cascade_players=2_000,
+                cascade_events=1_000,
+                cluster_events=1_000,
+                cluster_runs=3,
+                scale_runs=2,
+                scale_events=1_500,
+            )
+        return Sizes(
+            runs=5,
+            engine_runs=9,
+            two_player_events=8_000,
+            swiss_events=800,
+            latency_seconds=8.0,
+            memory_records=1_000_000,
+            cluster_events=3_000,
+            cluster_runs=7,
+        )
 
 
 def _median_time(work: Callable[[], object], runs: int) -> float:
@@ -155,7 +202,9 @@ def _median_time(work: Callable[[], object], runs: int) -> float:
 
 
 # ------------------------------------------------------------------ engines
-def engine_input(system: str, players: int, rounds: int, newcomers: int = 0, draws: float = 0.2) -> EventInput:
+def engine_input(
+    system: str, players: int, rounds: int, newcomers: int = 0, draws: float = 0.2
+) -> EventInput:
     """The Swiss-like event among an imported list, decoded as the service decodes it."""
     records = rated_list(system, players, newcomers=newcomers)
     event = decode_input(encode(swiss_event(system, records, rounds, draws=draws)))
@@ -165,16 +214,25 @@ def engine_input(system: str, players: int, rounds: int, newcomers: int = 0, dra
 def bench_engines(runs: int, progress: Callable[[str], None] = lambda _: None) -> dict:
     registry = default_registry()
     out: dict[str, dict] = {}
-    for system, players, rounds, newcomers, draws in (("cfc", 1000, 9, 0, 0.2), ("fide", 1000, 9, 0, 0.2),
-                                                       ("naspa", 300, 31, 60, 0.01)):
+    for system, players, rounds, newcomers, draws in (
+        ("cfc", 1000, 9, 0, 0.2),
+        ("fide", 1000, 9, 0, 0.2),
+        ("naspa", 300, 31, 60, 0.01),
+    ):
         progress(f"engines: {system.upper()} {players:,} players x {rounds} rounds, {runs} runs")
         data = engine_input(system, players, rounds, newcomers, draws)
         engine = registry.get(system, data.event.ruleset or "")
         assert engine is not None
         seconds = _median_time(lambda: engine.rate_event(data), runs)
         games = sum(1 for g in data.event.games if not g.forfeit)
-        out[system] = {"players": players, "rounds": rounds, "newcomers": newcomers, "games": games,
-                       "seconds": seconds, "games_per_second": games / seconds}
+        out[system] = {
+            "players": players,
+            "rounds": rounds,
+            "newcomers": newcomers,
+            "games": games,
+            "seconds": seconds,
+            "games_per_second": games / seconds,
+        }
     progress("engines: FIDE period close, 20,000 players")
     records = {r.id: r for r in fide_pool_before_close(20_000)}
     fide = registry.get("fide", "fide-2024")
@@ -233,7 +291,9 @@ def _append(client: redis.Redis, stream: str, payloads: list[bytes], chunk: int 
             pipe.execute()
 
 
-def drain_rate(client: redis.Redis, stream: str, output: str, payloads: list[bytes], timeout: float = 120.0) -> float:
+def drain_rate(
+    client: redis.Redis, stream: str, output: str, payloads: list[bytes], timeout: float = 120.0
+) -> float:
     """Append `payloads` as a backlog and time until `output` holds one more entry per
     payload (polled with XLEN); returns entries per second."""
     before = client.xlen(output)
@@ -242,7 +302,9 @@ def drain_rate(client: redis.Redis, stream: str, output: str, payloads: list[byt
     want = before + len(payloads)
     while client.xlen(output) < want:
         if time.perf_counter() - start > timeout:
-            raise RuntimeError(f"{output}: {client.xlen(output) - before} of {len(payloads)} outputs after {timeout:.0f} s")
+            raise RuntimeError(
+                f"{output}: {client.xlen(output) - before} of {len(payloads)} outputs after {timeout:.0f} s"
+            )
         time.sleep(0.002)
     return len(payloads) / (time.perf_counter() - start)
 
@@ -251,8 +313,15 @@ class _Seen(msgspec.Struct):
     event_id: str | None = None
 
 
-def paced_latency(client: redis.Redis, reader: redis.Redis, stream: str, output: str, payloads: Iterator[tuple[str, bytes]],
-                  rate: float, seconds: float) -> dict:
+def paced_latency(
+    client: redis.Redis,
+    reader: redis.Redis,
+    stream: str,
+    output: str,
+    payloads: Iterator[tuple[str, bytes]],
+    rate: float,
+    seconds: float,
+) -> dict:
     """Send entries at `rate` per second for `seconds`, stamping each send time; a
     reader thread XREADs the output stream (BLOCK) and stamps each `ratings.updated`.
     Returns p50 / p99 latency in ms."""
@@ -260,7 +329,7 @@ def paced_latency(client: redis.Redis, reader: redis.Redis, stream: str, output:
     sent: dict[str, float] = {}
     arrived: dict[str, float] = {}
     count = max(1, int(rate * seconds))
-    last = (client.xinfo_stream(output)["last-generated-id"] if client.exists(output) else b"0-0")
+    last = client.xinfo_stream(output)["last-generated-id"] if client.exists(output) else b"0-0"
     done = threading.Event()
 
     def read() -> None:
@@ -293,9 +362,15 @@ def paced_latency(client: redis.Redis, reader: redis.Redis, stream: str, output:
     thread.join(timeout=5)  # its read blocks for at most 200 ms
     latencies = sorted((arrived[e] - t) * 1000 for e, t in sent.items() if e in arrived)
     if len(latencies) < len(sent):
-        raise RuntimeError(f"{len(sent) - len(latencies)} of {len(sent)} paced events got no ratings.updated")
-    return {"rate": rate, "samples": len(latencies), "p50_ms": _percentile(latencies, 50),
-            "p99_ms": _percentile(latencies, 99)}
+        raise RuntimeError(
+            f"{len(sent) - len(latencies)} of {len(sent)} paced events got no ratings.updated"
+        )
+    return {
+        "rate": rate,
+        "samples": len(latencies),
+        "p50_ms": _percentile(latencies, 50),
+        "p99_ms": _percentile(latencies, 99),
+    }
 
 
 def _percentile(sorted_values: list[float], pct: float) -> float:
@@ -339,8 +414,12 @@ def _start(args: list[str], env: dict[str, str], launcher: Sequence[str] = ()) -
     to a temporary file (a pipe nobody reads would fill with the service's log lines and stop
     it), read back by `stderr_tail`."""
     log = tempfile.TemporaryFile()
-    process = subprocess.Popen([*launcher, sys.executable, *args], env={**os.environ, **env},
-                               stdout=subprocess.DEVNULL, stderr=log)
+    process = subprocess.Popen(
+        [*launcher, sys.executable, *args],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )
     process.log_file = log  # type: ignore[attr-defined]
     return process
 
@@ -366,7 +445,9 @@ def peak_rss_mb(pid: int) -> float:
     raise RuntimeError(f"no VmHWM for pid {pid}")
 
 
-def _wait_for_group(client: redis.Redis, stream: str, group: str, process: subprocess.Popen, timeout: float = 30) -> None:
+def _wait_for_group(
+    client: redis.Redis, stream: str, group: str, process: subprocess.Popen, timeout: float = 30
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -417,49 +498,96 @@ def _platform(url: str, names: Names, players: int) -> Workloads:
 
 def _service_env(url: str, names: Names, **extra: str) -> dict[str, str]:
     """The environment of a bench `serve` on the bench's streams."""
-    return {"RATING_REDIS_URL": url, "RATING_INPUT_STREAMS": names.input, "RATING_OUTPUT_STREAM": names.output,
-            "RATING_DEAD_LETTER_STREAM": names.dead_letter, "RATING_GROUP": names.group, **extra}
+    return {
+        "RATING_REDIS_URL": url,
+        "RATING_INPUT_STREAMS": names.input,
+        "RATING_OUTPUT_STREAM": names.output,
+        "RATING_DEAD_LETTER_STREAM": names.dead_letter,
+        "RATING_GROUP": names.group,
+        **extra,
+    }
 
 
 def _none_dead_lettered(client: redis.Redis, names: Names) -> None:
     """Every bench event is valid: a dead letter means the bench (or the service) is wrong."""
     rejected = client.xlen(names.dead_letter) if client.exists(names.dead_letter) else 0
     if rejected:
-        raise RuntimeError(f"{rejected} bench events were dead-lettered: {client.xrange(names.dead_letter, count=1)}")
+        raise RuntimeError(
+            f"{rejected} bench events were dead-lettered: {client.xrange(names.dead_letter, count=1)}"
+        )
 
 
-def bench_service(url: str, names: Names, sizes: Sizes,
-                  progress: Callable[[str], None] = lambda _: None) -> tuple[dict, dict, float]:
+def bench_service(
+    url: str, names: Names, sizes: Sizes, progress: Callable[[str], None] = lambda _: None
+) -> tuple[dict, dict, float]:
     """Service (a) and (b), the ceiling, and the service's peak RSS."""
     client = redis.Redis.from_url(url)
     reader = redis.Redis.from_url(url)
     work = _platform(url, names, sizes.platform_players)
-    service = _start(["-m", "service", "serve"],
-                     _service_env(url, names, RATING_HTTP_PORT="0", RATING_LOG_LEVEL="WARNING"))
-    ceiling = _start(["-m", "service.bench.ceiling", url, names.ceiling_input, names.group, names.ceiling_output,
-                      str(BATCH_SIZE)], {})
+    service = _start(
+        ["-m", "service", "serve"],
+        _service_env(url, names, RATING_HTTP_PORT="0", RATING_LOG_LEVEL="WARNING"),
+    )
+    ceiling = _start(
+        [
+            "-m",
+            "service.bench.ceiling",
+            url,
+            names.ceiling_input,
+            names.group,
+            names.ceiling_output,
+            str(BATCH_SIZE),
+        ],
+        {},
+    )
     try:
         _wait_for_group(client, names.input, names.group, service)
         _wait_for_group(client, names.ceiling_input, names.group, ceiling)
-        drain_rate(client, names.input, names.output, [work.two_player()[1] for _ in range(200)])  # warm-up
+        drain_rate(
+            client, names.input, names.output, [work.two_player()[1] for _ in range(200)]
+        )  # warm-up
         two, ceil, ratios, swiss = [], [], [], []
         for run in range(sizes.runs):
-            progress(f"service and ceiling: run {run + 1} of {sizes.runs} ({sizes.two_player_events:,} two-player "
-                     f"events each, {sizes.swiss_events:,} 64x7 events)")
+            progress(
+                f"service and ceiling: run {run + 1} of {sizes.runs} ({sizes.two_player_events:,} two-player "
+                f"events each, {sizes.swiss_events:,} 64x7 events)"
+            )
             payloads = [work.two_player()[1] for _ in range(sizes.two_player_events)]
             service_rate = drain_rate(client, names.input, names.output, payloads)
             ceiling_rate = drain_rate(client, names.ceiling_input, names.ceiling_output, payloads)
             two.append(service_rate)
             ceil.append(ceiling_rate)
             ratios.append(service_rate / ceiling_rate)
-            swiss.append(drain_rate(client, names.input, names.output,
-                                    [work.swiss()[1] for _ in range(sizes.swiss_events)]))
+            swiss.append(
+                drain_rate(
+                    client,
+                    names.input,
+                    names.output,
+                    [work.swiss()[1] for _ in range(sizes.swiss_events)],
+                )
+            )
         two_rate, swiss_rate = statistics.median(two), statistics.median(swiss)
-        progress(f"service and ceiling: latency at half load ({sizes.latency_seconds:.0f} s per workload)")
-        two_latency = paced_latency(client, reader, names.input, names.output, work.stream(work.two_player),
-                                    two_rate / 2, sizes.latency_seconds)
-        swiss_latency = paced_latency(client, reader, names.input, names.output, work.stream(work.swiss),
-                                      swiss_rate / 2, sizes.latency_seconds)
+        progress(
+            f"service and ceiling: latency at half load ({sizes.latency_seconds:.0f} s per workload)"
+        )
+        two_latency = paced_latency(
+            client,
+            reader,
+            names.input,
+            names.output,
+            work.stream(work.two_player),
+            two_rate / 2,
+            sizes.latency_seconds,
+        )
+        swiss_latency = paced_latency(
+            client,
+            reader,
+            names.input,
+            names.output,
+            work.stream(work.swiss),
+            swiss_rate / 2,
+            sizes.latency_seconds,
+        )
         rss = peak_rss_mb(service.pid)
         _none_dead_lettered(client, names)
     finally:
@@ -468,11 +596,22 @@ def bench_service(url: str, names: Names, sizes: Sizes,
         client.close()
         reader.close()
     service_figures = {
-        "two_player": {"events": sizes.two_player_events, "events_per_second": two_rate, **_latency(two_latency)},
-        "swiss_64x7": {"events": sizes.swiss_events, "events_per_second": swiss_rate, **_latency(swiss_latency)},
+        "two_player": {
+            "events": sizes.two_player_events,
+            "events_per_second": two_rate,
+            **_latency(two_latency),
+        },
+        "swiss_64x7": {
+            "events": sizes.swiss_events,
+            "events_per_second": swiss_rate,
+            **_latency(swiss_latency),
+        },
     }
-    ceiling_figures = {"events_per_second": statistics.median(ceil), "ratio": statistics.median(ratios),
-                       "batch_size": BATCH_SIZE}
+    ceiling_figures = {
+        "events_per_second": statistics.median(ceil),
+        "ratio": statistics.median(ratios),
+        "batch_size": BATCH_SIZE,
+    }
     return service_figures, ceiling_figures, rss
 
 
@@ -491,8 +630,14 @@ class Served:
 
 
 @contextmanager
-def served(url: str | None, players: int, env: dict[str, str], launcher: Sequence[str] = (),
-           start_timeout: float = 30.0, stop_timeout: float = 30.0) -> Iterator[Served]:
+def served(
+    url: str | None,
+    players: int,
+    env: dict[str, str],
+    launcher: Sequence[str] = (),
+    start_timeout: float = 30.0,
+    stop_timeout: float = 30.0,
+) -> Iterator[Served]:
     """The bench's Redis (`url`, or a private server), `players` rated CFC players imported
     and `python -m service serve` (run by `launcher`, if any) on the bench's streams with `env`;
     afterwards the service stopped and the keys (or the private server) removed."""
@@ -502,7 +647,9 @@ def served(url: str | None, players: int, env: dict[str, str], launcher: Sequenc
     service = None
     try:
         work = _platform(redis_url, names, players)
-        service = _start(["-m", "service", "serve"], _service_env(redis_url, names, **env), launcher)
+        service = _start(
+            ["-m", "service", "serve"], _service_env(redis_url, names, **env), launcher
+        )
         _wait_for_group(client, names.input, names.group, service, timeout=start_timeout)
         yield Served(client, names, work, service, _redis_cpu(private, client))
     finally:
@@ -515,8 +662,12 @@ def served(url: str | None, players: int, env: dict[str, str], launcher: Sequenc
             _cleanup(redis_url, names.prefix)
 
 
-def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None,
-                  counts: tuple[int, int] | None = None) -> dict:
+def bench_profile(
+    url: str | None,
+    quick: bool,
+    progress: Callable[[str], None] = lambda _: None,
+    counts: tuple[int, int] | None = None,
+) -> dict:
     """`bench --profile` (service/bench/profile.py): the real service on a two-player backlog
     and a 64x7 one, its commit stages read from its /metrics around each drain (`counts`:
     how many of each, for tests)."""
@@ -526,17 +677,29 @@ def bench_profile(url: str | None, quick: bool, progress: Callable[[str], None] 
     sizes = Sizes.of(quick)
     port = free_port()
     progress(f"profile: importing {sizes.platform_players:,} players")
-    with served(url, sizes.platform_players, {"RATING_HTTP_HOST": "127.0.0.1", "RATING_HTTP_PORT": str(port)}) as serving:
+    with served(
+        url,
+        sizes.platform_players,
+        {"RATING_HTTP_HOST": "127.0.0.1", "RATING_HTTP_PORT": str(port)},
+    ) as serving:
         pid = serving.service.pid
         serving.drain([serving.work.two_player()[1] for _ in range(500)])  # warm-up
         out = {}
         two, swiss = counts or ((5_000, 150) if quick else (20_000, 600))
-        for kind, label, make, count in (("two_player", "two-player", serving.work.two_player, two),
-                                         ("swiss_64x7", "64x7", serving.work.swiss, swiss)):
+        for kind, label, make, count in (
+            ("two_player", "two-player", serving.work.two_player, two),
+            ("swiss_64x7", "64x7", serving.work.swiss, swiss),
+        ):
             progress(f"profile: {count:,} {label} events")
             payloads = [make()[1] for _ in range(count)]
-            out[kind] = profile_drain(serving.drain, payloads, f"http://127.0.0.1:{port}", serving.names.input,
-                                      lambda: cpu_seconds(pid), serving.redis_cpu)
+            out[kind] = profile_drain(
+                serving.drain,
+                payloads,
+                f"http://127.0.0.1:{port}",
+                serving.names.input,
+                lambda: cpu_seconds(pid),
+                serving.redis_cpu,
+            )
         _none_dead_lettered(serving.client, serving.names)
         return out
 
@@ -557,28 +720,53 @@ def bench_read_side(url: str, names: Names, quick: bool, progress: Callable[[str
         return lambda: work.two_player()[1]
 
     try:
-        return bench_reads(url, names.prefix, quick, start, _stop,
-                           lambda payloads: drain_rate(client, stream, output, payloads), two_player, progress)
+        return bench_reads(
+            url,
+            names.prefix,
+            quick,
+            start,
+            _stop,
+            lambda payloads: drain_rate(client, stream, output, payloads),
+            two_player,
+            progress,
+        )
     finally:
         client.close()
 
 
-def bench_scale_out_stage(url: str, names: Names, sizes: Sizes, private: EmbeddedServer | None,
-                          progress: Callable[[str], None]) -> dict:
+def bench_scale_out_stage(
+    url: str,
+    names: Names,
+    sizes: Sizes,
+    private: EmbeddedServer | None,
+    progress: Callable[[str], None],
+) -> dict:
     """service/bench/scaleout.py with this module's service processes; Redis's CPU from the
     private server's /proc/<pid>/stat, or INFO on a given one."""
     client = redis.Redis.from_url(url)
     try:
-        return bench_scale_out(url, names.prefix, sizes.scale_runs, sizes.scale_events, sizes.scale_players,
-                               lambda env: _start(["-m", "service", "serve"], env), _stop, _redis_cpu(private, client),
-                               progress)
+        return bench_scale_out(
+            url,
+            names.prefix,
+            sizes.scale_runs,
+            sizes.scale_events,
+            sizes.scale_players,
+            lambda env: _start(["-m", "service", "serve"], env),
+            _stop,
+            _redis_cpu(private, client),
+            progress,
+        )
     finally:
         client.close()
 
 
 def _latency(figures: dict) -> dict:
-    return {"latency_rate": figures["rate"], "latency_samples": figures["samples"], "p50_ms": figures["p50_ms"],
-            "p99_ms": figures["p99_ms"]}
+    return {
+        "latency_rate": figures["rate"],
+        "latency_samples": figures["samples"],
+        "p50_ms": figures["p50_ms"],
+        "p99_ms": figures["p99_ms"],
+    }
 
 
 async def _import(url: str, keys: StreamKeys, records: list[PlayerRecord]) -> None:
@@ -619,17 +807,46 @@ REPORT_KEYS = {
     "ceiling": {"events_per_second", "ratio", "batch_size"},
     "memory": {"records", "redis_bytes_per_record", "service_peak_rss_mb"},
     "date_order": {"archive", "correction"},
-    "reads": {"players", "player_events", "history_lines", "rate", "seconds", "player", "history", "list", "throughput"},
+    "reads": {
+        "players",
+        "player_events",
+        "history_lines",
+        "rate",
+        "seconds",
+        "player",
+        "history",
+        "list",
+        "throughput",
+    },
     "cluster": CLUSTER_KEYS,
     "scale_out": {"players", "one_partition", "two_partitions"},
-    "machine": {"cores", "load_average_at_start", "load_average_at_end", "other_cpu_cores", "busy", "warnings"},
+    "machine": {
+        "cores",
+        "load_average_at_start",
+        "load_average_at_end",
+        "other_cpu_cores",
+        "busy",
+        "warnings",
+    },
 }
 ENGINE_KEYS = {"players", "rounds", "newcomers", "games", "seconds", "games_per_second"}
-SERVICE_KEYS = {"events", "events_per_second", "latency_rate", "latency_samples", "p50_ms", "p99_ms"}
+SERVICE_KEYS = {
+    "events",
+    "events_per_second",
+    "latency_rate",
+    "latency_samples",
+    "p50_ms",
+    "p99_ms",
+}
 
 
-def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None, sizes: Sizes | None = None,
-        engines: dict | None = None) -> dict:
+def run(
+    url: str | None,
+    quick: bool,
+    progress: Callable[[str], None] = lambda _: None,
+    sizes: Sizes | None = None,
+    engines: dict | None = None,
+) -> dict:
     """The whole bench: a dict with `engines`, `service`, `ceiling`, `memory`, `date_order`,
     `reads`, `scale_out`, `machine` (REPORT_KEYS), `targets` and `settings`. `sizes` and `engines` (figures measured already) are for tests."""
     sizes = sizes or Sizes.of(quick)
@@ -646,33 +863,65 @@ def run(url: str | None, quick: bool, progress: Callable[[str], None] = lambda _
         memory = bench_memory(redis_url, names, sizes.memory_records)
         memory["service_peak_rss_mb"] = rss
         progress("date order")
-        order = bench_cascade(redis_url, names.prefix, sizes.cascade_players, sizes.cascade_events,
-                              lambda env: _start(["-m", "service", "serve"], env), _wait_for_group, peak_rss_mb, progress)
+        order = bench_cascade(
+            redis_url,
+            names.prefix,
+            sizes.cascade_players,
+            sizes.cascade_events,
+            lambda env: _start(["-m", "service", "serve"], env),
+            _wait_for_group,
+            peak_rss_mb,
+            progress,
+        )
         progress("read side")
         reads = bench_read_side(redis_url, names, quick, progress)
         progress("one partition on a cluster")
-        cluster = bench_cluster(sizes.cluster_events, sizes.cluster_players, sizes.cluster_runs, progress)
+        cluster = bench_cluster(
+            sizes.cluster_events, sizes.cluster_players, sizes.cluster_runs, progress
+        )
     finally:
         if private is not None:
             private.stop()
         else:
             _cleanup(redis_url, names.prefix)
-    report = {"engines": engines, "service": service, "ceiling": ceiling, "memory": memory, "date_order": order,
-              "reads": reads, "cluster": cluster, "scale_out": scale_out}
+    report = {
+        "engines": engines,
+        "service": service,
+        "ceiling": ceiling,
+        "memory": memory,
+        "date_order": order,
+        "reads": reads,
+        "cluster": cluster,
+        "scale_out": scale_out,
+    }
     report["targets"] = check_targets(report)
     report["machine"] = neighbours.report()
-    report["settings"] = {"quick": quick, "runs": sizes.runs, "engine_runs": sizes.engine_runs,
-                          "two_player_events": sizes.two_player_events, "swiss_events": sizes.swiss_events,
-                          "latency_seconds": sizes.latency_seconds, "memory_records": sizes.memory_records,
-                          "platform_players": sizes.platform_players, "batch_size": BATCH_SIZE,
-                          "cascade_players": sizes.cascade_players, "cascade_events": sizes.cascade_events,
-                          "cluster_events": sizes.cluster_events, "cluster_runs": sizes.cluster_runs,
-                          "scale_runs": sizes.scale_runs, "scale_events": sizes.scale_events,
-                          "scale_players": sizes.scale_players,
-                          "redis_cpu": "/proc/<pid>/stat of the private server" if private is not None
-                          else "INFO used_cpu_sys + used_cpu_user (the whole server: other clients count too)",
-                          "redis": f"private {private.binary.describe()}" if private and private.binary else "given URL", "cpus": os.cpu_count(),
-                          "prefix": names.prefix}
+    report["settings"] = {
+        "quick": quick,
+        "runs": sizes.runs,
+        "engine_runs": sizes.engine_runs,
+        "two_player_events": sizes.two_player_events,
+        "swiss_events": sizes.swiss_events,
+        "latency_seconds": sizes.latency_seconds,
+        "memory_records": sizes.memory_records,
+        "platform_players": sizes.platform_players,
+        "batch_size": BATCH_SIZE,
+        "cascade_players": sizes.cascade_players,
+        "cascade_events": sizes.cascade_events,
+        "cluster_events": sizes.cluster_events,
+        "cluster_runs": sizes.cluster_runs,
+        "scale_runs": sizes.scale_runs,
+        "scale_events": sizes.scale_events,
+        "scale_players": sizes.scale_players,
+        "redis_cpu": "/proc/<pid>/stat of the private server"
+        if private is not None
+        else "INFO used_cpu_sys + used_cpu_user (the whole server: other clients count too)",
+        "redis": f"private {private.binary.describe()}"
+        if private and private.binary
+        else "given URL",
+        "cpus": os.cpu_count(),
+        "prefix": names.prefix,
+    }
     return report
 
 
@@ -684,8 +933,21 @@ def check_targets(report: dict) -> list[dict]:
         for part in group.split("."):
             node = node[part]
         value = node[key]
-        met = value >= bound if comparison == ">=" else value < bound if comparison == "<" else value <= bound
-        out.append({"name": name, "value": value, "target": f"{comparison} {bound:g} {unit}".strip(), "met": met})
+        met = (
+            value >= bound
+            if comparison == ">="
+            else value < bound
+            if comparison == "<"
+            else value <= bound
+        )
+        out.append(
+            {
+                "name": name,
+                "value": value,
+                "target": f"{comparison} {bound:g} {unit}".strip(),
+                "met": met,
+            }
+        )
     return out
 
 
@@ -695,7 +957,10 @@ def render(report: dict) -> str:
     e, s, c, m = report["engines"], report["service"], report["ceiling"], report["memory"]
     d, r, o, h = report["date_order"], report["reads"], report["scale_out"], report["machine"]
     lines = [
-        *(f"WARNING: {w}: the figures are lower than this machine gives alone" for w in h["warnings"]),
+        *(
+            f"WARNING: {w}: the figures are lower than this machine gives alone"
+            for w in h["warnings"]
+        ),
         f"engines (median of {report['settings']['engine_runs']} runs)",
         f"  CFC  1,000 players x 9 rounds   {e['cfc']['games']:>6} games  {e['cfc']['seconds'] * 1000:8.1f} ms  "
         f"{e['cfc']['games_per_second']:>10,.0f} rated games/s",
@@ -707,9 +972,14 @@ def render(report: dict) -> str:
         f" the engine {e['apply']['stages_us']['engine']:.1f} µs of it: python -m service.bench.apply splits the rest)",
         f"service end to end (median of {report['settings']['runs']} runs)   events/s   p50 ms   p99 ms  (latency at half rate)",
     ]
-    for key, label in (("two_player", "(a) two-player events"), ("swiss_64x7", "(b) 64-player 7-round")):
+    for key, label in (
+        ("two_player", "(a) two-player events"),
+        ("swiss_64x7", "(b) 64-player 7-round"),
+    ):
         f = s[key]
-        lines.append(f"  {label:<32}{f['events_per_second']:>10,.0f} {f['p50_ms']:>8.1f} {f['p99_ms']:>8.1f}")
+        lines.append(
+            f"  {label:<32}{f['events_per_second']:>10,.0f} {f['p50_ms']:>8.1f} {f['p99_ms']:>8.1f}"
+        )
     lines += [
         f"  ceiling (bare consumer, batch {c['batch_size']})  {c['events_per_second']:>10,.0f}",
         f"  service (a) / ceiling           {c['ratio']:>10.2f}",
@@ -725,9 +995,14 @@ def render(report: dict) -> str:
         f"  service peak RSS through it     {d['correction']['service_peak_rss_mb']:>10.1f} MB",
         f"read side ({r['players']:,} players, {r['player_events']:,} history lines, {r['rate']:.0f} requests/s"
         f" for {r['seconds']:.0f} s)   requests   p50 ms   p99 ms",
-        *(f"  {label:<32}{r[k]['requests']:>10,} {r[k]['p50_ms']:>8.1f} {r[k]['p99_ms']:>8.1f}"
-          for k, label in (("player", "player lookup"), ("history", f"history of {r['history_lines']} events"),
-                           ("list", "ranked list, first page"))),
+        *(
+            f"  {label:<32}{r[k]['requests']:>10,} {r[k]['p50_ms']:>8.1f} {r[k]['p99_ms']:>8.1f}"
+            for k, label in (
+                ("player", "player lookup"),
+                ("history", f"history of {r['history_lines']} events"),
+                ("list", "ranked list, first page"),
+            )
+        ),
         f"  two-player events/s alone       {r['throughput']['events_per_second']:>10,.0f}",
         f"  ... under the read load         {r['throughput']['under_read_load']:>10,.0f}  "
         f"({r['throughput']['ratio']:.2f}x, median of {r['throughput']['runs']} runs)",
@@ -741,7 +1016,9 @@ def render(report: dict) -> str:
     for t in report["targets"]:
         value = t["value"]
         shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
-        lines.append(f"  {'met    ' if t['met'] else 'NOT met'}  {t['name']:<32} {shown:>10}  (target {t['target']})")
+        lines.append(
+            f"  {'met    ' if t['met'] else 'NOT met'}  {t['name']:<32} {shown:>10}  (target {t['target']})"
+        )
     return "\n".join(lines)
 
 
@@ -756,9 +1033,11 @@ def render_scale_out(o: dict, settings: dict) -> list[str]:
     pair = two["two_replicas"]
 
     def row(label: str, f: dict) -> str:
-        return (f"  {label:<40}{f['events_per_second']:>9,.0f} {f['service_cpu_us_per_event']:>9.0f} "
-                f"{f['redis_cpu_us_per_event']:>9.0f} {f['service_cores']:>9.2f} {f['redis_cores']:>9.2f} "
-                f"{f['bench_cores']:>9.2f} {f['other_cores']:>9.2f}")
+        return (
+            f"  {label:<40}{f['events_per_second']:>9,.0f} {f['service_cpu_us_per_event']:>9.0f} "
+            f"{f['redis_cpu_us_per_event']:>9.0f} {f['service_cores']:>9.2f} {f['redis_cores']:>9.2f} "
+            f"{f['bench_cores']:>9.2f} {f['other_cores']:>9.2f}"
+        )
 
     return [
         f"scale-out (real serve replicas, median of {one['runs']} alternated runs, {one['events']:,} two-player events"

@@ -16,7 +16,7 @@ import datetime as dt
 import random
 import subprocess
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import msgspec
 import redis
@@ -43,10 +43,14 @@ def history(players: list[PlayerRecord], events: int, prefix: str, seed: int = 2
         if n % 2 == 0:
             a, b = rng.sample(players, 2)
             message = two_player_event("cfc", a, b, event_id, rng)
-            if n == 0:  # the event the bench corrects: a decisive result, so that flipping it changes figures
+            if (
+                n == 0
+            ):  # the event the bench corrects: a decisive result, so that flipping it changes figures
                 message["games"][0]["score"] = 1
         else:
-            message = swiss_event("cfc", rng.sample(players, 40), 7, event_id=event_id, seed=seed + n)
+            message = swiss_event(
+                "cfc", rng.sample(players, 40), 7, event_id=event_id, seed=seed + n
+            )
         out.append(dated(message, n // 4))
     return out
 
@@ -80,35 +84,65 @@ def _memory(client: redis.Redis, keys: list[bytes | str]) -> int:
 def archive_bytes(client: redis.Redis, stream: str, events: int, players: int) -> dict:
     """Redis bytes per archived event (archive hash + timeline) and per player-event (histories)."""
     keys = StreamKeys(stream)
-    archive = _memory(client, [keys.events, *client.scan_iter(match=keys.timeline("*"), count=1000)])
-    histories = _memory(client, list(client.scan_iter(match=keys.history("*", "*", "*"), count=1000)))
-    return {"events": events, "bytes_per_event": archive / events,
-            "player_events": players, "bytes_per_player_event": histories / players}
+    archive = _memory(
+        client, [keys.events, *client.scan_iter(match=keys.timeline("*"), count=1000)]
+    )
+    histories = _memory(
+        client, list(client.scan_iter(match=keys.history("*", "*", "*"), count=1000))
+    )
+    return {
+        "events": events,
+        "bytes_per_event": archive / events,
+        "player_events": players,
+        "bytes_per_player_event": histories / players,
+    }
 
 
-def bench_cascade(url: str, prefix: str, pool: int, events: int, start_service: Callable[[dict], subprocess.Popen],
-                  wait_for_group: Callable, peak_rss_mb: Callable[[int], float],
-                  progress: Callable[[str], None] = lambda _: None) -> dict:
+def bench_cascade(
+    url: str,
+    prefix: str,
+    pool: int,
+    events: int,
+    start_service: Callable[[dict], subprocess.Popen],
+    wait_for_group: Callable,
+    peak_rss_mb: Callable[[int], float],
+    progress: Callable[[str], None] = lambda _: None,
+) -> dict:
     """The archive's size and a correction's cascade (see the module's docstring): a pool of
     `pool` players and a history of `events` events."""
     client = redis.Redis.from_url(url)
-    names = {"input": f"{prefix}.c-events", "output": f"{prefix}.c-ratings", "rejected": f"{prefix}.c-rejected",
-             "group": f"{prefix}.c-group", "archive": f"{prefix}.a-events"}
+    names = {
+        "input": f"{prefix}.c-events",
+        "output": f"{prefix}.c-ratings",
+        "rejected": f"{prefix}.c-rejected",
+        "group": f"{prefix}.c-group",
+        "archive": f"{prefix}.a-events",
+    }
     players = rated_list("cfc", pool, prefix=f"{prefix}-c")
     for stream in (names["input"], names["archive"]):  # each input stream has its own store
         for start in range(0, len(players), 1_000):
-            client.hset(StreamKeys(stream).players("cfc", "regular"),
-                        mapping={r.id: msgspec.json.encode(r) for r in players[start : start + 1_000]})
-    env = {"RATING_REDIS_URL": url, "RATING_INPUT_STREAMS": f"{names['input']},{names['archive']}",
-           "RATING_OUTPUT_STREAM": names["output"], "RATING_DEAD_LETTER_STREAM": names["rejected"],
-           "RATING_GROUP": names["group"], "RATING_HTTP_PORT": "0", "RATING_LOG_LEVEL": "WARNING"}
+            client.hset(
+                StreamKeys(stream).players("cfc", "regular"),
+                mapping={r.id: msgspec.json.encode(r) for r in players[start : start + 1_000]},
+            )
+    env = {
+        "RATING_REDIS_URL": url,
+        "RATING_INPUT_STREAMS": f"{names['input']},{names['archive']}",
+        "RATING_OUTPUT_STREAM": names["output"],
+        "RATING_DEAD_LETTER_STREAM": names["rejected"],
+        "RATING_GROUP": names["group"],
+        "RATING_HTTP_PORT": "0",
+        "RATING_LOG_LEVEL": "WARNING",
+    }
     service = start_service(env)
     try:
         wait_for_group(client, names["input"], names["group"], service)
         progress("date order: archive of two-player events")
         rng = random.Random(5)
-        two = [dated(two_player_event("cfc", *rng.sample(players, 2), f"{prefix}-a{n}", rng), n // 50)
-               for n in range(events)]
+        two = [
+            dated(two_player_event("cfc", *rng.sample(players, 2), f"{prefix}-a{n}", rng), n // 50)
+            for n in range(events)
+        ]
         _xadd_all(client, names["archive"], two)
         _wait_outputs(client, names["output"], events, timeout=600)
         archive = archive_bytes(client, names["archive"], events, 2 * events)
@@ -119,7 +153,11 @@ def bench_cascade(url: str, prefix: str, pool: int, events: int, start_service: 
         _wait_outputs(client, names["output"], 2 * events, timeout=1_800)
         in_order_seconds = time.perf_counter() - started
         progress("date order: the first event corrected")
-        correction = {**messages[0], "schema": "event.corrected/v1", "reason": "bench: result flipped"}
+        correction = {
+            **messages[0],
+            "schema": "event.corrected/v1",
+            "reason": "bench: result flipped",
+        }
         correction["games"] = [{**messages[0]["games"][0], "score": 0}]
         before = client.xlen(names["output"])
         started = time.perf_counter()
@@ -130,7 +168,9 @@ def bench_cascade(url: str, prefix: str, pool: int, events: int, start_service: 
         rss = peak_rss_mb(service.pid)
         rejected = client.xlen(names["rejected"]) if client.exists(names["rejected"]) else 0
         if rejected:
-            raise RuntimeError(f"{rejected} bench entries were dead-lettered: {client.xrange(names['rejected'], count=1)}")
+            raise RuntimeError(
+                f"{rejected} bench entries were dead-lettered: {client.xrange(names['rejected'], count=1)}"
+            )
     finally:
         service.terminate()
         try:
@@ -138,6 +178,14 @@ def bench_cascade(url: str, prefix: str, pool: int, events: int, start_service: 
         except subprocess.TimeoutExpired:
             service.kill()
         client.close()
-    return {"archive": archive,
-            "correction": {"players": pool, "later_events": events - 1, "seconds": seconds, "revisions": revisions,
-                           "history_seconds": in_order_seconds, "service_peak_rss_mb": rss}}
+    return {
+        "archive": archive,
+        "correction": {
+            "players": pool,
+            "later_events": events - 1,
+            "seconds": seconds,
+            "revisions": revisions,
+            "history_seconds": in_order_seconds,
+            "service_peak_rss_mb": rss,
+        },
+    }

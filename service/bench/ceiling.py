@@ -22,8 +22,16 @@ OUTPUT_MAXLEN = 1_000_000  # as the service's RATING_OUTPUT_MAXLEN default
 
 
 async def ceiling_consumer(
-    client: Any, stream: str, group: str, output: str, *, batch: int = 64, block_ms: int = 100,
-    stop: asyncio.Event | None = None, stop_after: int | None = None, consumer: str = "ceiling",
+    client: Any,
+    stream: str,
+    group: str,
+    output: str,
+    *,
+    batch: int = 64,
+    block_ms: int = 100,
+    stop: asyncio.Event | None = None,
+    stop_after: int | None = None,
+    consumer: str = "ceiling",
 ) -> int:
     """Consume `stream` in batches of `batch`: per entry one XADD of its `__data__` to
     `output`, then one XACK per batch (one pipelined round trip). Returns the entries
@@ -42,7 +50,9 @@ async def ceiling_consumer(
             async with client.pipeline(transaction=False) as pipe:
                 for _, fields in entries:
                     pipe.xadd(output, {DATA_FIELD: fields.get(DATA_FIELD.encode(), b"")})
-                pipe.xtrim(output, maxlen=OUTPUT_MAXLEN, approximate=True)  # bounded, as the service does
+                pipe.xtrim(
+                    output, maxlen=OUTPUT_MAXLEN, approximate=True
+                )  # bounded, as the service does
                 pipe.xack(stream, group, *[entry_id for entry_id, _ in entries])
                 await pipe.execute()
             handled += len(entries)

@@ -31,7 +31,8 @@ import subprocess
 import sys
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import structlog
 
@@ -59,9 +60,16 @@ class PipelineCommits(Cluster):
 async def one_run(client: Any, url: str, events: int, players: int, seed: int) -> float:
     """Apply a backlog of `events` on a fresh partition: events per second."""
     prefix = f"bench-cl-{uuid.uuid4().hex[:8]}"
-    settings = load_settings({}, redis_url=url, partitions="domains", input_streams=(f"{prefix}.events",),
-                             output_stream=f"{prefix}.ratings", dead_letter_stream=f"{prefix}.rejected",
-                             group=f"{prefix}.group", log_level="WARNING")
+    settings = load_settings(
+        {},
+        redis_url=url,
+        partitions="domains",
+        input_streams=(f"{prefix}.events",),
+        output_stream=f"{prefix}.ratings",
+        dead_letter_stream=f"{prefix}.rejected",
+        group=f"{prefix}.group",
+        log_level="WARNING",
+    )
     stream = settings.layout.route("cfc", "regular").input
     records = rated_list("cfc", players, prefix=f"{prefix}-p")
     await import_records(client, StreamKeys(stream), records)
@@ -71,7 +79,10 @@ async def one_run(client: Any, url: str, events: int, players: int, seed: int) -
         async with client.pipeline(transaction=False) as pipe:
             for n in range(start, min(events, start + 500)):
                 a, b = rng.sample(records, 2)
-                pipe.xadd(stream, {DATA_FIELD: encode(two_player_event("cfc", a, b, f"{prefix}-{n}", rng))})
+                pipe.xadd(
+                    stream,
+                    {DATA_FIELD: encode(two_player_event("cfc", a, b, f"{prefix}-{n}", rng))},
+                )
             last = (await pipe.execute())[-1].decode()
     processor = StreamProcessor(client, settings, stream, default_registry())
     began = time.perf_counter()
@@ -85,9 +96,13 @@ async def one_run(client: Any, url: str, events: int, players: int, seed: int) -
     return events / seconds
 
 
-async def measure(standalone_url: str, cluster_url: str, events: int, players: int, runs: int) -> dict:
+async def measure(
+    standalone_url: str, cluster_url: str, events: int, players: int, runs: int
+) -> dict:
     """The three ways, alternated `runs` times: each way's events/s (median and every run)."""
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))  # no line per event
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING)
+    )  # no line per event
     clients = {
         "standalone": await connect(standalone_url),
         "cluster": await connect(cluster_url),
@@ -96,7 +111,9 @@ async def measure(standalone_url: str, cluster_url: str, events: int, players: i
     urls = {"standalone": standalone_url, "cluster": cluster_url, "cluster_pipeline": cluster_url}
     rates: dict[str, list[float]] = {way: [] for way in WAYS}
     try:
-        await one_run(clients["standalone"], standalone_url, min(events, 200), players, 0)  # warm-up
+        await one_run(
+            clients["standalone"], standalone_url, min(events, 200), players, 0
+        )  # warm-up
         for run in range(runs):
             for way in WAYS:
                 rates[way].append(await one_run(clients[way], urls[way], events, players, run))
@@ -112,7 +129,9 @@ async def measure(standalone_url: str, cluster_url: str, events: int, players: i
     return out
 
 
-def bench_cluster(events: int, players: int, runs: int, progress: Callable[[str], None] = lambda _: None) -> dict:
+def bench_cluster(
+    events: int, players: int, runs: int, progress: Callable[[str], None] = lambda _: None
+) -> dict:
     """Start a standalone server and a 3-master cluster of the same binary, measure (in a
     subprocess), stop them."""
     binary = find_binary()
@@ -121,8 +140,20 @@ def bench_cluster(events: int, players: int, runs: int, progress: Callable[[str]
     try:
         progress("cluster: starting a local 3-master cluster")
         cluster.start()
-        done = subprocess.run([sys.executable, "-m", "service.bench.cluster", standalone.url, cluster.url,
-                               str(events), str(players), str(runs)], capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "service.bench.cluster",
+                standalone.url,
+                cluster.url,
+                str(events),
+                str(players),
+                str(runs),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"the cluster bench failed: {done.stderr[-2000:]}")
         report = json.loads(done.stdout)
@@ -148,4 +179,8 @@ def render_cluster(figures: dict) -> list[str]:
 
 if __name__ == "__main__":
     standalone_url, cluster_url, count, size, repeats = sys.argv[1:6]
-    print(json.dumps(asyncio.run(measure(standalone_url, cluster_url, int(count), int(size), int(repeats)))))
+    print(
+        json.dumps(
+            asyncio.run(measure(standalone_url, cluster_url, int(count), int(size), int(repeats)))
+        )
+    )

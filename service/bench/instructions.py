@@ -48,7 +48,9 @@ def totals(path: str) -> int:
 
 
 def _control(option: str, pid: int) -> None:
-    subprocess.run(["callgrind_control", option, str(pid)], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        ["callgrind_control", option, str(pid)], check=True, capture_output=True, timeout=120
+    )
 
 
 def _dumped(directory: str, pid: int, after: float) -> int:
@@ -56,7 +58,11 @@ def _dumped(directory: str, pid: int, after: float) -> int:
     the request)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        files = [f for f in glob.glob(os.path.join(directory, f"cg.{pid}.*")) if os.path.getmtime(f) >= after]
+        files = [
+            f
+            for f in glob.glob(os.path.join(directory, f"cg.{pid}.*"))
+            if os.path.getmtime(f) >= after
+        ]
         if files:
             newest = max(files, key=os.path.getmtime)
             try:
@@ -75,14 +81,28 @@ def count(url: str | None, events: int, swiss: int) -> dict:
     launcher = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={directory}/cg.%p"]
     try:
         # stop_timeout: valgrind writes its last dump on the way out
-        with served(url, 10_000, {"RATING_HTTP_PORT": "0", "RATING_LOG_LEVEL": "WARNING"}, launcher,
-                    start_timeout=START_TIMEOUT, stop_timeout=120) as serving:
+        with served(
+            url,
+            10_000,
+            {"RATING_HTTP_PORT": "0", "RATING_LOG_LEVEL": "WARNING"},
+            launcher,
+            start_timeout=START_TIMEOUT,
+            stop_timeout=120,
+        ) as serving:
             service = serving.service
             try:
-                serving.drain([serving.work.two_player()[1] for _ in range(300)], timeout=600)  # warm-up
-                out: dict = {"settings": {k: v for k, v in sorted(os.environ.items()) if k.startswith("RATING_")}}
-                for kind, make, n in (("two_player", serving.work.two_player, events),
-                                      ("swiss_64x7", serving.work.swiss, swiss)):
+                serving.drain(
+                    [serving.work.two_player()[1] for _ in range(300)], timeout=600
+                )  # warm-up
+                out: dict = {
+                    "settings": {
+                        k: v for k, v in sorted(os.environ.items()) if k.startswith("RATING_")
+                    }
+                }
+                for kind, make, n in (
+                    ("two_player", serving.work.two_player, events),
+                    ("swiss_64x7", serving.work.swiss, swiss),
+                ):
                     if not n:
                         continue
                     payloads = [make()[1] for _ in range(n)]
@@ -90,7 +110,10 @@ def count(url: str | None, events: int, swiss: int) -> dict:
                     serving.drain(payloads, timeout=3600)
                     asked = time.time() - 1
                     _control("-d", service.pid)
-                    out[kind] = {"events": n, "instructions_per_event": _dumped(directory, service.pid, asked) / n}
+                    out[kind] = {
+                        "events": n,
+                        "instructions_per_event": _dumped(directory, service.pid, asked) / n,
+                    }
                 return out
             except RuntimeError as exc:
                 raise RuntimeError(f"{exc}: {stderr_tail(service)}") from None
@@ -99,21 +122,36 @@ def count(url: str | None, events: int, swiss: int) -> dict:
 
 
 def render(figures: dict) -> str:
-    lines = ["instructions per event in `serve` (callgrind; user space, the service's process only)"]
+    lines = [
+        "instructions per event in `serve` (callgrind; user space, the service's process only)"
+    ]
     if figures["settings"]:
         lines.append("  settings: " + ", ".join(f"{k}={v}" for k, v in figures["settings"].items()))
-    for kind, label in (("two_player", "two-player events"), ("swiss_64x7", "64-player 7-round events")):
+    for kind, label in (
+        ("two_player", "two-player events"),
+        ("swiss_64x7", "64-player 7-round events"),
+    ):
         if kind in figures:
             f = figures[kind]
-            lines.append(f"  {label:<26} {f['instructions_per_event']:>14,.0f}  ({f['events']:,} events)")
+            lines.append(
+                f"  {label:<26} {f['instructions_per_event']:>14,.0f}  ({f['events']:,} events)"
+            )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m service.bench.instructions", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=2_000, help="two-player events (default 2,000)")
-    parser.add_argument("--swiss", type=int, default=50, help="64-player 7-round events (default 50; 0: none)")
-    parser.add_argument("--redis-url", help="use this Redis (default: a private server on a free port)")
+    parser = argparse.ArgumentParser(
+        prog="python -m service.bench.instructions", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--events", type=int, default=2_000, help="two-player events (default 2,000)"
+    )
+    parser.add_argument(
+        "--swiss", type=int, default=50, help="64-player 7-round events (default 50; 0: none)"
+    )
+    parser.add_argument(
+        "--redis-url", help="use this Redis (default: a private server on a free port)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args(argv)
     try:
@@ -122,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m service.bench.instructions: {exc}", file=sys.stderr)
         return 1
     except RedisError as exc:
-        print(f"python -m service.bench.instructions: {redis_problem(exc, args.redis_url)}", file=sys.stderr)
+        print(
+            f"python -m service.bench.instructions: {redis_problem(exc, args.redis_url)}",
+            file=sys.stderr,
+        )
         return 1
     print(json.dumps(figures) if args.json else render(figures))
     return 0

@@ -35,7 +35,9 @@ class Node:
     id: str = ""
 
     def client(self) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=10, decode_responses=True)
+        return redis.Redis(
+            host="127.0.0.1", port=self.port, socket_timeout=10, decode_responses=True
+        )
 
 
 def _ports(count: int) -> list[int]:
@@ -60,7 +62,10 @@ class LocalCluster:
         self.root = Path(tempfile.mkdtemp(prefix="redis-cluster-"))
         self.binary = binary or find_binary(prefer="path").path
         # The ports are chosen now: `url` is known before `start()` (a client may wait for it).
-        self.nodes = [Node(port, self.root / f"node{n}") for n, port in enumerate(_ports(masters * (1 + replicas)))]
+        self.nodes = [
+            Node(port, self.root / f"node{n}")
+            for n, port in enumerate(_ports(masters * (1 + replicas)))
+        ]
 
     @property
     def url(self) -> str:
@@ -71,7 +76,7 @@ class LocalCluster:
         return f"redis://127.0.0.1:{node.port}/0"
 
     # ------------------------------------------------------------------ start / stop
-    def start(self, timeout: float = 20.0) -> "LocalCluster":
+    def start(self, timeout: float = 20.0) -> LocalCluster:
         for node in self.nodes:
             node.dir.mkdir()
             self._launch(node)
@@ -87,23 +92,55 @@ class LocalCluster:
         for node in self.nodes[1:]:
             first.execute_command("CLUSTER", "MEET", "127.0.0.1", node.port)
         deadline = time.monotonic() + timeout
-        self._wait(lambda: all(len(n.client().execute_command("CLUSTER", "NODES").splitlines()) == len(self.nodes)
-                               for n in self.nodes), deadline, "the nodes did not meet")
+        self._wait(
+            lambda: all(
+                len(n.client().execute_command("CLUSTER", "NODES").splitlines()) == len(self.nodes)
+                for n in self.nodes
+            ),
+            deadline,
+            "the nodes did not meet",
+        )
         replicas = self.nodes[self.masters_count :]
         for r, node in enumerate(replicas):
             node.client().execute_command("CLUSTER", "REPLICATE", masters[r % len(masters)].id)
-        self._wait(lambda: all(n.client().info("replication").get("master_link_status") == "up" for n in replicas),
-                   deadline, "the replicas did not sync")
+        self._wait(
+            lambda: all(
+                n.client().info("replication").get("master_link_status") == "up" for n in replicas
+            ),
+            deadline,
+            "the replicas did not sync",
+        )
         self.wait_ok(deadline - time.monotonic())
         return self
 
     def _launch(self, node: Node) -> None:
         node.process = subprocess.Popen(
-            [self.binary, "--port", str(node.port), "--bind", "127.0.0.1", "--dir", str(node.dir),
-             "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-             "--cluster-node-timeout", str(NODE_TIMEOUT_MS), "--save", "", "--appendonly", "no",
-             "--cluster-replica-validity-factor", "0", "--logfile", str(node.dir / "log"), *self.extra],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                self.binary,
+                "--port",
+                str(node.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                str(node.dir),
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                str(NODE_TIMEOUT_MS),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--cluster-replica-validity-factor",
+                "0",
+                "--logfile",
+                str(node.dir / "log"),
+                *self.extra,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
     def _wait_answers(self, node: Node, timeout: float) -> None:
@@ -127,7 +164,14 @@ class LocalCluster:
                 client = node.client()
                 if "cluster_state:ok" not in client.execute_command("CLUSTER", "INFO"):
                     return False
-                views.add(tuple(sorted((s[0], s[1], s[2][1]) for s in client.execute_command("CLUSTER", "SLOTS"))))
+                views.add(
+                    tuple(
+                        sorted(
+                            (s[0], s[1], s[2][1])
+                            for s in client.execute_command("CLUSTER", "SLOTS")
+                        )
+                    )
+                )
             return len(views) == 1
 
         self._wait(agreed, deadline, "the cluster did not become ok")
@@ -190,7 +234,9 @@ class LocalCluster:
         return key_slot(key.encode())
 
     # ------------------------------------------------------------------ operations
-    def move_slot(self, slot: int, to: Node | None = None, *, batch: int = 10, pause: float = 0.0) -> Node:
+    def move_slot(
+        self, slot: int, to: Node | None = None, *, batch: int = 10, pause: float = 0.0
+    ) -> Node:
         """Move `slot` to master `to` (default: the next master after its owner) as
         `redis-cli --cluster reshard` does: the target IMPORTING, the source MIGRATING, the
         keys MIGRATEd `batch` at a time (`pause` seconds between batches: clients meanwhile
@@ -225,9 +271,13 @@ class LocalCluster:
 
     def fail_over(self, master: Node, timeout: float = 20.0) -> Node:
         """Kill `master` (SIGKILL) and wait until one of its replicas owns its slots; returns it."""
-        replicas = [n for n in self.live_nodes() if n.port != master.port
-                    and n.client().execute_command("ROLE")[0] == "slave"
-                    and int(n.client().execute_command("ROLE")[2]) == master.port]
+        replicas = [
+            n
+            for n in self.live_nodes()
+            if n.port != master.port
+            and n.client().execute_command("ROLE")[0] == "slave"
+            and int(n.client().execute_command("ROLE")[2]) == master.port
+        ]
         if not replicas:
             raise AssertionError(f"master on port {master.port} has no replica to fail over to")
         assert master.process is not None
@@ -235,7 +285,10 @@ class LocalCluster:
         master.process.wait()
         master.process = None
         deadline = time.monotonic() + timeout
-        self._wait(lambda: any(r.client().execute_command("ROLE")[0] == "master" for r in replicas), deadline,
-                   "no replica took over")
+        self._wait(
+            lambda: any(r.client().execute_command("ROLE")[0] == "master" for r in replicas),
+            deadline,
+            "no replica took over",
+        )
         self.wait_ok(deadline - time.monotonic())
         return next(r for r in replicas if r.client().execute_command("ROLE")[0] == "master")

@@ -85,13 +85,23 @@ class Neighbours:
             others = max(0.0, (busy - self._busy) - (_own_seconds() - self._own)) / wall
         warnings = []
         if self.load_at_start is not None and self.load_at_start > self.cores:
-            warnings.append(f"the machine was busy: load average {self.load_at_start:.2f} above its {self.cores} "
-                            "cores when the bench started")
+            warnings.append(
+                f"the machine was busy: load average {self.load_at_start:.2f} above its {self.cores} "
+                "cores when the bench started"
+            )
         if others is not None and others > OTHERS_BUSY * self.cores:
-            warnings.append(f"the machine was busy: other processes used {others:.2f} of its {self.cores} cores "
-                            "on average while the bench ran")
-        return {"cores": self.cores, "load_average_at_start": self.load_at_start, "load_average_at_end": _load(),
-                "other_cpu_cores": others, "busy": bool(warnings), "warnings": warnings}
+            warnings.append(
+                f"the machine was busy: other processes used {others:.2f} of its {self.cores} cores "
+                "on average while the bench ran"
+            )
+        return {
+            "cores": self.cores,
+            "load_average_at_start": self.load_at_start,
+            "load_average_at_end": _load(),
+            "other_cpu_cores": others,
+            "busy": bool(warnings),
+            "warnings": warnings,
+        }
 
 
 def stderr_tail(process: Any, size: int = 2000) -> str:

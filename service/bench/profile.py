@@ -19,7 +19,7 @@ CPU and Redis's CPU.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
@@ -58,8 +58,14 @@ def stage_counters(text: str, stream: str) -> dict[str, float]:
     return out
 
 
-def profile_drain(drain: Callable[[list[bytes]], float], payloads: list[bytes], base: str, stream: str,
-                  service_cpu: Callable[[], float], redis_cpu: Callable[[], float]) -> dict:
+def profile_drain(
+    drain: Callable[[list[bytes]], float],
+    payloads: list[bytes],
+    base: str,
+    stream: str,
+    service_cpu: Callable[[], float],
+    redis_cpu: Callable[[], float],
+) -> dict:
     """Drain `payloads` through the service; per event, microseconds of each stage and the rest."""
     before, cpu0, redis0 = scrape(base, stream), service_cpu(), redis_cpu()
     start = time.perf_counter()
@@ -84,7 +90,11 @@ def profile_drain(drain: Callable[[list[bytes]], float], payloads: list[bytes], 
 
 def render_profile(profile: dict) -> str:
     """The table: one column per workload, microseconds per event and share of the wall time."""
-    kinds = [(k, label) for k, label in (("two_player", "two-player"), ("swiss_64x7", "64x7")) if k in profile]
+    kinds = [
+        (k, label)
+        for k, label in (("two_player", "two-player"), ("swiss_64x7", "64x7"))
+        if k in profile
+    ]
     head = "".join(f"{label:>22}" for _, label in kinds)
     sizes = ", ".join(f"{profile[k]['events']:,} {label} events" for k, label in kinds)
     lines = [
@@ -99,23 +109,44 @@ def render_profile(profile: dict) -> str:
                 cells.append(f"{'':>22}")
                 continue
             wall = profile[kind]["wall_us_per_event"]
-            cells.append(f"{value:>12,.1f} ({value / wall * 100:4.1f}%)" if share and wall else f"{value:>22,.1f}")
+            cells.append(
+                f"{value:>12,.1f} ({value / wall * 100:4.1f}%)"
+                if share and wall
+                else f"{value:>22,.1f}"
+            )
         return f"  {label:<44}{''.join(cells)}"
 
     for stage in STAGES:
-        lines.append(row(f"  {STAGE_LABELS[stage]}", [profile[k]["stages_us_per_event"][stage] for k, _ in kinds]))
+        lines.append(
+            row(
+                f"  {STAGE_LABELS[stage]}",
+                [profile[k]["stages_us_per_event"][stage] for k, _ in kinds],
+            )
+        )
     lines += [
-        row("  the rest (below 0: overlapped)", [profile[k]["outside_commits_us_per_event"] for k, _ in kinds]),
+        row(
+            "  the rest (below 0: overlapped)",
+            [profile[k]["outside_commits_us_per_event"] for k, _ in kinds],
+        ),
         row("wall time", [profile[k]["wall_us_per_event"] for k, _ in kinds], share=False),
         row("service CPU", [profile[k]["service_cpu_us_per_event"] for k, _ in kinds]),
         row("Redis CPU", [profile[k]["redis_cpu_us_per_event"] for k, _ in kinds]),
         row("events/s", [profile[k]["events_per_second"] for k, _ in kinds], share=False),
-        row("entries per commit", [profile[k]["entries_per_commit"] for k, _ in kinds], share=False),
+        row(
+            "entries per commit", [profile[k]["entries_per_commit"] for k, _ in kinds], share=False
+        ),
     ]
     return "\n".join(lines)
 
 
 def profile_keys() -> set[str]:
-    return {"events", "events_per_second", "wall_us_per_event", "stages_us_per_event", "outside_commits_us_per_event",
-            "service_cpu_us_per_event", "redis_cpu_us_per_event", "entries_per_commit"}
-
+    return {
+        "events",
+        "events_per_second",
+        "wall_us_per_event",
+        "stages_us_per_event",
+        "outside_commits_us_per_event",
+        "service_cpu_us_per_event",
+        "redis_cpu_us_per_event",
+        "entries_per_commit",
+    }

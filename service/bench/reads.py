@@ -21,20 +21,41 @@ import socket
 import statistics
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import redis
 
 from schemas.reads import HistoryEntry
-from service.bench.machine import stderr_tail
 from schemas.records import PlayerRecord
+from service.bench.machine import stderr_tail
 from service.readmodel import name_members, pack_entry, rank_score
 from service.runtime.store import StreamKeys, encode
 
-WORDS = ("Able", "Baker", "Carter", "Dubois", "Eriksen", "Fischer", "Garcia", "Horvat", "Ivanov", "Jensen",
-         "Kowalski", "Larsen", "Martin", "Novak", "Olsen", "Petrov", "Quinn", "Rossi", "Silva", "Tanaka")
+WORDS = (
+    "Able",
+    "Baker",
+    "Carter",
+    "Dubois",
+    "Eriksen",
+    "Fischer",
+    "Garcia",
+    "Horvat",
+    "Ivanov",
+    "Jensen",
+    "Kowalski",
+    "Larsen",
+    "Martin",
+    "Novak",
+    "Olsen",
+    "Petrov",
+    "Quinn",
+    "Rossi",
+    "Silva",
+    "Tanaka",
+)
 
 
 @dataclass(frozen=True)
@@ -49,12 +70,28 @@ class ReadSizes:
     drain_events: int
 
     @staticmethod
-    def of(quick: bool) -> "ReadSizes":
+    def of(quick: bool) -> ReadSizes:
         if quick:
-            return ReadSizes(players=10_000, player_events=100_000, regulars=100, regular_events=200, rate=200,
-                             seconds=3.0, runs=2, drain_events=1_500)
-        return ReadSizes(players=100_000, player_events=1_000_000, regulars=1_000, regular_events=200, rate=200,
-                         seconds=10.0, runs=3, drain_events=6_000)
+            return ReadSizes(
+                players=10_000,
+                player_events=100_000,
+                regulars=100,
+                regular_events=200,
+                rate=200,
+                seconds=3.0,
+                runs=2,
+                drain_events=1_500,
+            )
+        return ReadSizes(
+            players=100_000,
+            player_events=1_000_000,
+            regulars=1_000,
+            regular_events=200,
+            rate=200,
+            seconds=10.0,
+            runs=3,
+            drain_events=6_000,
+        )
 
 
 def pool_records(prefix: str, count: int, seed: int = 11) -> list[PlayerRecord]:
@@ -64,9 +101,18 @@ def pool_records(prefix: str, count: int, seed: int = 11) -> list[PlayerRecord]:
     for i in range(count):
         rating = max(100, min(2800, int(rng.gauss(1500, 350))))
         name = f"{rng.choice(WORDS)}{i % 997}, {rng.choice(WORDS)}"
-        records.append(PlayerRecord(system="cfc", pool="regular", id=f"{prefix}r{i + 1:06d}", name=name,
-                                    rating=rating, status="established", games=rng.randint(25, 900),
-                                    highest=rating + rng.randint(0, 150)))
+        records.append(
+            PlayerRecord(
+                system="cfc",
+                pool="regular",
+                id=f"{prefix}r{i + 1:06d}",
+                name=name,
+                rating=rating,
+                status="established",
+                games=rng.randint(25, 900),
+                highest=rating + rng.randint(0, 150),
+            )
+        )
     return records
 
 
@@ -77,17 +123,36 @@ def _line(n: int, rating: int, rng: random.Random) -> tuple[bytes, HistoryEntry]
     end = dt.date(2015, 1, 4) + dt.timedelta(days=7 * n)
     change = rng.randint(-20, 20)
     entry = HistoryEntry(
-        kind="event", event_id=f"e{n}-{rng.randrange(1 << 30)}", name=f"Club night {n}", start_date=end,
-        end_date=end, period=None, list_period=None, old_rating=rating - change, new_rating=rating, change=change,
-        old_status="established", status="established", games=100 + n, event_games=4, score=2.5, expected=2.1,
-        performance=float(rating + 40), revision=0,
+        kind="event",
+        event_id=f"e{n}-{rng.randrange(1 << 30)}",
+        name=f"Club night {n}",
+        start_date=end,
+        end_date=end,
+        period=None,
+        list_period=None,
+        old_rating=rating - change,
+        new_rating=rating,
+        change=change,
+        old_status="established",
+        status="established",
+        games=100 + n,
+        event_games=4,
+        score=2.5,
+        expected=2.1,
+        performance=float(rating + 40),
+        revision=0,
     )
     key = (0).to_bytes(3, "big") + end.toordinal().to_bytes(3, "big") * 2 + n.to_bytes(8, "big")
     return key, entry
 
 
-def populate(url: str, keys: StreamKeys, records: list[PlayerRecord], sizes: ReadSizes,
-             progress: Callable[[str], None]) -> None:
+def populate(
+    url: str,
+    keys: StreamKeys,
+    records: list[PlayerRecord],
+    sizes: ReadSizes,
+    progress: Callable[[str], None],
+) -> None:
     """Write the records, their ranking and name index, and the history lines."""
     rng = random.Random(5)
     client = redis.Redis.from_url(url)
@@ -100,9 +165,15 @@ def populate(url: str, keys: StreamKeys, records: list[PlayerRecord], sizes: Rea
             with client.pipeline(transaction=False) as pipe:
                 pipe.hset(players, mapping={r.id: encode(r) for r in chunk})
                 pipe.zadd(keys.ranking("cfc", "regular"), {r.id: rank_score(r) for r in chunk})
-                pipe.zadd(keys.names("cfc", "regular"), {m: 0 for r in chunk for m in name_members(r)})
+                pipe.zadd(
+                    keys.names("cfc", "regular"), {m: 0 for r in chunk for m in name_members(r)}
+                )
                 for i, record in enumerate(chunk, start):
-                    lines = sizes.regular_events if i < sizes.regulars else rest // others + (i - sizes.regulars < rest % others)
+                    lines = (
+                        sizes.regular_events
+                        if i < sizes.regulars
+                        else rest // others + (i - sizes.regulars < rest % others)
+                    )
                     fields = {}
                     for n in range(lines):
                         key, entry = _line(n, record.rating or 1500, rng)
@@ -137,7 +208,18 @@ class ReadLoad:
         self._thread: threading.Thread | None = None
 
     def path(self, n: int, rng: random.Random) -> tuple[str, str]:
-        kind = ("player", "player", "player", "player", "player", "history", "history", "history", "list", "list")[n % 10]
+        kind = (
+            "player",
+            "player",
+            "player",
+            "player",
+            "player",
+            "history",
+            "history",
+            "history",
+            "list",
+            "list",
+        )[n % 10]
         if kind == "player":
             return kind, f"/v1/pools/cfc/regular/players/{rng.choice(self.ids)}"
         if kind == "history":
@@ -165,7 +247,9 @@ class ReadLoad:
             if pending:
                 await asyncio.gather(*pending)
 
-    async def _get(self, client: httpx.AsyncClient, kind: str, path: str, due: float, loop: Any) -> None:
+    async def _get(
+        self, client: httpx.AsyncClient, kind: str, path: str, due: float, loop: Any
+    ) -> None:
         try:
             reply = await client.get(path)
             if reply.status_code != 200:
@@ -211,22 +295,37 @@ def wait_ready(base: str, process: Any, timeout: float = 60) -> None:
     raise RuntimeError(f"the service at {base} was not ready after {timeout:.0f} s")
 
 
-def bench_reads(url: str, prefix: str, quick: bool, start_service: Callable[[dict], Any], stop: Callable[[Any], None],
-                drain: Callable[[list[bytes]], float], make_two_player: Callable[[list[PlayerRecord]], Callable[[], bytes]],
-                progress: Callable[[str], None]) -> dict:
+def bench_reads(
+    url: str,
+    prefix: str,
+    quick: bool,
+    start_service: Callable[[dict], Any],
+    stop: Callable[[Any], None],
+    drain: Callable[[list[bytes]], float],
+    make_two_player: Callable[[list[PlayerRecord]], Callable[[], bytes]],
+    progress: Callable[[str], None],
+) -> dict:
     """The read side's figures: latency per kind at the paced rate, and the service's
     two-player throughput with and without that load."""
     sizes = ReadSizes.of(quick)
     stream = f"{prefix}.reads"
     keys = StreamKeys(stream)
     records = pool_records(f"{prefix}-", sizes.players)
-    progress(f"read side: writing {sizes.players:,} players and {sizes.player_events:,} history lines")
+    progress(
+        f"read side: writing {sizes.players:,} players and {sizes.player_events:,} history lines"
+    )
     populate(url, keys, records, sizes, progress)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    service = start_service({"RATING_INPUT_STREAMS": stream, "RATING_OUTPUT_STREAM": f"{prefix}.reads-out",
-                             "RATING_DEAD_LETTER_STREAM": f"{prefix}.reads-dead", "RATING_HTTP_PORT": str(port),
-                             "RATING_HTTP_HOST": "127.0.0.1"})
+    service = start_service(
+        {
+            "RATING_INPUT_STREAMS": stream,
+            "RATING_OUTPUT_STREAM": f"{prefix}.reads-out",
+            "RATING_DEAD_LETTER_STREAM": f"{prefix}.reads-dead",
+            "RATING_HTTP_PORT": str(port),
+            "RATING_HTTP_HOST": "127.0.0.1",
+        }
+    )
     try:
         wait_ready(base, service)
         ReadLoad(base, records, sizes.regulars, sizes.rate).run_for(1.0)  # warm-up
@@ -234,13 +333,17 @@ def bench_reads(url: str, prefix: str, quick: bool, start_service: Callable[[dic
         load = ReadLoad(base, records, sizes.regulars, sizes.rate)
         load.run_for(sizes.seconds)
         if load.failures:
-            raise RuntimeError(f"{len(load.failures)} read requests failed, e.g. {load.failures[0]}")
+            raise RuntimeError(
+                f"{len(load.failures)} read requests failed, e.g. {load.failures[0]}"
+            )
         latency = {kind: _percentiles(values) for kind, values in load.timings.items()}
         two_player = make_two_player(records)
         drain([two_player() for _ in range(200)])  # warm-up
         without, under = [], []
         for run in range(sizes.runs):
-            progress(f"read side: throughput run {run + 1} of {sizes.runs}, without and with the read load")
+            progress(
+                f"read side: throughput run {run + 1} of {sizes.runs}, without and with the read load"
+            )
             without.append(drain([two_player() for _ in range(sizes.drain_events)]))
             background = ReadLoad(base, records, sizes.regulars, sizes.rate)
             background.start()
@@ -249,13 +352,23 @@ def bench_reads(url: str, prefix: str, quick: bool, start_service: Callable[[dic
             finally:
                 background.stop()
             if background.failures:
-                raise RuntimeError(f"{len(background.failures)} read requests failed, e.g. {background.failures[0]}")
+                raise RuntimeError(
+                    f"{len(background.failures)} read requests failed, e.g. {background.failures[0]}"
+                )
     finally:
         stop(service)
     alone, loaded = statistics.median(without), statistics.median(under)
     return {
-        "players": sizes.players, "player_events": sizes.player_events, "history_lines": sizes.regular_events,
-        "rate": sizes.rate, "seconds": sizes.seconds, **{kind: figures for kind, figures in latency.items()},
-        "throughput": {"events_per_second": alone, "under_read_load": loaded, "ratio": loaded / alone,
-                       "runs": sizes.runs},
+        "players": sizes.players,
+        "player_events": sizes.player_events,
+        "history_lines": sizes.regular_events,
+        "rate": sizes.rate,
+        "seconds": sizes.seconds,
+        **{kind: figures for kind, figures in latency.items()},
+        "throughput": {
+            "events_per_second": alone,
+            "under_read_load": loaded,
+            "ratio": loaded / alone,
+            "runs": sizes.runs,
+        },
     }

@@ -39,8 +39,8 @@ import statistics
 import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import msgspec
 import redis
@@ -69,7 +69,9 @@ class Backlog:
 class Games:
     """Two-player events of one pool among its rated players, fresh ids every time."""
 
-    def __init__(self, prefix: str, system: str, pool: str, players: list[PlayerRecord], seed: int = 17):
+    def __init__(
+        self, prefix: str, system: str, pool: str, players: list[PlayerRecord], seed: int = 17
+    ):
         self.prefix, self.system, self.pool, self.players = prefix, system, pool, players
         self.rng = random.Random(seed)
         self.serial = 0
@@ -79,7 +81,9 @@ class Games:
         for _ in range(count):
             self.serial += 1
             a, b = self.rng.sample(self.players, 2)
-            message = two_player_event(self.system, a, b, f"{self.prefix}-{self.pool}-{self.serial}", self.rng)
+            message = two_player_event(
+                self.system, a, b, f"{self.prefix}-{self.pool}-{self.serial}", self.rng
+            )
             out.append(encode({**message, "pool": self.pool}))
         return out
 
@@ -88,7 +92,9 @@ def players_of(system: str, pool: str, count: int, prefix: str) -> list[PlayerRe
     return [msgspec.structs.replace(r, pool=pool) for r in rated_list(system, count, prefix=prefix)]
 
 
-def drain(client: redis.Redis, backlogs: list[Backlog], timeout: float = 300.0) -> tuple[float, list[float]]:
+def drain(
+    client: redis.Redis, backlogs: list[Backlog], timeout: float = 300.0
+) -> tuple[float, list[float]]:
     """Append every backlog (in chunks, the streams in turn) and time until each output holds
     one more entry per payload; returns (seconds until the last, seconds of each)."""
     before = [client.xlen(b.output) for b in backlogs]
@@ -115,7 +121,10 @@ def drain(client: redis.Redis, backlogs: list[Backlog], timeout: float = 300.0) 
             seconds = [d for d in done if d is not None]
             return max(seconds), seconds
         if now > timeout:
-            got = ", ".join(f"{b.output}: {n - m} of {len(b.payloads)}" for b, n, m in zip(backlogs, lengths, before))
+            got = ", ".join(
+                f"{b.output}: {n - m} of {len(b.payloads)}"
+                for b, n, m in zip(backlogs, lengths, before)
+            )
             raise RuntimeError(f"outputs after {timeout:.0f} s: {got}")
         time.sleep(0.002)
 
@@ -133,38 +142,62 @@ class Drained:
     bench_cpu: float
     other_cpu: float
 
-    def __add__(self, other: "Drained") -> "Drained":
-        return Drained(self.events + other.events, self.seconds + other.seconds, self.service_cpu + other.service_cpu,
-                       self.redis_cpu + other.redis_cpu, self.bench_cpu + other.bench_cpu,
-                       self.other_cpu + other.other_cpu)
+    def __add__(self, other: Drained) -> Drained:
+        return Drained(
+            self.events + other.events,
+            self.seconds + other.seconds,
+            self.service_cpu + other.service_cpu,
+            self.redis_cpu + other.redis_cpu,
+            self.bench_cpu + other.bench_cpu,
+            self.other_cpu + other.other_cpu,
+        )
 
     def figures(self) -> dict:
-        return {"events": self.events, "seconds": self.seconds, "events_per_second": self.events / self.seconds,
-                "service_cpu_us_per_event": self.service_cpu / self.events * 1e6,
-                "redis_cpu_us_per_event": self.redis_cpu / self.events * 1e6,
-                "service_cores": self.service_cpu / self.seconds, "redis_cores": self.redis_cpu / self.seconds,
-                "bench_cores": self.bench_cpu / self.seconds, "other_cores": self.other_cpu / self.seconds}
+        return {
+            "events": self.events,
+            "seconds": self.seconds,
+            "events_per_second": self.events / self.seconds,
+            "service_cpu_us_per_event": self.service_cpu / self.events * 1e6,
+            "redis_cpu_us_per_event": self.redis_cpu / self.events * 1e6,
+            "service_cores": self.service_cpu / self.seconds,
+            "redis_cores": self.redis_cpu / self.seconds,
+            "bench_cores": self.bench_cpu / self.seconds,
+            "other_cores": self.other_cpu / self.seconds,
+        }
 
 
-def measured(client: redis.Redis, pids: list[int], redis_cpu: Callable[[], float],
-             backlogs: list[Backlog]) -> tuple[Drained, list[float]]:
+def measured(
+    client: redis.Redis, pids: list[int], redis_cpu: Callable[[], float], backlogs: list[Backlog]
+) -> tuple[Drained, list[float]]:
     """One timed drain with the CPU the replicas (`pids`) and Redis spent on it, and each
     backlog's own seconds."""
-    service, server, bench, busy = sum(cpu_seconds(pid) for pid in pids), redis_cpu(), time.process_time(), busy_seconds()
+    service, server, bench, busy = (
+        sum(cpu_seconds(pid) for pid in pids),
+        redis_cpu(),
+        time.process_time(),
+        busy_seconds(),
+    )
     seconds, each = drain(client, backlogs)
     bench = time.process_time() - bench
     service = sum(cpu_seconds(pid) for pid in pids) - service
     server = redis_cpu() - server
     busy = (busy_seconds() or 0.0) - (busy or 0.0)
     other = max(0.0, busy - service - server - bench)
-    return Drained(sum(len(b.payloads) for b in backlogs), seconds, service, server, bench, other), each
+    return Drained(
+        sum(len(b.payloads) for b in backlogs), seconds, service, server, bench, other
+    ), each
 
 
 class Replicas:
     """The `serve` processes of one run, started one after the other, stopped together."""
 
-    def __init__(self, client: redis.Redis, start_service: Callable[[dict], subprocess.Popen],
-                 stop: Callable[[subprocess.Popen], None], env: dict):
+    def __init__(
+        self,
+        client: redis.Redis,
+        start_service: Callable[[dict], subprocess.Popen],
+        stop: Callable[[subprocess.Popen], None],
+        env: dict,
+    ):
         self.client, self.start_service, self.stop, self.env = client, start_service, stop, env
         self.processes: list[subprocess.Popen] = []
         self.consumers: list[str] = []
@@ -192,17 +225,24 @@ class Replicas:
         while time.monotonic() < deadline:
             for process in self.processes:
                 if process.poll() is not None:
-                    raise RuntimeError(f"a replica exited ({process.returncode}): "
-                                       f"{stderr_tail(process)}")
+                    raise RuntimeError(
+                        f"a replica exited ({process.returncode}): {stderr_tail(process)}"
+                    )
             owners = self.owners(streams)
             held = [owners.count(c) for c in self.consumers]
             live = self.client.zcard(key_prefix(streams[0]) + ":replicas")
-            if None not in owners and live >= len(self.processes) and max(held) <= share \
-                    and min(held) >= min(share, len(streams) // len(self.processes)):
+            if (
+                None not in owners
+                and live >= len(self.processes)
+                and max(held) <= share
+                and min(held) >= min(share, len(streams) // len(self.processes))
+            ):
                 return owners  # type: ignore[return-value]
             time.sleep(0.05)
-        raise RuntimeError(f"the leases of {len(streams)} streams did not settle on {len(self.processes)} replicas "
-                           f"after {timeout:.0f} s: {self.owners(streams)}")
+        raise RuntimeError(
+            f"the leases of {len(streams)} streams did not settle on {len(self.processes)} replicas "
+            f"after {timeout:.0f} s: {self.owners(streams)}"
+        )
 
     def close(self) -> None:
         for process in self.processes:
@@ -243,9 +283,16 @@ class Stage:
     redis_cpu: Callable[[], float]
 
     def env(self, run: str, partitions: str) -> dict:
-        return {"RATING_REDIS_URL": self.url, "RATING_PARTITIONS": partitions, "RATING_INPUT_STREAMS": f"{run}.events",
-                "RATING_OUTPUT_STREAM": f"{run}.ratings", "RATING_DEAD_LETTER_STREAM": f"{run}.rejected",
-                "RATING_GROUP": f"{run}.group", "RATING_HTTP_PORT": "0", "RATING_LOG_LEVEL": "WARNING"}
+        return {
+            "RATING_REDIS_URL": self.url,
+            "RATING_PARTITIONS": partitions,
+            "RATING_INPUT_STREAMS": f"{run}.events",
+            "RATING_OUTPUT_STREAM": f"{run}.ratings",
+            "RATING_DEAD_LETTER_STREAM": f"{run}.rejected",
+            "RATING_GROUP": f"{run}.group",
+            "RATING_HTTP_PORT": "0",
+            "RATING_LOG_LEVEL": "WARNING",
+        }
 
     def run_prefix(self) -> str:
         return f"{self.prefix}.so{uuid.uuid4().hex[:6]}"
@@ -254,8 +301,10 @@ class Stage:
 def _check_rejected(client: redis.Redis, streams: list[str]) -> None:
     for stream in streams:
         if client.exists(stream) and client.xlen(stream):
-            raise RuntimeError(f"{client.xlen(stream)} bench events were dead-lettered on {stream}: "
-                               f"{client.xrange(stream, count=1)}")
+            raise RuntimeError(
+                f"{client.xlen(stream)} bench events were dead-lettered on {stream}: "
+                f"{client.xrange(stream, count=1)}"
+            )
 
 
 def one_partition_run(stage: Stage, replicas: int) -> dict:
@@ -273,7 +322,9 @@ def one_partition_run(stage: Stage, replicas: int) -> dict:
             group.add(f"{run}-{n + 1}")
             group.settle((stream,))
         drain(client, [Backlog(stream, output, games.take(WARM_UP))])
-        drained, _ = measured(client, group.pids, stage.redis_cpu, [Backlog(stream, output, games.take(stage.events))])
+        drained, _ = measured(
+            client, group.pids, stage.redis_cpu, [Backlog(stream, output, games.take(stage.events))]
+        )
         _check_rejected(client, [env["RATING_DEAD_LETTER_STREAM"]])
     finally:
         group.close()
@@ -292,8 +343,12 @@ def two_partitions_run(stage: Stage, replicas: int) -> dict:
     both at once), or two replicas (both at once)."""
     run = stage.run_prefix()
     env = stage.env(run, "domains")
-    layout = layout_of("domains", (env["RATING_INPUT_STREAMS"],), env["RATING_OUTPUT_STREAM"],
-                       env["RATING_DEAD_LETTER_STREAM"])
+    layout = layout_of(
+        "domains",
+        (env["RATING_INPUT_STREAMS"],),
+        env["RATING_OUTPUT_STREAM"],
+        env["RATING_DEAD_LETTER_STREAM"],
+    )
     busy = [layout.route("cfc", "regular"), second_partition(layout.partitions)]
     client = redis.Redis.from_url(stage.url)
     group = Replicas(client, stage.start_service, stage.stop, env)
@@ -314,16 +369,22 @@ def two_partitions_run(stage: Stage, replicas: int) -> dict:
             owners = group.settle(layout.inputs)
         owner = dict(zip(layout.inputs, owners))
         if replicas > 1 and owner[busy[0].input] == owner[busy[1].input]:
-            raise RuntimeError(f"{busy[0].name} and {busy[1].name} are both {owner[busy[0].input]}'s: {owner}")
+            raise RuntimeError(
+                f"{busy[0].name} and {busy[1].name} are both {owner[busy[0].input]}'s: {owner}"
+            )
         drain(client, backlogs(WARM_UP, [0, 1]))
-        out: dict = {"partitions": [p.name for p in busy],
-                     "owners": {p.name: owner[p.input] for p in busy}}
+        out: dict = {
+            "partitions": [p.name for p in busy],
+            "owners": {p.name: owner[p.input] for p in busy},
+        }
         if replicas == 1:
             first, _ = measured(client, group.pids, stage.redis_cpu, backlogs(stage.events, [0]))
             second, _ = measured(client, group.pids, stage.redis_cpu, backlogs(stage.events, [1]))
             out["one_at_a_time"] = (first + second).figures()
             out["alone"] = {busy[0].name: first.figures(), busy[1].name: second.figures()}
-        drained, each = measured(client, group.pids, stage.redis_cpu, backlogs(stage.events, [0, 1]))
+        drained, each = measured(
+            client, group.pids, stage.redis_cpu, backlogs(stage.events, [0, 1])
+        )
         figures = drained.figures()
         figures["each_events_per_second"] = {p.name: stage.events / s for p, s in zip(busy, each)}
         out["both_at_once"] = figures
@@ -335,51 +396,86 @@ def two_partitions_run(stage: Stage, replicas: int) -> dict:
     return out
 
 
-FIGURES = ("events", "seconds", "events_per_second", "service_cpu_us_per_event", "redis_cpu_us_per_event", "service_cores", "redis_cores",
-           "bench_cores", "other_cores")
+FIGURES = (
+    "events",
+    "seconds",
+    "events_per_second",
+    "service_cpu_us_per_event",
+    "redis_cpu_us_per_event",
+    "service_cores",
+    "redis_cores",
+    "bench_cores",
+    "other_cores",
+)
 
 
 def medians(runs: list[dict]) -> dict:
     """The median of each figure over the runs, and each run's events/s (in run order)."""
-    return {**{key: statistics.median(r[key] for r in runs) for key in FIGURES},
-            "runs_events_per_second": [r["events_per_second"] for r in runs]}
+    return {
+        **{key: statistics.median(r[key] for r in runs) for key in FIGURES},
+        "runs_events_per_second": [r["events_per_second"] for r in runs],
+    }
 
 
-def bench_scale_out(url: str, prefix: str, runs: int, events: int, players: int,
-                    start_service: Callable[[dict], subprocess.Popen], stop: Callable[[subprocess.Popen], None],
-                    redis_cpu: Callable[[], float], progress: Callable[[str], None] = lambda _: None) -> dict:
+def bench_scale_out(
+    url: str,
+    prefix: str,
+    runs: int,
+    events: int,
+    players: int,
+    start_service: Callable[[dict], subprocess.Popen],
+    stop: Callable[[subprocess.Popen], None],
+    redis_cpu: Callable[[], float],
+    progress: Callable[[str], None] = lambda _: None,
+) -> dict:
     """Both stages (see the module's docstring): `runs` runs of each configuration, alternated."""
     stage = Stage(url, prefix, players, events, start_service, stop, redis_cpu)
     one: dict[int, list[dict]] = {1: [], 2: []}
     for n in range(runs):
         progress(f"scale-out: one partition, run {n + 1} of {runs}")
-        for replicas in ((1, 2) if n % 2 == 0 else (2, 1)):
+        for replicas in (1, 2) if n % 2 == 0 else (2, 1):
             one[replicas].append(one_partition_run(stage, replicas))
     two: dict[int, list[dict]] = {1: [], 2: []}
     for n in range(runs):
         progress(f"scale-out: two partitions, run {n + 1} of {runs}")
-        for replicas in ((1, 2) if n % 2 == 0 else (2, 1)):
+        for replicas in (1, 2) if n % 2 == 0 else (2, 1):
             two[replicas].append(two_partitions_run(stage, replicas))
     rate = lambda r: r["events_per_second"]  # noqa: E731
     one_partition = {
-        "runs": runs, "events": events, "one_replica": medians(one[1]), "two_replicas": medians(one[2]),
+        "runs": runs,
+        "events": events,
+        "one_replica": medians(one[1]),
+        "two_replicas": medians(one[2]),
         "ratio_of_runs": statistics.median(rate(b) / rate(a) for a, b in zip(one[1], one[2])),
     }
-    one_partition["ratio"] = one_partition["two_replicas"]["events_per_second"] / one_partition["one_replica"]["events_per_second"]
+    one_partition["ratio"] = (
+        one_partition["two_replicas"]["events_per_second"]
+        / one_partition["one_replica"]["events_per_second"]
+    )
     single = [r["one_at_a_time"] for r in two[1]]
     both = [r["both_at_once"] for r in two[1]]
     pair = [r["both_at_once"] for r in two[2]]
     names = two[2][0]["partitions"]
     two_partitions = {
-        "runs": runs, "events": events, "partitions": names, "owners": two[2][0]["owners"],
+        "runs": runs,
+        "events": events,
+        "partitions": names,
+        "owners": two[2][0]["owners"],
         "one_replica_one_at_a_time": medians(single),
         "one_replica_alone": {name: medians([r["alone"][name] for r in two[1]]) for name in names},
         "one_replica_both_at_once": medians(both),
-        "two_replicas": {**medians(pair), "each_events_per_second": {
-            name: statistics.median(r["each_events_per_second"][name] for r in pair) for name in names}},
+        "two_replicas": {
+            **medians(pair),
+            "each_events_per_second": {
+                name: statistics.median(r["each_events_per_second"][name] for r in pair)
+                for name in names
+            },
+        },
         "ratio_of_runs": statistics.median(rate(b) / rate(a) for a, b in zip(single, pair)),
         "same_work_ratio_of_runs": statistics.median(rate(b) / rate(a) for a, b in zip(both, pair)),
     }
-    two_partitions["ratio"] = two_partitions["two_replicas"]["events_per_second"] / \
-        two_partitions["one_replica_one_at_a_time"]["events_per_second"]
+    two_partitions["ratio"] = (
+        two_partitions["two_replicas"]["events_per_second"]
+        / two_partitions["one_replica_one_at_a_time"]["events_per_second"]
+    )
     return {"players": players, "one_partition": one_partition, "two_partitions": two_partitions}

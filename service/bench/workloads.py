@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 import msgspec
 
@@ -19,11 +19,17 @@ from schemas.records import PlayerRecord
 
 _encoder = msgspec.json.Encoder()
 
-EVENT_DATES = {"cfc": ("2025-11-01", "2025-11-09"), "fide": ("2025-11-01", "2025-11-09"), "naspa": ("2025-07-01", "2025-07-05")}
+EVENT_DATES = {
+    "cfc": ("2025-11-01", "2025-11-09"),
+    "fide": ("2025-11-01", "2025-11-09"),
+    "naspa": ("2025-07-01", "2025-07-05"),
+}
 DEFAULT_POOLS = {"cfc": "regular", "fide": "standard", "naspa": "nwl"}
 
 
-def rated_list(system: str, count: int, *, seed: int = 7, prefix: str = "p", newcomers: int = 0) -> list[PlayerRecord]:
+def rated_list(
+    system: str, count: int, *, seed: int = 7, prefix: str = "p", newcomers: int = 0
+) -> list[PlayerRecord]:
     """An imported rated list: ids `<prefix>000001`..., ratings spread around 1500.
 
     CFC: 90 % established (with `highest`), the rest provisional (C1 imported with rating
@@ -41,19 +47,40 @@ def rated_list(system: str, count: int, *, seed: int = 7, prefix: str = "p", new
         if system == "cfc":
             provisional = rng.random() < 0.1
             games = rng.randint(1, 24) if provisional else rng.randint(25, 900)
-            records.append(PlayerRecord(
-                system="cfc", pool=pool, id=pid, rating=rating, status="provisional" if provisional else "established",
-                games=games, highest=rating + (0 if provisional else rng.randint(0, 150)),
-            ))
+            records.append(
+                PlayerRecord(
+                    system="cfc",
+                    pool=pool,
+                    id=pid,
+                    rating=rating,
+                    status="provisional" if provisional else "established",
+                    games=games,
+                    highest=rating + (0 if provisional else rng.randint(0, 150)),
+                )
+            )
         elif system == "fide":
-            records.append(PlayerRecord(
-                system="fide", pool=pool, id=pid, rating=max(1400, rating), status="established",
-                games=rng.randint(0, 600), birth_year=rng.randint(1950, 2014),
-            ))
+            records.append(
+                PlayerRecord(
+                    system="fide",
+                    pool=pool,
+                    id=pid,
+                    rating=max(1400, rating),
+                    status="established",
+                    games=rng.randint(0, 600),
+                    birth_year=rng.randint(1950, 2014),
+                )
+            )
         else:
-            records.append(PlayerRecord(
-                system="naspa", pool=pool, id=pid, rating=rating, status="established", games=rng.randint(0, 2000),
-            ))
+            records.append(
+                PlayerRecord(
+                    system="naspa",
+                    pool=pool,
+                    id=pid,
+                    rating=rating,
+                    status="established",
+                    games=rng.randint(0, 2000),
+                )
+            )
     return records
 
 
@@ -112,7 +139,9 @@ def swiss_event(
     }
 
 
-def two_player_event(system: str, a: PlayerRecord, b: PlayerRecord, event_id: str, rng: random.Random) -> dict:
+def two_player_event(
+    system: str, a: PlayerRecord, b: PlayerRecord, event_id: str, rng: random.Random
+) -> dict:
     """One online game as a platform reports it: an event of two players and one round.
     Its dates are the Swiss events' (EVENT_DATES), so that a workload's events all count
     in arrival order: the bench measures the in-order path, not re-rating."""
@@ -135,7 +164,9 @@ def encode(message: dict) -> bytes:
     return _encoder.encode(message)
 
 
-def fide_pool_before_close(players: int, *, period: str = "2025-11", unrated: int | None = None, seed: int = 11) -> list[PlayerRecord]:
+def fide_pool_before_close(
+    players: int, *, period: str = "2025-11", unrated: int | None = None, seed: int = 11
+) -> list[PlayerRecord]:
     """A FIDE standard pool at the end of a period, ready for `period.closed`: each rated
     player with the period's sums (about 10 games each), 5 % unrated players with pooled
     initial-rating games (FIDE 8.2)."""
@@ -146,25 +177,54 @@ def fide_pool_before_close(players: int, *, period: str = "2025-11", unrated: in
         pid = f"f{i + 1:06d}"
         if i < unrated:
             pooled = [
-                InitialGame(period=period, event_id=f"e{i}-{g}", start_date=dt.date(2025, 11, 3),
-                            opponent_rating=rng.randint(1400, 2400), score_halves=rng.randint(0, 2))
+                InitialGame(
+                    period=period,
+                    event_id=f"e{i}-{g}",
+                    start_date=dt.date(2025, 11, 3),
+                    opponent_rating=rng.randint(1400, 2400),
+                    score_halves=rng.randint(0, 2),
+                )
                 for g in range(rng.randint(1, 9))
             ]
-            records.append(PlayerRecord(system="fide", pool="standard", id=pid, fide=FideState(initial_games=pooled)))
+            records.append(
+                PlayerRecord(
+                    system="fide", pool="standard", id=pid, fide=FideState(initial_games=pooled)
+                )
+            )
             continue
         n = rng.randint(1, 20)
-        sums = PeriodSums(period=period, sum_hundredths=rng.randint(-50 * n, 50 * n), games=n, points_halves=rng.randint(0, 2 * n))
-        records.append(PlayerRecord(
-            system="fide", pool="standard", id=pid, rating=rng.randint(1400, 2800), status="established",
-            games=rng.randint(0, 600), birth_year=rng.randint(1950, 2014), fide=FideState(periods=[sums]),
-        ))
+        sums = PeriodSums(
+            period=period,
+            sum_hundredths=rng.randint(-50 * n, 50 * n),
+            games=n,
+            points_halves=rng.randint(0, 2 * n),
+        )
+        records.append(
+            PlayerRecord(
+                system="fide",
+                pool="standard",
+                id=pid,
+                rating=rng.randint(1400, 2800),
+                status="established",
+                games=rng.randint(0, 600),
+                birth_year=rng.randint(1950, 2014),
+                fide=FideState(periods=[sums]),
+            )
+        )
     return records
 
 
 def minimal_records(count: int, prefix: str = "m") -> list[PlayerRecord]:
     """The smallest established CFC record an import carries (memory per stored player)."""
     return [
-        PlayerRecord(system="cfc", pool="regular", id=f"{prefix}{i:07d}", rating=1000 + i % 1500,
-                     status="established", games=25 + i % 500, highest=1000 + i % 1500)
+        PlayerRecord(
+            system="cfc",
+            pool="regular",
+            id=f"{prefix}{i:07d}",
+            rating=1000 + i % 1500,
+            status="established",
+            games=25 + i % 500,
+            highest=1000 + i % 1500,
+        )
         for i in range(count)
     ]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
 
 from service.calculators.games import Game
 from service.engine.arithmetic import half_up
@@ -49,7 +49,11 @@ class GameChange:
 
     @property
     def excess(self) -> Number:
-        return Fraction(self.halves, 2) - self.expected if isinstance(self.expected, Fraction) else self.halves / 2 - self.expected
+        return (
+            Fraction(self.halves, 2) - self.expected
+            if isinstance(self.expected, Fraction)
+            else self.halves / 2 - self.expected
+        )
 
 
 @dataclass(frozen=True)
@@ -104,15 +108,21 @@ def fide_k(rating: int, given: FideK, list_year: int) -> tuple[int, str]:
     """FIDE 8.3.3: K given outright, or from the player's state on the list (F5-F7)."""
     if given.k is not None:
         return given.k, f"K {given.k} (given)"
-    k = base_k(rating, given.games_before, given.birth_year, given.ever_2300, given.ever_2400, list_year)
+    k = base_k(
+        rating, given.games_before, given.birth_year, given.ever_2300, given.ever_2400, list_year
+    )
     state = [f"rating {rating}", f"{given.games_before} rated games before"]
     if given.birth_year is not None:
         state.append(f"born {given.birth_year}, list year {list_year}")
-    state.append("ever 2400+" if given.ever_2400 else "ever 2300+" if given.ever_2300 else "never 2300+")
+    state.append(
+        "ever 2400+" if given.ever_2400 else "ever 2300+" if given.ever_2300 else "never 2300+"
+    )
     return k, f"K {k} (FIDE 8.3.3: {', '.join(state)})"
 
 
-def fide_change(rating: int, played: Sequence[Game], given: FideK, start_date: dt.date, pool: str) -> RatingChange:
+def fide_change(
+    rating: int, played: Sequence[Game], given: FideK, start_date: dt.date, pool: str
+) -> RatingChange:
     """FIDE 8.3: K from 8.3.3 (or given), capped by K x n <= 700 over these games (the
     period's games, 8.3.3); D under the 400-point rule for an event starting on
     `start_date` in `pool`; the change rounded once (8.3.4, F4)."""
@@ -120,18 +130,28 @@ def fide_change(rating: int, played: Sequence[Game], given: FideK, start_date: d
     k = capped_k(k_base, len(played))
     notes = []
     if k != k_base:
-        notes.append(f"K {k_base} x {len(played)} games > 700: K = floor(700 / {len(played)}) = {k} (FIDE 8.3.3)")
+        notes.append(
+            f"K {k_base} x {len(played)} games > 700: K = floor(700 / {len(played)}) = {k} (FIDE 8.3.3)"
+        )
     rows, total = [], 0
     for g in played:
         assert g.opponent is not None
-        difference, pd, term = game_figures(rating, g.opponent, g.halves, start_date, pool)  # the engine's
+        difference, pd, term = game_figures(
+            rating, g.opponent, g.halves, start_date, pool
+        )  # the engine's
         total += term
-        rows.append(GameChange(g.opponent, g.halves, difference, Fraction(pd, 100), exact_change(k, term)))
+        rows.append(
+            GameChange(g.opponent, g.halves, difference, Fraction(pd, 100), exact_change(k, term))
+        )
         if abs(rating - g.opponent) > 400 and abs(rows[-1].difference) == 400:
-            notes.append(f"D {rating - g.opponent:+d} against {g.opponent} counts as {rows[-1].difference:+d} (FIDE 8.3.1)")
+            notes.append(
+                f"D {rating - g.opponent:+d} against {g.opponent} counts as {rows[-1].difference:+d} (FIDE 8.3.1)"
+            )
     change = period_change(k, total)
     if rating + change < MIN_PUBLISHED:
-        notes.append(f"{rating + change} is under {MIN_PUBLISHED}: the player would leave the list (FIDE 7.2.1)")
+        notes.append(
+            f"{rating + change} is under {MIN_PUBLISHED}: the player would leave the list (FIDE 7.2.1)"
+        )
     steps, running = [], rating
     for g in played:
         assert g.opponent is not None
@@ -139,7 +159,9 @@ def fide_change(rating: int, played: Sequence[Game], given: FideK, start_date: d
         delta = period_change(k, term)
         steps.append(Step(running, delta, running + delta))
         running += delta
-    return RatingChange("fide", rating, k, k_note, rows, exact_change(k, total), change, steps, notes)
+    return RatingChange(
+        "fide", rating, k, k_note, rows, exact_change(k, total), change, steps, notes
+    )
 
 
 def cfc_change(rating: int, played: Sequence[Game]) -> RatingChange:
@@ -149,8 +171,15 @@ def cfc_change(rating: int, played: Sequence[Game]) -> RatingChange:
     for g in played:
         assert g.opponent is not None
         sx = cfc_expected(rating, g.opponent)
-        rows.append(GameChange(g.opponent, g.halves, rating - g.opponent, Fraction(sx, 100),
-                               Fraction(k * (g.halves * 50 - sx), 100)))
+        rows.append(
+            GameChange(
+                g.opponent,
+                g.halves,
+                rating - g.opponent,
+                Fraction(sx, 100),
+                Fraction(k * (g.halves * 50 - sx), 100),
+            )
+        )
     halves = sum(g.halves for g in played)
     sx_total = sum(cfc_expected(rating, g.opponent) for g in played if g.opponent is not None)
     rn, _, cut = established_rating(rating, halves, sx_total)
@@ -164,8 +193,17 @@ def cfc_change(rating: int, played: Sequence[Game]) -> RatingChange:
         rounded = half_up(after)
         steps.append(Step(running, rounded - running, rounded))
         running = rounded
-    return RatingChange("cfc", rating, k, f"K {k} (714b: 32, or 16 from 2199)", rows, rn - rating,
-                        half_up(rn) - rating, steps, notes)
+    return RatingChange(
+        "cfc",
+        rating,
+        k,
+        f"K {k} (714b: 32, or 16 from 2199)",
+        rows,
+        rn - rating,
+        half_up(rn) - rating,
+        steps,
+        notes,
+    )
 
 
 def naspa_change(rating: int, played: Sequence[Game], career_games: int) -> RatingChange:
@@ -176,7 +214,9 @@ def naspa_change(rating: int, played: Sequence[Game], career_games: int) -> Rati
     for g in played:
         assert g.opponent is not None
         e = expected_wins(rating, g.opponent)
-        rows.append(GameChange(g.opponent, g.halves, rating - g.opponent, e, m * (g.halves / 2 - e)))
+        rows.append(
+            GameChange(g.opponent, g.halves, rating - g.opponent, e, m * (g.halves / 2 - e))
+        )
     excess = math.fsum(g.halves / 2 for g in played) - math.fsum(float(r.expected) for r in rows)
     walk = band_walk(rating, career_games, excess)
     gain = acceleration(rating, walk.rating, len(played))
@@ -184,7 +224,9 @@ def naspa_change(rating: int, played: Sequence[Game], career_games: int) -> Rati
     notes = [f"band walk multipliers {', '.join(map(str, walk.multipliers))}: {walk.rating:.2f}"]
     if gain:
         notes.append(f"acceleration +{gain:.2f} (N5: new - old - 5 x {len(played)} games)")
-    notes.append("not included: feedback from opponents' acceleration, the nsa2008 floor of 1, one-third-rated events")
+    notes.append(
+        "not included: feedback from opponents' acceleration, the nsa2008 floor of 1, one-third-rated events"
+    )
     steps, running, g_career = [], rating, career_games
     for g in played:
         assert g.opponent is not None
@@ -192,5 +234,14 @@ def naspa_change(rating: int, played: Sequence[Game], career_games: int) -> Rati
         after = half_up(Fraction(one.rating + acceleration(running, one.rating, 1)))
         steps.append(Step(running, after - running, after))
         running, g_career = after, g_career + 1
-    return RatingChange("naspa", rating, m, f"multiplier {m} (N5: {career_games} career games, rating {rating})",
-                        rows, unrounded - rating, half_up(Fraction(unrounded)) - rating, steps, notes)
+    return RatingChange(
+        "naspa",
+        rating,
+        m,
+        f"multiplier {m} (N5: {career_games} career games, rating {rating})",
+        rows,
+        unrounded - rating,
+        half_up(Fraction(unrounded)) - rating,
+        steps,
+        notes,
+    )

@@ -26,4 +26,8 @@ def curve(system: str, difference: float) -> float:
 
 
 def curve_name(system: str) -> str:
-    return "NASPA N1 logistic 1/(1+e^(-0.0031879 D))" if system == "naspa" else "logistic 1/(1+10^(-D/400))"
+    return (
+        "NASPA N1 logistic 1/(1+e^(-0.0031879 D))"
+        if system == "naspa"
+        else "logistic 1/(1+10^(-D/400))"
+    )

@@ -53,14 +53,18 @@ def table_higher(system: str, difference: int) -> int | None:
     return None
 
 
-def expected_score(system: str, rating: int, opponent: int, start_date: dt.date, pool: str) -> ExpectedScore:
+def expected_score(
+    system: str, rating: int, opponent: int, start_date: dt.date, pool: str
+) -> ExpectedScore:
     """The table value and the curve for `rating` against `opponent`; for FIDE also PD as
     rated, with D under the 400-point rule for an event starting on `start_date` in `pool`."""
     difference = rating - opponent
     value = curve(system, difference)
     if system == "fide":
         rated = rating_difference(rating, opponent, start_date, pool)
-        return ExpectedScore(system, rating, opponent, fide_pd(difference), value, rated, fide_pd(rated))
+        return ExpectedScore(
+            system, rating, opponent, fide_pd(difference), value, rated, fide_pd(rated)
+        )
     if system == "cfc":
         return ExpectedScore(system, rating, opponent, cfc_expected(rating, opponent), value)
     return ExpectedScore(system, rating, opponent, None, value)

@@ -8,8 +8,8 @@ value; the command line turns it into its one-line error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 RATING_LOW, RATING_HIGH = 0, 4000  # schemas.common.Rating
 UNRATED_WORDS = ("unrated", "-", "ur")
@@ -51,7 +51,9 @@ def game(text: str, allow_unrated: bool = False, allow_title: bool = False) -> G
     opponent_text, score_text = parts[0].strip(), parts[1].strip()
     if opponent_text.lower() in UNRATED_WORDS:
         if not allow_unrated:
-            raise ValueError(f"--game {text!r}: this tool needs the opponent's rating, not {opponent_text!r}")
+            raise ValueError(
+                f"--game {text!r}: this tool needs the opponent's rating, not {opponent_text!r}"
+            )
         opponent = None
     else:
         opponent = rating(opponent_text, f"--game {text!r}: opponent rating")
@@ -62,11 +64,15 @@ def game(text: str, allow_unrated: bool = False, allow_title: bool = False) -> G
     if len(parts) == 3 and parts[2].strip():
         title = parts[2].strip().upper()
         if title not in TITLES:
-            raise ValueError(f"--game {text!r}: title {parts[2]!r} is not one of {', '.join(TITLES)}")
+            raise ValueError(
+                f"--game {text!r}: title {parts[2]!r} is not one of {', '.join(TITLES)}"
+            )
     return Game(opponent, halves, title)
 
 
-def games(texts: Sequence[str], allow_unrated: bool = False, allow_title: bool = False) -> list[Game]:
+def games(
+    texts: Sequence[str], allow_unrated: bool = False, allow_title: bool = False
+) -> list[Game]:
     if not texts:
         raise ValueError("at least one --game OPP:SCORE is needed")
     return [game(t, allow_unrated, allow_title) for t in texts]

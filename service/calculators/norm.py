@@ -5,8 +5,8 @@ service.engine.fide.performance.norm_benchmarks). Benchmarks, never awarded."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from schemas.fide import NormCheck
 from service.calculators.games import Game

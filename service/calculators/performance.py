@@ -9,9 +9,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
 
 from service.calculators.games import Game, wins_losses
 from service.engine.arithmetic import half_up
@@ -58,8 +58,13 @@ def fide_performance(played: Sequence[Game], own: int | None = None) -> Performa
     if own is not None:
         references["own rating + dp"] = own + dp
     return Performance(
-        "fide", len(played), halves / 2, ra + dp, Fraction(ra + dp),
-        {"Ra": ra, "p %": p, "dp": dp}, references,
+        "fide",
+        len(played),
+        halves / 2,
+        ra + dp,
+        Fraction(ra + dp),
+        {"Ra": ra, "p %": p, "dp": dp},
+        references,
         ["100% gives dp +800, 0% gives -800 (Table 8.1.1); no 400-point rule"],
     )
 
@@ -70,7 +75,11 @@ def cfc_performance(played: Sequence[Game]) -> Performance:
     opponents = _opponents(played)
     rp = cfc.performance(sum(opponents), wins, losses, len(played))
     return Performance(
-        "cfc", len(played), sum(g.halves for g in played) / 2, half_up(rp), rp,
+        "cfc",
+        len(played),
+        sum(g.halves for g in played) / 2,
+        half_up(rp),
+        rp,
         {"Rc": Fraction(sum(opponents), len(opponents)), "W": wins, "L": losses, "N": len(played)},
         notes=["opponents at the ratings given (717 would fix unrated opponents' values)"],
     )
@@ -96,4 +105,6 @@ def naspa_performance(played: Sequence[Game]) -> Performance:
     notes = []
     if cap is not None and value == cap:
         notes.append("capped at highest opponent + 400 x wins / games (N3)")
-    return Performance("naspa", len(played), earned, half_up(Fraction(value)), value, figures, notes=notes)
+    return Performance(
+        "naspa", len(played), earned, half_up(Fraction(value)), value, figures, notes=notes
+    )

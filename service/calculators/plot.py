@@ -61,21 +61,33 @@ def render(system: str, mark: int | None = None) -> str:
         '<g id="grid" stroke="#e3e3e3" stroke-width="1">',
     ]
     for d in range(0, MAX_D + 1, 100):
-        out.append(f'<line x1="{_x(d):.2f}" y1="{_y(Y_HIGH):.2f}" x2="{_x(d):.2f}" y2="{_y(Y_LOW):.2f}"/>')
+        out.append(
+            f'<line x1="{_x(d):.2f}" y1="{_y(Y_HIGH):.2f}" x2="{_x(d):.2f}" y2="{_y(Y_LOW):.2f}"/>'
+        )
     for i in range(11):
         e = Y_LOW + i * 0.05
-        out.append(f'<line x1="{_x(0):.2f}" y1="{_y(e):.2f}" x2="{_x(MAX_D):.2f}" y2="{_y(e):.2f}"/>')
+        out.append(
+            f'<line x1="{_x(0):.2f}" y1="{_y(e):.2f}" x2="{_x(MAX_D):.2f}" y2="{_y(e):.2f}"/>'
+        )
     out.append("</g>")
     out.append('<g id="axes" stroke="black" stroke-width="1.2">')
-    out.append(f'<line x1="{_x(0):.2f}" y1="{_y(Y_LOW):.2f}" x2="{_x(MAX_D):.2f}" y2="{_y(Y_LOW):.2f}"/>')
-    out.append(f'<line x1="{_x(0):.2f}" y1="{_y(Y_LOW):.2f}" x2="{_x(0):.2f}" y2="{_y(Y_HIGH):.2f}"/>')
+    out.append(
+        f'<line x1="{_x(0):.2f}" y1="{_y(Y_LOW):.2f}" x2="{_x(MAX_D):.2f}" y2="{_y(Y_LOW):.2f}"/>'
+    )
+    out.append(
+        f'<line x1="{_x(0):.2f}" y1="{_y(Y_LOW):.2f}" x2="{_x(0):.2f}" y2="{_y(Y_HIGH):.2f}"/>'
+    )
     out.append("</g>")
     out.append('<g id="ticks">')
     for d in range(0, MAX_D + 1, 100):
-        out.append(f'<text x="{_x(d):.2f}" y="{_y(Y_LOW) + 18:.2f}" text-anchor="middle">{d}</text>')
+        out.append(
+            f'<text x="{_x(d):.2f}" y="{_y(Y_LOW) + 18:.2f}" text-anchor="middle">{d}</text>'
+        )
     for i in range(11):
         e = Y_LOW + i * 0.05
-        out.append(f'<text x="{_x(0) - 8:.2f}" y="{_y(e) + 4:.2f}" text-anchor="end">{e:.2f}</text>')
+        out.append(
+            f'<text x="{_x(0) - 8:.2f}" y="{_y(e) + 4:.2f}" text-anchor="end">{e:.2f}</text>'
+        )
     out.append("</g>")
     out.append(
         f'<text x="{_x(MAX_D / 2):.2f}" y="{HEIGHT - 24}" text-anchor="middle">'
@@ -98,7 +110,9 @@ def render(system: str, mark: int | None = None) -> str:
             'stroke="#555" stroke-dasharray="2 3"/>'
         )
         label_y = _y(Y_LOW) - 6 if _x(mark) < LEGEND_LEFT else LEGEND_TOP - 8  # clear of the legend
-        out.append(f'<text x="{_x(mark) + 4:.2f}" y="{label_y:.2f}" fill="#555">|D| = {mark}</text>')
+        out.append(
+            f'<text x="{_x(mark) + 4:.2f}" y="{label_y:.2f}" fill="#555">|D| = {mark}</text>'
+        )
     out.extend(_legend(system, table_name))
     out.append("</svg>")
     return "\n".join(out) + "\n"

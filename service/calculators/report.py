@@ -42,7 +42,13 @@ def expected_text(result: ExpectedScore) -> str:
     rows = []
     for who, own, other, value, e in (
         ("you", result.rating, result.opponent, result.table, result.curve),
-        ("opponent", result.opponent, result.rating, None if result.table is None else 100 - result.table, 1 - result.curve),
+        (
+            "opponent",
+            result.opponent,
+            result.rating,
+            None if result.table is None else 100 - result.table,
+            1 - result.curve,
+        ),
     ):
         row: list[object] = [who, own, signed(own - other)]
         if value is not None:
@@ -87,11 +93,32 @@ def change_text(result: RatingChange) -> str:
     rows = []
     for i, (g, step) in enumerate(zip(result.games, result.sequential), start=1):
         places = 3 if result.system == "naspa" else 2
-        rows.append([
-            i, g.opponent, SCORE_TEXT[g.halves], signed(g.difference), _number(g.expected, places),
-            _signed_number(g.excess, places), _signed_number(g.change, 2), step.before, signed(step.change), step.after,
-        ])
-    headers = ["game", "opponent", "score", "D", e_head, "S-E", k_head, "seq. from", "seq. change", "seq. to"]
+        rows.append(
+            [
+                i,
+                g.opponent,
+                SCORE_TEXT[g.halves],
+                signed(g.difference),
+                _number(g.expected, places),
+                _signed_number(g.excess, places),
+                _signed_number(g.change, 2),
+                step.before,
+                signed(step.change),
+                step.after,
+            ]
+        )
+    headers = [
+        "game",
+        "opponent",
+        "score",
+        "D",
+        e_head,
+        "S-E",
+        k_head,
+        "seq. from",
+        "seq. change",
+        "seq. to",
+    ]
     total_rule = {
         "fide": "K x sum(S-PD), rounded once (FIDE 8.3.4)",
         "cfc": "Ro + K(S-Sx) (CFC 714b), rounded half up (C11)",
@@ -136,11 +163,15 @@ def change_json(result: RatingChange) -> dict:
         "score": result.score,
         "expected": _json_number(result.expected_total),
         "official": {
-            "change_exact": to_exact(result.exact) if isinstance(result.exact, Fraction) else result.exact,
+            "change_exact": to_exact(result.exact)
+            if isinstance(result.exact, Fraction)
+            else result.exact,
             "change": result.change,
             "new_rating": result.new_rating,
         },
-        "sequential": [{"before": s.before, "change": s.change, "after": s.after} for s in result.sequential],
+        "sequential": [
+            {"before": s.before, "change": s.change, "after": s.after} for s in result.sequential
+        ],
         "notes": result.notes,
     }
 
@@ -158,8 +189,11 @@ def _games(n: int) -> str:
 
 
 def performance_text(result: Performance) -> str:
-    rows = [[name, _number(value) if isinstance(value, (Fraction, float)) else value]
-            for name, value in result.figures.items() if value is not None]
+    rows = [
+        [name, _number(value) if isinstance(value, (Fraction, float)) else value]
+        for name, value in result.figures.items()
+        if value is not None
+    ]
     rows.append(["performance", result.rating])
     for name, value in result.references.items():
         rows.append([f"reference: {name}", value])
@@ -191,17 +225,29 @@ def norm_text(report: NormReport) -> str:
     rows = []
     for check, reasons in report.checks:
         raised = f"{check.raised_from} -> {check.floor}" if check.raised_from is not None else ""
-        rows.append([
-            check.title, check.average_opponent, check.required_average, raised, check.performance,
-            check.required_performance, "met" if not reasons else "no: " + "; ".join(reasons),
-        ])
+        rows.append(
+            [
+                check.title,
+                check.average_opponent,
+                check.required_average,
+                raised,
+                check.performance,
+                check.required_performance,
+                "met" if not reasons else "no: " + "; ".join(reasons),
+            ]
+        )
     first = report.checks[0][0]
     lines = [
         f"FIDE norm benchmarks: {first.games} games, {first.points:g} points, p {first.p_percent}%, dp {signed(first.dp)}"
-        + (f", {first.unrated_opponents} unrated opponent(s) (1400 unless raised)" if first.unrated_opponents else ""),
+        + (
+            f", {first.unrated_opponents} unrated opponent(s) (1400 unless raised)"
+            if first.unrated_opponents
+            else ""
+        ),
         table(["title", "Ra", "needs", "floor raise", "Rp", "needs", "benchmark"], rows),
         "met: " + (", ".join(report.met) or "none"),
-        "opponents' titles: " + ", ".join(f"{t} {n}" for t, n in report.titles.items())
+        "opponents' titles: "
+        + ", ".join(f"{t} {n}" for t, n in report.titles.items())
         + " (the titled-opponent and federation mix is not checked: outside rules-fide.md)",
         "benchmarks only: FIDE awards norms",
     ]
@@ -214,7 +260,8 @@ def norm_json(report: NormReport) -> dict:
     return {
         "met": report.met,
         "checks": [
-            {**msgspec.to_builtins(check), "met": not reasons, "reasons": reasons} for check, reasons in report.checks
+            {**msgspec.to_builtins(check), "met": not reasons, "reasons": reasons}
+            for check, reasons in report.checks
         ],
         "opponent_titles": report.titles,
         "titles_checked": False,

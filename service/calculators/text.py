@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 from service.engine.arithmetic import half_away_from_zero
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """Columns padded to their widest cell; text left-aligned, numbers right-aligned."""
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    cells = [[str(h) for h in headers]] + [
+        ["" if c is None else str(c) for c in row] for row in rows
+    ]
     numeric = [
         all(_numeric(row[i]) for row in cells[1:] if row[i]) and any(row[i] for row in cells[1:])
         for i in range(len(headers))
@@ -18,7 +20,10 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = []
     for row in cells:
-        parts = [row[i].rjust(widths[i]) if numeric[i] else row[i].ljust(widths[i]) for i in range(len(headers))]
+        parts = [
+            row[i].rjust(widths[i]) if numeric[i] else row[i].ljust(widths[i])
+            for i in range(len(headers))
+        ]
         lines.append("  ".join(parts).rstrip())
     return "\n".join(lines)
 

@@ -14,7 +14,11 @@ from service.cli.errors import UserError
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    progress = (lambda step: print(f"bench: {step}...", file=sys.stderr)) if not args.json else (lambda _: None)
+    progress = (
+        (lambda step: print(f"bench: {step}...", file=sys.stderr))
+        if not args.json
+        else (lambda _: None)
+    )
     try:
         if args.profile:
             from service.bench.profile import render_profile
@@ -37,13 +41,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     """Add `bench` to the CLI's subcommands."""
-    p = commands.add_parser("bench", help="measure the engines, the service, its ceiling, scale-out with replicas, and memory",
-                            description=benchmark.__doc__.split("\n\n")[0] if benchmark.__doc__ else None)
+    p = commands.add_parser(
+        "bench",
+        help="measure the engines, the service, its ceiling, scale-out with replicas, and memory",
+        description=benchmark.__doc__.split("\n\n")[0] if benchmark.__doc__ else None,
+    )
     p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    p.add_argument("--redis-url", help="use this Redis (keys under a fresh bench-<hex> prefix, removed after); "
-                                       "default: a private embedded server (no persistence) on a free port")
-    p.add_argument("--profile", action="store_true",
-                   help="only the profile of the commit path: where a two-player and a 64x7 event's time goes, "
-                        "stage by stage (decode, read, rate, encode, write, report, the rest), in the real service")
-    p.add_argument("--quick", action="store_true", help="smaller runs (about a minute and a half; 100,000 records for memory)")
+    p.add_argument(
+        "--redis-url",
+        help="use this Redis (keys under a fresh bench-<hex> prefix, removed after); "
+        "default: a private embedded server (no persistence) on a free port",
+    )
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="only the profile of the commit path: where a two-player and a 64x7 event's time goes, "
+        "stage by stage (decode, read, rate, encode, write, report, the rest), in the real service",
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller runs (about a minute and a half; 100,000 records for memory)",
+    )
     p.set_defaults(func=cmd_bench)

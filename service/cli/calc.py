@@ -7,8 +7,9 @@ import argparse
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import NoReturn
 
 from schemas.common import POOLS, SYSTEMS
 from service.calculators import games as inputs
@@ -53,7 +54,9 @@ def _print(args: argparse.Namespace, text: str, data: dict) -> None:
 
 def _fide_options(args: argparse.Namespace) -> tuple[dt.date, str]:
     if args.pool not in POOLS["fide"]:
-        raise UserError(f"--pool {args.pool!r} is not a fide pool (one of {', '.join(POOLS['fide'])})")
+        raise UserError(
+            f"--pool {args.pool!r} is not a fide pool (one of {', '.join(POOLS['fide'])})"
+        )
     return args.date or dt.date.today(), args.pool
 
 
@@ -66,7 +69,9 @@ def cmd_expected(args: argparse.Namespace) -> int:
     text, data = report.expected_text(result), report.expected_json(result)
     if args.plot:
         try:
-            Path(args.plot).write_text(render(args.system, abs(result.difference)), encoding="utf-8")
+            Path(args.plot).write_text(
+                render(args.system, abs(result.difference)), encoding="utf-8"
+            )
         except OSError as exc:
             raise UserError(f"{args.plot}: cannot write: {exc.strerror or exc}") from None
         text += f"\nplot: {args.plot}"
@@ -80,10 +85,20 @@ def cmd_change(args: argparse.Namespace) -> int:
     rating = _checked(inputs.rating, args.rating, "--rating")
     played = _checked(inputs.games, args.game)
     if args.system != "fide":
-        fide_only = [name for name, value in (("--k", args.k), ("--birth-year", args.birth_year),
-                     ("--ever-2300", args.ever_2300), ("--ever-2400", args.ever_2400)) if value]
+        fide_only = [
+            name
+            for name, value in (
+                ("--k", args.k),
+                ("--birth-year", args.birth_year),
+                ("--ever-2300", args.ever_2300),
+                ("--ever-2400", args.ever_2400),
+            )
+            if value
+        ]
         if fide_only:
-            raise UserError(f"{fide_only[0]} is a FIDE K input (8.3.3); {args.system} fixes its own K")
+            raise UserError(
+                f"{fide_only[0]} is a FIDE K input (8.3.3); {args.system} fixes its own K"
+            )
     if args.system == "fide":
         if args.k is not None and args.k <= 0:
             raise UserError(f"--k {args.k}: K must be positive")
@@ -102,7 +117,9 @@ def cmd_performance(args: argparse.Namespace) -> int:
     """performance: FIDE Ra + dp, CFC 714a, NASPA's newcomer iteration."""
     played = _checked(inputs.games, args.game)
     if args.rating is not None and args.system != "fide":
-        raise UserError(f"--rating is for FIDE's 'own rating + dp' reference; {args.system} does not use it")
+        raise UserError(
+            f"--rating is for FIDE's 'own rating + dp' reference; {args.system} does not use it"
+        )
     own = _checked(inputs.rating, args.rating, "--rating") if args.rating is not None else None
     if args.system == "fide":
         result = fide_performance(played, own)
@@ -132,7 +149,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     # `calc` itself is made by the top-level parser's class: give it the one-line error too.
     calc.error = _OneLineParser.error.__get__(calc)  # type: ignore[method-assign]
-    tools = calc.add_subparsers(dest="tool", metavar="TOOL", required=True, parser_class=_OneLineParser)
+    tools = calc.add_subparsers(
+        dest="tool", metavar="TOOL", required=True, parser_class=_OneLineParser
+    )
 
     def common(p: argparse.ArgumentParser, system: bool = True) -> None:
         if system:
@@ -140,8 +159,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         p.add_argument("--json", action="store_true", help="one JSON object instead of tables")
 
     def fide_rule_date(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--date", type=_date, help="FIDE: the event's start date, for 8.3.1 (default: today)")
-        p.add_argument("--pool", default="standard", help="FIDE: standard (default), rapid or blitz (8.3.1)")
+        p.add_argument(
+            "--date", type=_date, help="FIDE: the event's start date, for 8.3.1 (default: today)"
+        )
+        p.add_argument(
+            "--pool", default="standard", help="FIDE: standard (default), rapid or blitz (8.3.1)"
+        )
 
     game_help = "OPP:SCORE, the opponent's rating and your score (1, 0.5, 0); repeat per game"
 
@@ -149,17 +172,28 @@ def register(commands: argparse._SubParsersAction) -> None:
     common(p)
     p.add_argument("--rating", required=True, help="your rating")
     p.add_argument("--opponent", required=True, help="the opponent's rating")
-    p.add_argument("--plot", metavar="FILE.svg", help="draw the table over the curve for D = 0..800")
+    p.add_argument(
+        "--plot", metavar="FILE.svg", help="draw the table over the curve for D = 0..800"
+    )
     fide_rule_date(p)
     p.set_defaults(func=cmd_expected)
 
-    p = tools.add_parser("change", help="rating change: official-style total and a sequential projection")
+    p = tools.add_parser(
+        "change", help="rating change: official-style total and a sequential projection"
+    )
     common(p)
     p.add_argument("--rating", required=True, help="your rating")
     p.add_argument("--game", action="append", default=[], metavar="OPP:SCORE", help=game_help)
-    p.add_argument("--k", type=int, help="FIDE: K outright (else derived, 8.3.3; the 700 cap applies)")
-    p.add_argument("--games-before", type=int, default=30, metavar="N",
-                   help="FIDE: rated games before (default 30); NASPA: career games (default 30)")
+    p.add_argument(
+        "--k", type=int, help="FIDE: K outright (else derived, 8.3.3; the 700 cap applies)"
+    )
+    p.add_argument(
+        "--games-before",
+        type=int,
+        default=30,
+        metavar="N",
+        help="FIDE: rated games before (default 30); NASPA: career games (default 30)",
+    )
     p.add_argument("--birth-year", type=int, help="FIDE: for the junior K 40")
     p.add_argument("--ever-2300", action="store_true", help="FIDE: has been published 2300+")
     p.add_argument("--ever-2400", action="store_true", help="FIDE: has been published 2400+ (K 10)")
@@ -174,6 +208,11 @@ def register(commands: argparse._SubParsersAction) -> None:
 
     p = tools.add_parser("norm", help="FIDE title norm benchmarks (GM, IM, WGM, WIM)")
     common(p, system=False)
-    p.add_argument("--game", action="append", default=[], metavar="OPP:SCORE:TITLE",
-                   help="opponent's rating (or 'unrated'), your score, the opponent's title (optional)")
+    p.add_argument(
+        "--game",
+        action="append",
+        default=[],
+        metavar="OPP:SCORE:TITLE",
+        help="opponent's rating (or 'unrated'), your score, the opponent's title (optional)",
+    )
     p.set_defaults(func=cmd_norm)

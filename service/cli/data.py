@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import msgspec
 
@@ -18,6 +19,7 @@ from schemas.common import DEFAULT_POOL, POOLS, SYSTEMS
 from schemas.records import PlayerRecord
 from schemas.validation import InvalidMessage, decode_input
 from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
+from service.cli.routing import layout_for, system_pool
 from service.cli.trffile import (
     TrfEvent,
     add_trf_options,
@@ -28,20 +30,27 @@ from service.cli.trffile import (
     trf_given,
     trf_options,
 )
-from service.cli.routing import layout_for, system_pool
 from service.cli.wait import add_wait_options, finish, label_of, tails, wants_wait, watched_streams
 from service.formats import trf
 from service.formats.jsonlines import read_documents
-from service.formats.ratinglists import ListRead, conflicts, read_list, read_list_report, render_csv, render_jsonl
+from service.formats.ratinglists import (
+    ListRead,
+    conflicts,
+    read_list,
+    read_list_report,
+    render_csv,
+    render_jsonl,
+)
 from service.rating import content_digest, marker_key
 from service.runtime.store import StreamKeys, decode_record, export_records, import_records, xadd
 from service.timeline import decode_archived
 
 
-
 def _check_pool(system: str, pool: str | None) -> None:
     if pool is not None and pool not in POOLS[system]:
-        raise UserError(f"--pool {pool!r} is not a {system} pool (one of {', '.join(POOLS[system])})")
+        raise UserError(
+            f"--pool {pool!r} is not a {system} pool (one of {', '.join(POOLS[system])})"
+        )
 
 
 # ---------------------------------------------------------------------------- TRF
@@ -58,7 +67,9 @@ def publish_documents(args: argparse.Namespace) -> Iterator[tuple[str, bytes]]:
 def refuse_trf_options(args: argparse.Namespace) -> None:
     given = trf_given(args)
     if given:
-        raise UserError(f"{args.file}: {', '.join(given)} apply to a TRF file only: a JSON message names its own")
+        raise UserError(
+            f"{args.file}: {', '.join(given)} apply to a TRF file only: a JSON message names its own"
+        )
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
@@ -67,7 +78,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-async def check_not_rated(client: Any, keys: StreamKeys, found: TrfEvent, correct: str) -> str | None:
+async def check_not_rated(
+    client: Any, keys: StreamKeys, found: TrfEvent, correct: str
+) -> str | None:
     """Before publishing a TRF, look it up in the store: None when it may be sent; a message
     to print instead of sending when the tournament was already rated with these results (a
     duplicate changes nothing); UserError when it was rated with other results, which only
@@ -85,7 +98,9 @@ async def check_not_rated(client: Any, keys: StreamKeys, found: TrfEvent, correc
     if known is None:
         if found.derived_id:
             prefix = trf.identity_prefix(found.tournament)
-            async for field, _ in client.hscan_iter(keys.markers, match=f"event:{prefix}*", count=1_000):
+            async for field, _ in client.hscan_iter(
+                keys.markers, match=f"event:{prefix}*", count=1_000
+            ):
                 other = field.decode().removeprefix("event:")
                 raise UserError(
                     f"{name}: a tournament with the same name and start date was already rated as event id "
@@ -97,13 +112,17 @@ async def check_not_rated(client: Any, keys: StreamKeys, found: TrfEvent, correc
     raw = await client.hget(keys.events, event.event_id)
     current = decode_archived(raw) if raw is not None else None
     if current is not None and current.withdrawn:
-        raise UserError(f"{name} was rated and then withdrawn: to count it again, publish it with `{correct}`")
+        raise UserError(
+            f"{name} was rated and then withdrawn: to count it again, publish it with `{correct}`"
+        )
     same = current.event == event if current is not None else known.decode() == digest
     if same:
         return f"{name} was already rated, nothing to do"
     if known.decode() == digest:
-        raise UserError(f"{name} was rated with these results and corrected since: to restore them, "
-                        f"publish it with `{correct}`")
+        raise UserError(
+            f"{name} was rated with these results and corrected since: to restore them, "
+            f"publish it with `{correct}`"
+        )
     raise UserError(f"{name} was already rated with other results: publish it with `{correct}`")
 
 
@@ -126,7 +145,9 @@ def cmd_trf_ratings(args: argparse.Namespace) -> int:
     unknown = []
     for player, pid, raw in zip(tournament.players, ids, replies):  # type: ignore[call-overload]
         if raw is None:
-            unknown.append(f"  {player.start:>4} {player.name} (id {pid}): keeps {player.rating or 'unrated'}")
+            unknown.append(
+                f"  {player.start:>4} {player.name} (id {pid}): keeps {player.rating or 'unrated'}"
+            )
             continue
         ratings[player.start] = decode_record(raw).rating
     text = Path(args.file).read_bytes().decode("utf-8", errors="surrogateescape")
@@ -139,8 +160,13 @@ def cmd_trf_ratings(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(new)
         sys.stdout.flush()
-    changed = sum(1 for p in tournament.players if p.start in ratings and ratings[p.start] != p.rating)
-    print(f"{len(ratings)} players found in {args.system}/{args.pool}, {changed} ratings changed", file=sys.stderr)
+    changed = sum(
+        1 for p in tournament.players if p.start in ratings and ratings[p.start] != p.rating
+    )
+    print(
+        f"{len(ratings)} players found in {args.system}/{args.pool}, {changed} ratings changed",
+        file=sys.stderr,
+    )
     if unknown:
         print(f"{len(unknown)} players unknown to the service keep their rating:", file=sys.stderr)
         print("\n".join(unknown), file=sys.stderr)
@@ -164,7 +190,9 @@ def read_import(args: argparse.Namespace) -> ListRead:
     return read_list_report(args.file, args.system, args.pool, list_rules())
 
 
-async def guard_import(client: Any, keys: StreamKeys, records: list[PlayerRecord], force: bool) -> None:
+async def guard_import(
+    client: Any, keys: StreamKeys, records: list[PlayerRecord], force: bool
+) -> None:
     """Refuse (without --force) an import that would overwrite a record different from
     the imported one: the pool has moved on since (rated events, or another list)."""
     if force:
@@ -174,7 +202,10 @@ async def guard_import(client: Any, keys: StreamKeys, records: list[PlayerRecord
         by_pool.setdefault((record.system, record.pool), []).append(record)
     for (system, pool), chunk in sorted(by_pool.items()):
         replies = await client.hmget(keys.players(system, pool), [r.id for r in chunk])
-        existing = {r.id: (decode_record(raw) if raw is not None else None) for r, raw in zip(chunk, replies)}
+        existing = {
+            r.id: (decode_record(raw) if raw is not None else None)
+            for r, raw in zip(chunk, replies)
+        }
         clashing = conflicts(existing, chunk)
         if clashing:
             raise UserError(
@@ -203,7 +234,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """replay --stream S --into NS: re-rate S from the start into NS, report differences."""
     from service.engine.registry import default_registry
     from service.rating import MemoryLedger
-    from service.runtime.replay import Progress, compare, existing_keys, rerate, summary, write_ledger
+    from service.runtime.replay import (
+        Progress,
+        compare,
+        existing_keys,
+        rerate,
+        summary,
+        write_ledger,
+    )
 
     if not args.into or ":" in args.into or "{" in args.into or "}" in args.into:
         raise UserError(f"--into {args.into!r}: a namespace is a name without ':', '{{' or '}}'")
@@ -247,26 +285,36 @@ def cmd_import(args: argparse.Namespace) -> int:
             by_stream.setdefault(layout.route(record.system, record.pool).input, []).append(record)
         for stream, chunk in by_stream.items():
             await guard_import(client, StreamKeys(stream), chunk, args.force)
-        counts = [await import_records(client, StreamKeys(stream), chunk) for stream, chunk in by_stream.items()]
+        counts = [
+            await import_records(client, StreamKeys(stream), chunk)
+            for stream, chunk in by_stream.items()
+        ]
         return sum(c[0] for c in counts), sum(c[1] for c in counts), list(by_stream)
 
     new, replaced, where = run_redis(args, load)  # type: ignore[misc]
     stores = " and ".join(f"{s}'s" for s in where) if where else "the"
-    print(f"imported {len(records)} records into {'stream ' if where else ''}{stores} store: {new} new, "
-          f"{replaced} replaced")
+    print(
+        f"imported {len(records)} records into {'stream ' if where else ''}{stores} store: {new} new, "
+        f"{replaced} replaced"
+    )
     if read.derived:
         print(f"status derived for {read.derived} record(s) without one, by their system's rules")
     if read.fide_without_games:
-        print(f"note: {read.fide_without_games} rated FIDE record(s) came without career games (a `games` column;"
-              " FIDE's Gms is one period's games): K is derived from games 0 once the list's own K ends (F7: 40 under"
-              " 30 games)", file=sys.stderr)
+        print(
+            f"note: {read.fide_without_games} rated FIDE record(s) came without career games (a `games` column;"
+            " FIDE's Gms is one period's games): K is derived from games 0 once the list's own K ends (F7: 40 under"
+            " 30 games)",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """export: dump one pool's records as JSON Lines of player.record/v1."""
     if args.pool not in POOLS[args.system]:
-        raise UserError(f"--pool {args.pool!r} is not a {args.system} pool (one of {', '.join(POOLS[args.system])})")
+        raise UserError(
+            f"--pool {args.pool!r} is not a {args.system} pool (one of {', '.join(POOLS[args.system])})"
+        )
 
     async def read(client: Any) -> list[PlayerRecord]:
         partition = (await layout_for(client, args.stream)).route(args.system, args.pool)
@@ -325,9 +373,14 @@ def send_messages(args: argparse.Namespace, messages: list[bytes]) -> int:
             return EXIT_OK
         if sys.stderr.isatty():
             where = ", ".join(dict.fromkeys(p.input for p in routed))
-            print(f"appended {len(ids)} entr{'y' if len(ids) == 1 else 'ies'} to {where}; waiting up to "
-                  f"{args.timeout:g} s for the service (Ctrl-C stops waiting, not the rating)", file=sys.stderr)
-        entries = [(p.input, entry_id, label_of(raw)) for p, entry_id, raw in zip(routed, ids, messages)]
+            print(
+                f"appended {len(ids)} entr{'y' if len(ids) == 1 else 'ies'} to {where}; waiting up to "
+                f"{args.timeout:g} s for the service (Ctrl-C stops waiting, not the rating)",
+                file=sys.stderr,
+            )
+        entries = [
+            (p.input, entry_id, label_of(raw)) for p, entry_id, raw in zip(routed, ids, messages)
+        ]
         return await finish(client, args, entries, watched, since)
 
     return run_redis(args, send)  # type: ignore[return-value]
@@ -342,8 +395,13 @@ def cmd_correct(args: argparse.Namespace) -> int:
             document = msgspec.json.decode(raw)
         except (msgspec.DecodeError, RecursionError) as exc:
             raise UserError(f"{location}: not valid JSON: {exc}") from None
-        if not isinstance(document, dict) or document.get("schema") not in ("event.finished/v1", "event.corrected/v1"):
-            raise UserError(f"{location}: not an event (schema event.finished/v1 or event.corrected/v1)")
+        if not isinstance(document, dict) or document.get("schema") not in (
+            "event.finished/v1",
+            "event.corrected/v1",
+        ):
+            raise UserError(
+                f"{location}: not an event (schema event.finished/v1 or event.corrected/v1)"
+            )
         document["schema"] = "event.corrected/v1"
         if args.reason:
             document["reason"] = args.reason
@@ -366,7 +424,9 @@ def cmd_withdraw(args: argparse.Namespace) -> int:
 def cmd_close_period(args: argparse.Namespace) -> int:
     """close-period SYSTEM [POOL] PERIOD: publish period.closed/v1."""
     if len(args.what) > 2:
-        raise UserError(f"too many arguments: {' '.join(args.what)} (give [POOL] PERIOD, e.g. standard 2025-11)")
+        raise UserError(
+            f"too many arguments: {' '.join(args.what)} (give [POOL] PERIOD, e.g. standard 2025-11)"
+        )
     pool, period = (None, *args.what) if len(args.what) == 1 else args.what
     _check_pool(args.system, pool)
     document = {"schema": "period.closed/v1", "system": args.system, "period": period}
@@ -384,20 +444,25 @@ def checked(location: str, raw: bytes) -> bytes:
     return raw
 
 
-STREAM_HELP = ("input stream: the base name whose partitions the service advertised, or one partition's own "
-               "stream (default: RATING_INPUT_STREAMS, events.finished); messages and records go to their "
-               "partition's (RATING_PARTITIONS)")
+STREAM_HELP = (
+    "input stream: the base name whose partitions the service advertised, or one partition's own "
+    "stream (default: RATING_INPUT_STREAMS, events.finished); messages and records go to their "
+    "partition's (RATING_PARTITIONS)"
+)
 
 
 def register(commands: Any) -> None:
     """Add publish, import, export, convert, trf-ratings and replay to the command line."""
     p = commands.add_parser(
-        "publish", help="append event.finished / period.closed messages to the input stream",
+        "publish",
+        help="append event.finished / period.closed messages to the input stream",
         description="Check the file's messages, append them to the input stream, and print their entry ids; "
-                    "with --wait (the default at a terminal), wait for the service and print what became of "
-                    "each: the rating changes as a table, a duplicate, or why it was rejected.",
+        "with --wait (the default at a terminal), wait for the service and print what became of "
+        "each: the rating changes as a table, a duplicate, or why it was rejected.",
     )
-    p.add_argument("file", metavar="FILE", help="JSON or JSON Lines messages, or a FIDE TRF file (one event)")
+    p.add_argument(
+        "file", metavar="FILE", help="JSON or JSON Lines messages, or a FIDE TRF file (one event)"
+    )
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_trf_options(p)
@@ -405,13 +470,20 @@ def register(commands: Any) -> None:
     p.set_defaults(func=cmd_publish)
 
     p = commands.add_parser(
-        "correct", help="publish a rated event's new content (event.corrected/v1): it and later events are re-rated",
+        "correct",
+        help="publish a rated event's new content (event.corrected/v1): it and later events are re-rated",
         description="Publish the new content of an already-rated event (same event id, system and pool): "
-                    "results, players or dates. The service re-rates it and every later event whose figures "
-                    "change, and publishes each changed result as a revision.",
+        "results, players or dates. The service re-rates it and every later event whose figures "
+        "change, and publishes each changed result as a revision.",
     )
-    p.add_argument("file", metavar="FILE", help="the event as JSON (event.finished/v1 or event.corrected/v1), or a FIDE TRF file")
-    p.add_argument("--reason", help="why, for the audit (e.g. 'round 3 result entered the wrong way round')")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="the event as JSON (event.finished/v1 or event.corrected/v1), or a FIDE TRF file",
+    )
+    p.add_argument(
+        "--reason", help="why, for the audit (e.g. 'round 3 result entered the wrong way round')"
+    )
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_trf_options(p)
@@ -419,7 +491,9 @@ def register(commands: Any) -> None:
     p.set_defaults(func=cmd_correct)
 
     p = commands.add_parser(
-        "withdraw", help="publish event.withdrawn/v1: the event stops counting, later events are re-rated")
+        "withdraw",
+        help="publish event.withdrawn/v1: the event stops counting, later events are re-rated",
+    )
     p.add_argument("event_id", metavar="EVENT_ID", help="the id of the rated event")
     p.add_argument("--system", required=True, choices=SYSTEMS, help="the event's rating system")
     p.add_argument("--pool", help="the event's pool (default: the system's default)")
@@ -430,27 +504,51 @@ def register(commands: Any) -> None:
     p.set_defaults(func=cmd_withdraw)
 
     p = commands.add_parser(
-        "close-period", help="publish period.closed/v1: close a FIDE rating period and publish the new list",
+        "close-period",
+        help="publish period.closed/v1: close a FIDE rating period and publish the new list",
         usage="rating-service close-period [options] SYSTEM [POOL] PERIOD",
         description="Close a rating period of one pool (FIDE): the service computes the new list and "
-                    "publishes it on the output stream (kind list, in chunks). Events of a closed period "
-                    "can no longer be inserted, corrected or withdrawn (period_closed). "
-                    "Example: rating-service close-period fide standard 2025-11",
+        "publishes it on the output stream (kind list, in chunks). Events of a closed period "
+        "can no longer be inserted, corrected or withdrawn (period_closed). "
+        "Example: rating-service close-period fide standard 2025-11",
     )
-    p.add_argument("system", metavar="SYSTEM", choices=SYSTEMS, help=f"the rating system ({', '.join(SYSTEMS)})")
-    p.add_argument("what", nargs="+", metavar="[POOL] PERIOD",
-                   help="the pool (default: the system's default) and the period, YYYY-MM")
+    p.add_argument(
+        "system",
+        metavar="SYSTEM",
+        choices=SYSTEMS,
+        help=f"the rating system ({', '.join(SYSTEMS)})",
+    )
+    p.add_argument(
+        "what",
+        nargs="+",
+        metavar="[POOL] PERIOD",
+        help="the pool (default: the system's default) and the period, YYYY-MM",
+    )
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_wait_options(p)
     p.set_defaults(func=cmd_close_period)
 
-    p = commands.add_parser("import", help="load player records (JSON Lines or CSV) into the service's store")
-    p.add_argument("file", metavar="FILE", help="player.record/v1 JSON Lines, or CSV (`,` or `;`) with a header of field"
-                                                " names or, with --system, the federation list's own columns")
-    p.add_argument("--system", choices=SYSTEMS, help="the records' system (fills CSV rows, checks every record)")
+    p = commands.add_parser(
+        "import", help="load player records (JSON Lines or CSV) into the service's store"
+    )
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="player.record/v1 JSON Lines, or CSV (`,` or `;`) with a header of field"
+        " names or, with --system, the federation list's own columns",
+    )
+    p.add_argument(
+        "--system",
+        choices=SYSTEMS,
+        help="the records' system (fills CSV rows, checks every record)",
+    )
     p.add_argument("--pool", help="the records' pool (fills CSV rows, checks every record)")
-    p.add_argument("--force", action="store_true", help="overwrite records that differ from the list (rated since)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite records that differ from the list (rated since)",
+    )
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_import)
@@ -460,7 +558,11 @@ def register(commands: Any) -> None:
     p.add_argument("--pool", required=True)
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
-    p.add_argument("--format", choices=("jsonl", "csv"), help="default: jsonl (csv for an --out ending in .csv)")
+    p.add_argument(
+        "--format",
+        choices=("jsonl", "csv"),
+        help="default: jsonl (csv for an --out ending in .csv)",
+    )
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_export)
 
@@ -470,24 +572,49 @@ def register(commands: Any) -> None:
     p.set_defaults(func=cmd_convert)
 
     p = commands.add_parser(
-        "trf-ratings", help="rewrite the ratings of a TRF's player records from the service's current list"
+        "trf-ratings",
+        help="rewrite the ratings of a TRF's player records from the service's current list",
     )
     p.add_argument("file", metavar="FILE.trf")
     add_trf_options(p, for_event=False)
     p.add_argument("--stream", help=STREAM_HELP)
-    p.add_argument("--out", metavar="FILE", help="write the new TRF here instead of standard output")
+    p.add_argument(
+        "--out", metavar="FILE", help="write the new TRF here instead of standard output"
+    )
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_trf_ratings)
 
-    p = commands.add_parser("replay", help="re-rate a whole input stream into a fresh key namespace and compare")
-    p.add_argument("--stream", default="events.finished", help="input stream to replay (default: events.finished)")
-    p.add_argument("--into", required=True, metavar="NAMESPACE", help="key namespace to write the replayed state to")
-    p.add_argument("--ratings", metavar="LIST", help="the list the live state started from (JSON Lines or CSV)")
-    p.add_argument("--force", action="store_true", help="replace the namespace's keys if it has any")
-    p.add_argument("--page", type=int, default=1_000, help="entries per XRANGE page (default: 1000)")
-    p.add_argument("--show", type=int, default=50, help="differing players listed per pool (default: 50)")
+    p = commands.add_parser(
+        "replay", help="re-rate a whole input stream into a fresh key namespace and compare"
+    )
     p.add_argument(
-        "--progress-every", type=int, default=10_000, help="off a terminal, a progress line every N entries"
+        "--stream",
+        default="events.finished",
+        help="input stream to replay (default: events.finished)",
+    )
+    p.add_argument(
+        "--into",
+        required=True,
+        metavar="NAMESPACE",
+        help="key namespace to write the replayed state to",
+    )
+    p.add_argument(
+        "--ratings", metavar="LIST", help="the list the live state started from (JSON Lines or CSV)"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="replace the namespace's keys if it has any"
+    )
+    p.add_argument(
+        "--page", type=int, default=1_000, help="entries per XRANGE page (default: 1000)"
+    )
+    p.add_argument(
+        "--show", type=int, default=50, help="differing players listed per pool (default: 50)"
+    )
+    p.add_argument(
+        "--progress-every",
+        type=int,
+        default=10_000,
+        help="off a terminal, a progress line every N entries",
     )
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_replay)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from service.runtime.settings import Settings
@@ -14,15 +15,17 @@ _REDIS_DEFAULT = object()  # redis-py's own socket timeout (5 s in redis 8.1)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_TIMEOUT = 3  # `--wait`: no outcome within --timeout (the service is not running, or is behind)
-REDIS_HELP = ("default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0, else the embedded server "
-              "a running `rating-service serve` wrote to RATING_DATA_DIR/redis.url")
+REDIS_HELP = (
+    "default: RATING_REDIS_URL / REDIS_URL, else redis://127.0.0.1:6379/0, else the embedded server "
+    "a running `rating-service serve` wrote to RATING_DATA_DIR/redis.url"
+)
 
 
 class UserError(Exception):
     """A problem with the user's input: printed as one line, exit code 2."""
 
 
-def cli_settings() -> "Settings":
+def cli_settings() -> Settings:
     """The settings from the environment; one that cannot be read is a user error (one line)."""
     from service.runtime.settings import SettingsError, load_settings
 
@@ -53,14 +56,19 @@ def redis_url(args: argparse.Namespace) -> str:
 
         embedded = None if answers(url) else running_url(settings.data_dir)
         if embedded is not None:
-            print(f"rating-service: no Redis at {url}: using the embedded server of `rating-service serve` at "
-                  f"{embedded} (from {settings.data_dir}/{URL_FILE})", file=sys.stderr)
+            print(
+                f"rating-service: no Redis at {url}: using the embedded server of `rating-service serve` at "
+                f"{embedded} (from {settings.data_dir}/{URL_FILE})",
+                file=sys.stderr,
+            )
             url = embedded
     args._resolved_redis_url = url
     return url
 
 
-def run_redis(args: argparse.Namespace, work: Callable, *, socket_timeout: object = _REDIS_DEFAULT) -> object:
+def run_redis(
+    args: argparse.Namespace, work: Callable, *, socket_timeout: object = _REDIS_DEFAULT
+) -> object:
     """Run `work(client)` against the Redis of --redis-url, standalone or a Redis Cluster
     (service/runtime/connection.py); a connection failure is one line.
 
@@ -78,7 +86,9 @@ def run_redis(args: argparse.Namespace, work: Callable, *, socket_timeout: objec
     options = {} if socket_timeout is _REDIS_DEFAULT else {"socket_timeout": socket_timeout}
 
     async def main() -> object:
-        client = await connect(redis_url(args), **options)  # standalone or cluster (runtime/connection.py)
+        client = await connect(
+            redis_url(args), **options
+        )  # standalone or cluster (runtime/connection.py)
         try:
             return await work(client)
         finally:
@@ -89,11 +99,18 @@ def run_redis(args: argparse.Namespace, work: Callable, *, socket_timeout: objec
     except BrokenPipeError:
         raise
     except (RedisError, RedisClusterException, OSError) as exc:
-        from service.runtime.settings import DEFAULT_REDIS_URL, redact, redact_error, redis_url_configured
+        from service.runtime.settings import (
+            DEFAULT_REDIS_URL,
+            redact,
+            redact_error,
+            redis_url_configured,
+        )
 
         url = redis_url(args)
         hint = ""
         if url == DEFAULT_REDIS_URL and not args.redis_url and not redis_url_configured():
-            hint = " (no Redis configured, none there, and no `rating-service serve` runs an embedded server: " \
-                   "start one, or give --redis-url)"
+            hint = (
+                " (no Redis configured, none there, and no `rating-service serve` runs an embedded server: "
+                "start one, or give --redis-url)"
+            )
         raise UserError(f"Redis at {redact(url)}: {redact_error(exc, url)}{hint}") from None

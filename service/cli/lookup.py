@@ -25,10 +25,14 @@ async def _streams(client: Any, args: argparse.Namespace) -> list[str]:
 
 def _check_pool(args: argparse.Namespace) -> None:
     if args.pool not in POOLS[args.system]:
-        raise UserError(f"{args.system} has no pool {args.pool!r} (pools: {', '.join(POOLS[args.system])})")
+        raise UserError(
+            f"{args.system} has no pool {args.pool!r} (pools: {', '.join(POOLS[args.system])})"
+        )
 
 
-def _lookup(args: argparse.Namespace, history: bool) -> tuple[PlayerView | None, PlayerHistory | None]:
+def _lookup(
+    args: argparse.Namespace, history: bool
+) -> tuple[PlayerView | None, PlayerHistory | None]:
     from service.runtime.reads import ReadModel
 
     async def work(client: Any) -> tuple[PlayerView | None, PlayerHistory | None]:
@@ -53,15 +57,35 @@ def history_table(entries: list[HistoryEntry]) -> str:
     rows = [("date", "event", "before", "after", "change", "games", "score")]
     for e in entries:
         if e.kind == "list":
-            rows.append((f"list {e.list_period}", f"FIDE list (closes {e.period})", _rating(e.old_rating),
-                         _rating(e.new_rating), _signed(e.change), str(e.games), ""))
+            rows.append(
+                (
+                    f"list {e.list_period}",
+                    f"FIDE list (closes {e.period})",
+                    _rating(e.old_rating),
+                    _rating(e.new_rating),
+                    _signed(e.change),
+                    str(e.games),
+                    "",
+                )
+            )
             continue
         title = f"{e.name} ({e.event_id})" + (f" rev {e.revision}" if e.revision else "")
         after = _rating(e.new_rating) + (" proj" if e.projection else "")
-        rows.append((str(e.end_date), title, _rating(e.old_rating), after, _signed(e.change), str(e.event_games),
-                     f"{e.score:g}/{e.event_games}"))
+        rows.append(
+            (
+                str(e.end_date),
+                title,
+                _rating(e.old_rating),
+                after,
+                _signed(e.change),
+                str(e.event_games),
+                f"{e.score:g}/{e.event_games}",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows)
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows
+    )
 
 
 def cmd_player(args: argparse.Namespace) -> int:
@@ -100,17 +124,36 @@ def cmd_history(args: argparse.Namespace) -> int:
 def register(commands: Any) -> None:
     """Add player and history to the command line."""
     for name, func, text in (
-        ("player", cmd_player, "a player's current rating, rank and recent events, from the service's store"),
-        ("history", cmd_history, "a player's rating history in one pool (every event, revised figures), in date order"),
+        (
+            "player",
+            cmd_player,
+            "a player's current rating, rank and recent events, from the service's store",
+        ),
+        (
+            "history",
+            cmd_history,
+            "a player's rating history in one pool (every event, revised figures), in date order",
+        ),
     ):
         p = commands.add_parser(name, help=text, description=text)
         p.add_argument("system", metavar="SYSTEM", choices=SYSTEMS, help="cfc, fide or naspa")
         p.add_argument("pool", metavar="POOL", help="the pool (e.g. regular, standard, nwl)")
         p.add_argument("id", metavar="ID", help="the player's id")
-        p.add_argument("--json", action="store_true", help="print the read API's JSON instead of a table")
+        p.add_argument(
+            "--json", action="store_true", help="print the read API's JSON instead of a table"
+        )
         if name == "player":
-            p.add_argument("--events", type=int, default=10, help="how many recent events to list (default: 10)")
-        p.add_argument("--stream", action="append", metavar="STREAM",
-                       help="input stream whose store to read (repeat for several; default: RATING_INPUT_STREAMS)")
+            p.add_argument(
+                "--events",
+                type=int,
+                default=10,
+                help="how many recent events to list (default: 10)",
+            )
+        p.add_argument(
+            "--stream",
+            action="append",
+            metavar="STREAM",
+            help="input stream whose store to read (repeat for several; default: RATING_INPUT_STREAMS)",
+        )
         p.add_argument("--redis-url", help=REDIS_HELP)
         p.set_defaults(func=func)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from service.cli import bench, calc, data, lookup, offline, rejected, serve, streams, watch
 from service.cli.errors import EXIT_OK, EXIT_USAGE, UserError

@@ -22,7 +22,14 @@ from schemas.records import PlayerRecord
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, Limits, decode_input
 from service.cli.errors import EXIT_FAILED, EXIT_OK, UserError
-from service.cli.trffile import add_trf_options, is_trf, starting_list, trf_event, trf_given, trf_problems
+from service.cli.trffile import (
+    add_trf_options,
+    is_trf,
+    starting_list,
+    trf_event,
+    trf_given,
+    trf_problems,
+)
 from service.engine.registry import Registry, default_registry
 from service.formats import reports
 from service.formats.jsonlines import read_documents
@@ -100,8 +107,10 @@ def _validate_trf(file: str, args: argparse.Namespace) -> bool:
         print(problem)
     if not problems:
         event = trf_event(file, args).event
-        print(f"{file}: ok (TRF: event {event.event_id}, {event.system}/{event.pool}, {len(event.players)} players, "
-              f"{event.rounds} rounds, {len(event.games)} games, {len(event.byes)} byes)")
+        print(
+            f"{file}: ok (TRF: event {event.event_id}, {event.system}/{event.pool}, {len(event.players)} players, "
+            f"{event.rounds} rounds, {len(event.games)} games, {len(event.byes)} byes)"
+        )
     return bool(problems)
 
 
@@ -122,13 +131,19 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
     else:
         given = trf_given(args)
         if given:
-            raise UserError(f"{args.events}: {', '.join(given)} apply to a TRF file only: a JSON message names its own")
+            raise UserError(
+                f"{args.events}: {', '.join(given)} apply to a TRF file only: a JSON message names its own"
+            )
         documents = read_documents(args.events)  # type: ignore[assignment]
         records = []
-    ledger = MemoryLedger(read_list(args.ratings, rules=ListRules(registry)) if args.ratings else records)
+    ledger = MemoryLedger(
+        read_list(args.ratings, rules=ListRules(registry)) if args.ratings else records
+    )
     out = sys.stdout.buffer
     contents: dict[tuple[str, str, str], EventContent] = {}  # the events read, for their reports
-    names: dict[tuple[str, str], dict[str, str]] = {}  # per pool, the players' names the events gave
+    names: dict[
+        tuple[str, str], dict[str, str]
+    ] = {}  # per pool, the players' names the events gave
     for location, raw in documents:
         try:
             message = decode_input(raw)
@@ -149,7 +164,9 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
         if isinstance(message, EventContent):
             pool = message.pool or DEFAULT_POOL[message.system]
             contents[(message.system, pool, message.event_id)] = message
-            names.setdefault((message.system, pool), {}).update({p.id: p.name for p in message.players if p.name})
+            names.setdefault((message.system, pool), {}).update(
+                {p.id: p.name for p in message.players if p.name}
+            )
         for output in result.outputs:
             if args.table:
                 event = contents.get((output.system, output.pool, output.event_id or ""))
@@ -175,9 +192,13 @@ def write_records(path: str, records: list[PlayerRecord]) -> None:
 def cmd_schemas(args: argparse.Namespace) -> int:
     """schemas: write the JSON Schemas and the AsyncAPI document, or check they are current."""
     out = Path(args.out) if args.out else jsonschema.JSON_DIR
-    api = (Path(args.out) if args.out else asyncapi.ASYNCAPI_FILE.parent) / asyncapi.ASYNCAPI_FILE.name
+    api = (
+        Path(args.out) if args.out else asyncapi.ASYNCAPI_FILE.parent
+    ) / asyncapi.ASYNCAPI_FILE.name
     if args.check:
-        stale = [str(out / name) for name in jsonschema.stale(out)] + ([str(api)] if asyncapi.stale(api) else [])
+        stale = [str(out / name) for name in jsonschema.stale(out)] + (
+            [str(api)] if asyncapi.stale(api) else []
+        )
         for path in stale:
             print(f"{path}: stale, run `rating-service schemas`")
         return EXIT_FAILED if stale else EXIT_OK
@@ -190,25 +211,41 @@ def cmd_schemas(args: argparse.Namespace) -> int:
 
 def register(commands: Any) -> None:
     """Add validate, rate and schemas to the command line."""
-    p = commands.add_parser("validate", help="check JSON / JSON Lines messages (or FIDE TRF files) against the contract")
-    p.add_argument("files", nargs="+", metavar="FILE",
-                   help="JSON / JSON Lines messages of any kind, or a TRF file (must convert to a valid event)")
+    p = commands.add_parser(
+        "validate", help="check JSON / JSON Lines messages (or FIDE TRF files) against the contract"
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="JSON / JSON Lines messages of any kind, or a TRF file (must convert to a valid event)",
+    )
     add_trf_options(p)
     p.set_defaults(func=cmd_validate)
 
-    p = commands.add_parser("rate", help="rate events offline and print the ratings.updated messages")
-    p.add_argument("events", metavar="EVENTS",
-                   help="event.finished / period.closed messages, in order, or a TRF file (one event)")
-    p.add_argument(
-        "--ratings", metavar="LIST", help="starting player records, JSON Lines or CSV (default: everyone unrated)"
+    p = commands.add_parser(
+        "rate", help="rate events offline and print the ratings.updated messages"
     )
     p.add_argument(
-        "--ratings-from-trf", action="store_true",
+        "events",
+        metavar="EVENTS",
+        help="event.finished / period.closed messages, in order, or a TRF file (one event)",
+    )
+    p.add_argument(
+        "--ratings",
+        metavar="LIST",
+        help="starting player records, JSON Lines or CSV (default: everyone unrated)",
+    )
+    p.add_argument(
+        "--ratings-from-trf",
+        action="store_true",
         help="for a TRF file: start from its own rating column (49-52): a rated player is established with the "
-             "least career games that make them so (fide 30, cfc 25, naspa 50); blank or 0 is unrated",
+        "least career games that make them so (fide 30, cfc 25, naspa 50); blank or 0 is unrated",
     )
     add_trf_options(p)
-    p.add_argument("--out-ratings", metavar="FILE", help="write the final player records here (JSON Lines)")
+    p.add_argument(
+        "--out-ratings", metavar="FILE", help="write the final player records here (JSON Lines)"
+    )
     p.add_argument(
         "--keep-going",
         action="store_true",
@@ -222,7 +259,11 @@ def register(commands: Any) -> None:
     )
     p.set_defaults(func=cmd_rate)
 
-    p = commands.add_parser("schemas", help="write the JSON Schemas of every message and the AsyncAPI document")
-    p.add_argument("--out", metavar="DIR", help="folder to write to (default: the package's schemas/json)")
+    p = commands.add_parser(
+        "schemas", help="write the JSON Schemas of every message and the AsyncAPI document"
+    )
+    p.add_argument(
+        "--out", metavar="DIR", help="folder to write to (default: the package's schemas/json)"
+    )
     p.add_argument("--check", action="store_true", help="exit 1 if the files there are stale")
     p.set_defaults(func=cmd_schemas)

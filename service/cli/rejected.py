@@ -48,7 +48,9 @@ def parse_age(value: str) -> int:
     """An age such as `45s`, `90m`, `12h`, `30d`, `2w` (or `1d12h`), in seconds."""
     parts = re.fullmatch(r"(?:\d+[smhdw])+", value.strip().lower())
     if not parts:
-        raise UserError(f"--before {value!r}: an age is a number and a unit, s m h d or w (e.g. 30d, 12h, 1d12h)")
+        raise UserError(
+            f"--before {value!r}: an age is a number and a unit, s m h d or w (e.g. 30d, 12h, 1d12h)"
+        )
     return sum(int(n) * _UNITS[u] for n, u in re.findall(r"(\d+)([smhdw])", value.strip().lower()))
 
 
@@ -84,7 +86,9 @@ def original_data(letter: EventRejected) -> bytes | None:
     return None
 
 
-def states(letters: list[tuple[str, EventRejected | None]], redriven: dict[str, str]) -> dict[str, str]:
+def states(
+    letters: list[tuple[str, EventRejected | None]], redriven: dict[str, str]
+) -> dict[str, str]:
     """Each letter's state: `open`, `redriven as ID`, or, when the redriven entry was rejected
     again, `redriven as ID, rejected again: LETTER`."""
     again = {(l.source_stream, l.source_id): i for i, l in letters if l is not None}
@@ -118,7 +122,9 @@ async def _find(client: Any, args: argparse.Namespace, letter_id: str) -> tuple[
     return " or ".join(streams), []
 
 
-async def _read_all(client: Any, stream: str) -> tuple[list[tuple[str, EventRejected | None]], dict[str, str]]:
+async def _read_all(
+    client: Any, stream: str
+) -> tuple[list[tuple[str, EventRejected | None]], dict[str, str]]:
     async with client.pipeline(transaction=False) as pipe:
         pipe.xrange(stream)
         pipe.hgetall(redriven_key(stream))
@@ -131,8 +137,12 @@ async def _read_all(client: Any, stream: str) -> tuple[list[tuple[str, EventReje
 def cmd_list(args: argparse.Namespace) -> int:
     """rejected list: the dead letters as a table (oldest first, partition by partition), or
     JSON Lines."""
+
     async def read(client: Any) -> list:
-        return [(stream, *await _read_all(client, stream)) for stream in await _dead_letter_streams(client, args)]
+        return [
+            (stream, *await _read_all(client, stream))
+            for stream in await _dead_letter_streams(client, args)
+        ]
 
     found = run_redis(args, read)
     shown_any = False
@@ -146,19 +156,31 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _list_one(args: argparse.Namespace, stream: str, letters: list[tuple[str, EventRejected | None]],
-              ledger: dict[str, str]) -> None:
+def _list_one(
+    args: argparse.Namespace,
+    stream: str,
+    letters: list[tuple[str, EventRejected | None]],
+    ledger: dict[str, str],
+) -> None:
     state = states(letters, ledger)
     now = time.time()
-    shown = [(i, l) for i, l in letters
-             if (args.reason is None or (l is not None and l.reason == args.reason))
-             and (not args.open or state[i] == "open")]
+    shown = [
+        (i, l)
+        for i, l in letters
+        if (args.reason is None or (l is not None and l.reason == args.reason))
+        and (not args.open or state[i] == "open")
+    ]
     if args.limit:
-        shown = shown[-args.limit:]
+        shown = shown[-args.limit :]
     if args.json:
         for letter_id, letter in shown:
-            record = {"id": letter_id, "stream": stream, "age_seconds": round(age_of(letter_id, now), 3),
-                      "redriven_as": ledger.get(letter_id), "letter": letter}
+            record = {
+                "id": letter_id,
+                "stream": stream,
+                "age_seconds": round(age_of(letter_id, now), 3),
+                "redriven_as": ledger.get(letter_id),
+                "letter": letter,
+            }
             sys.stdout.buffer.write(msgspec.json.encode(record) + b"\n")
         sys.stdout.buffer.flush()
         return
@@ -168,13 +190,37 @@ def _list_one(args: argparse.Namespace, stream: str, letters: list[tuple[str, Ev
     rows = []
     for letter_id, letter in shown:
         if letter is None:
-            rows.append([letter_id, format_age(age_of(letter_id, now)), "?", "(not an event.rejected/v1 message)",
-                         "-", state[letter_id]])
+            rows.append(
+                [
+                    letter_id,
+                    format_age(age_of(letter_id, now)),
+                    "?",
+                    "(not an event.rejected/v1 message)",
+                    "-",
+                    state[letter_id],
+                ]
+            )
             continue
-        rows.append([letter_id, format_age(age_of(letter_id, now)), letter.reason, letter.event_id or "-",
-                     letter.source_id, state[letter_id]])
-    print("\n".join(line[2:] for line in table(["letter", "age", "reason", "event", "entry", "state"], rows,
-                                                left={0, 1, 2, 3, 4, 5})))
+        rows.append(
+            [
+                letter_id,
+                format_age(age_of(letter_id, now)),
+                letter.reason,
+                letter.event_id or "-",
+                letter.source_id,
+                state[letter_id],
+            ]
+        )
+    print(
+        "\n".join(
+            line[2:]
+            for line in table(
+                ["letter", "age", "reason", "event", "entry", "state"],
+                rows,
+                left={0, 1, 2, 3, 4, 5},
+            )
+        )
+    )
     opened = sum(1 for i, _ in shown if state[i] == "open")
     print(f"\n{len(shown)} dead letter(s) in {stream}, {opened} open\n")
 
@@ -182,15 +228,20 @@ def _list_one(args: argparse.Namespace, stream: str, letters: list[tuple[str, Ev
 # ---------------------------------------------------------------------------- show
 def cmd_show(args: argparse.Namespace) -> int:
     """rejected show ID: one dead letter in full, with the original message."""
+
     async def read(client: Any) -> tuple:
         stream, found = await _find(client, args, args.id)
         if not found:
-            raise UserError(f"no dead letter {args.id} in {stream} (rating-service rejected list shows them)")
+            raise UserError(
+                f"no dead letter {args.id} in {stream} (rating-service rejected list shows them)"
+            )
         letter = decode_letter(found[0][1])
         if letter is None:
             raise UserError(f"{stream} {args.id}: not an event.rejected/v1 message")
         new = await client.hget(redriven_key(stream), args.id)
-        still = await client.xrange(letter.source_stream, min=letter.source_id, max=letter.source_id)
+        still = await client.xrange(
+            letter.source_stream, min=letter.source_id, max=letter.source_id
+        )
         return letter, text(new), bool(still)
 
     letter, new, still = run_redis(args, read)  # type: ignore[misc]
@@ -198,10 +249,20 @@ def cmd_show(args: argparse.Namespace) -> int:
         record = {"id": args.id, "redriven_as": new, "entry_in_stream": still, "letter": letter}
         sys.stdout.buffer.write(msgspec.json.encode(record) + b"\n")
         return EXIT_OK
-    print(f"{letter.event_id or '(no readable event id)'}  REJECTED: {letter.reason}  dead letter {args.id}")
-    where = "still in the input stream" if still else "no longer in the input stream (trimmed or deleted)"
-    rows = [*rejection_rows(letter), ["entry", f"{letter.source_id} of {letter.source_stream}, {where}"],
-            ["age", format_age(age_of(args.id, time.time()))], ["state", f"redriven as {new}" if new else "open"]]
+    print(
+        f"{letter.event_id or '(no readable event id)'}  REJECTED: {letter.reason}  dead letter {args.id}"
+    )
+    where = (
+        "still in the input stream"
+        if still
+        else "no longer in the input stream (trimmed or deleted)"
+    )
+    rows = [
+        *rejection_rows(letter),
+        ["entry", f"{letter.source_id} of {letter.source_stream}, {where}"],
+        ["age", format_age(age_of(args.id, time.time()))],
+        ["state", f"redriven as {new}" if new else "open"],
+    ]
     print("\n".join(fields_table(rows)))
     data = original_data(letter)
     others = {k: v for k, v in letter.fields.items() if k != DATA_FIELD}
@@ -244,50 +305,73 @@ def cmd_redrive(args: argparse.Namespace) -> int:
         for letter_id in args.ids:
             stream, entries = await _find(client, args, letter_id)
             if not entries:
-                raise UserError(f"no dead letter {letter_id} in {stream} (rating-service rejected list shows them)")
+                raise UserError(
+                    f"no dead letter {letter_id} in {stream} (rating-service rejected list shows them)"
+                )
             letter = decode_letter(entries[0][1])
             if letter is None:
                 raise UserError(f"{stream} {letter_id}: not an event.rejected/v1 message")
             new = await client.hget(redriven_key(stream), letter_id)
             if new is not None and not args.again:
-                raise UserError(f"dead letter {letter_id} was redriven already, as entry {text(new)} of "
-                                f"{letter.source_stream}: --again redrives it once more")
+                raise UserError(
+                    f"dead letter {letter_id} was redriven already, as entry {text(new)} of "
+                    f"{letter.source_stream}: --again redrives it once more"
+                )
             data = fixed if fixed is not None else original_data(letter)
             if data is None:
-                raise UserError(f"dead letter {letter_id} ({letter.reason}): the entry had no {DATA_FIELD} field: "
-                                f"give the fixed message with --file")
+                raise UserError(
+                    f"dead letter {letter_id} ({letter.reason}): the entry had no {DATA_FIELD} field: "
+                    f"give the fixed message with --file"
+                )
             if fixed is None:
                 try:
                     checked(f"dead letter {letter_id}", data)
                 except UserError as exc:
-                    raise UserError(f"{exc}: the message is still invalid, give a fixed one with --file") from None
+                    raise UserError(
+                        f"{exc}: the message is still invalid, give a fixed one with --file"
+                    ) from None
             right = layout.route(*system_pool(data))
             if right.input != letter.source_stream and letter.source_stream in layout.inputs:
                 # The ledger is in the slot of the stream the letter came from: a message for
                 # another partition is published, not redriven.
-                raise UserError(f"dead letter {letter_id}: the message belongs on {right.input}, not "
-                                f"{letter.source_stream}: publish it there (rating-service publish FILE routes it), "
-                                f"then purge the letter")
+                raise UserError(
+                    f"dead letter {letter_id}: the message belongs on {right.input}, not "
+                    f"{letter.source_stream}: publish it there (rating-service publish FILE routes it), "
+                    f"then purge the letter"
+                )
             plans.append((letter_id, stream, letter, data))
         sources = list(dict.fromkeys(letter.source_stream for _, _, letter, _ in plans))
         watched = [watched_streams(args, _partition(layout, source)) for source in sources]
         since = await tails(client, *(s for w in watched for s in w[1:])) if waiting else {}
         done = []
         for letter_id, stream, letter, data in plans:
-            fresh, entry_id = await client.eval(REDRIVE, 2, letter.source_stream, redriven_key(stream), letter_id,
-                                                data, "1" if args.again else "0")
+            fresh, entry_id = await client.eval(
+                REDRIVE,
+                2,
+                letter.source_stream,
+                redriven_key(stream),
+                letter_id,
+                data,
+                "1" if args.again else "0",
+            )
             entry_id = text(entry_id)
             if not fresh:
-                print(f"dead letter {letter_id}: redriven meanwhile by someone else, as entry {entry_id}",
-                      file=sys.stderr)
+                print(
+                    f"dead letter {letter_id}: redriven meanwhile by someone else, as entry {entry_id}",
+                    file=sys.stderr,
+                )
                 continue
             what = "the fixed message" if fixed is not None else "its message"
-            print(f"dead letter {letter_id} ({letter.reason}, {letter.event_id or 'no event id'}): {what} "
-                  f"appended to {letter.source_stream} as entry {entry_id}")
+            print(
+                f"dead letter {letter_id} ({letter.reason}, {letter.event_id or 'no event id'}): {what} "
+                f"appended to {letter.source_stream} as entry {entry_id}"
+            )
             done.append((letter.source_stream, entry_id, label_of(data)))
         if not waiting or not done:
             return EXIT_OK
-        return await finish(client, args, done, [w for w in watched if any(w[0] == d[0] for d in done)], since)
+        return await finish(
+            client, args, done, [w for w in watched if any(w[0] == d[0] for d in done)], since
+        )
 
     return run_redis(args, redrive)  # type: ignore[return-value]
 
@@ -300,7 +384,9 @@ def cmd_purge(args: argparse.Namespace) -> int:
     min_id = None if args.all else f"{int((time.time() - parse_age(args.before)) * 1000)}-0"
 
     async def purge(client: Any) -> str:
-        said = [await purge_one(client, stream) for stream in await _dead_letter_streams(client, args)]
+        said = [
+            await purge_one(client, stream) for stream in await _dead_letter_streams(client, args)
+        ]
         done = [line for line in said if not line.startswith("nothing to remove")]
         return "\n".join(done or said)
 
@@ -312,7 +398,9 @@ def cmd_purge(args: argparse.Namespace) -> int:
         opened = sum(1 for i in going if state[i] == "open")
         what = f"{len(going)} dead letter(s) of {stream} ({opened} open, never redriven)"
         if not going:
-            return f"nothing to remove: no dead letter in {stream}" + (f" older than {args.before}" if min_id else "")
+            return f"nothing to remove: no dead letter in {stream}" + (
+                f" older than {args.before}" if min_id else ""
+            )
         if not args.yes:
             raise UserError(f"would remove {what}: give --yes to remove them")
         stale = [k for k in redriven if min_id is None or entry_order(k) < entry_order(min_id)]
@@ -337,49 +425,75 @@ def cmd_purge(args: argparse.Namespace) -> int:
 def register(commands: Any) -> None:
     """Add `rejected` (list, show, redrive, purge) to the command line."""
     p = commands.add_parser(
-        "rejected", help="the dead letters: list, show, redrive (re-append, fixed or not), purge",
+        "rejected",
+        help="the dead letters: list, show, redrive (re-append, fixed or not), purge",
         description="What the service refused (the dead-letter stream, event.rejected/v1), and what to do about "
-                    "it. A redrive re-appends the letter's message, or a fixed one, to the input stream it came "
-                    "from and records it: the dead-letter stream itself stays as it was, an audit.",
+        "it. A redrive re-appends the letter's message, or a fixed one, to the input stream it came "
+        "from and records it: the dead-letter stream itself stays as it was, an audit.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--dead-letter-stream", help="default: RATING_DEAD_LETTER_STREAM, events.rejected")
+        q.add_argument(
+            "--dead-letter-stream", help="default: RATING_DEAD_LETTER_STREAM, events.rejected"
+        )
         q.add_argument("--redis-url", help=REDIS_HELP)
 
-    q = actions.add_parser("list", help="the dead letters as a table: reason, event, source entry, age, state")
+    q = actions.add_parser(
+        "list", help="the dead letters as a table: reason, event, source entry, age, state"
+    )
     q.add_argument("--reason", choices=REASONS, help="only the letters of this reason")
     q.add_argument("--open", action="store_true", help="only the letters not redriven")
     q.add_argument("--limit", type=int, metavar="N", help="only the N newest (of those chosen)")
-    q.add_argument("--json", action="store_true", help="JSON Lines: id, age_seconds, redriven_as and the letter")
+    q.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON Lines: id, age_seconds, redriven_as and the letter",
+    )
     common(q)
     q.set_defaults(func=cmd_list)
 
-    q = actions.add_parser("show", help="one dead letter in full: why, where from, state, the original message")
-    q.add_argument("id", metavar="ID", help="the dead letter's id (its entry id in the dead-letter stream)")
-    q.add_argument("--json", action="store_true", help="the letter as JSON, with redriven_as and entry_in_stream")
+    q = actions.add_parser(
+        "show", help="one dead letter in full: why, where from, state, the original message"
+    )
+    q.add_argument(
+        "id", metavar="ID", help="the dead letter's id (its entry id in the dead-letter stream)"
+    )
+    q.add_argument(
+        "--json",
+        action="store_true",
+        help="the letter as JSON, with redriven_as and entry_in_stream",
+    )
     common(q)
     q.set_defaults(func=cmd_show)
 
     q = actions.add_parser(
-        "redrive", help="re-append dead letters' messages (or a fixed one) to their input stream",
+        "redrive",
+        help="re-append dead letters' messages (or a fixed one) to their input stream",
         description="Re-append each letter's original message, or with --file the fixed message, to the input "
-                    "stream the letter came from, and record it (a second redrive of the same letter is refused "
-                    "without --again). Useful once the cause is gone: a fix (--file), an imported list "
-                    "(unratable), an upgrade (unknown_system), a bug fixed (poison). A message that is still "
-                    "invalid is refused before anything is appended.",
+        "stream the letter came from, and record it (a second redrive of the same letter is refused "
+        "without --again). Useful once the cause is gone: a fix (--file), an imported list "
+        "(unratable), an upgrade (unknown_system), a bug fixed (poison). A message that is still "
+        "invalid is refused before anything is appended.",
     )
     q.add_argument("ids", nargs="+", metavar="ID", help="dead letter id(s)")
-    q.add_argument("--file", metavar="FIXED.json", help="the fixed message to append instead (one ID only)")
-    q.add_argument("--again", action="store_true", help="redrive letters that were redriven already")
+    q.add_argument(
+        "--file", metavar="FIXED.json", help="the fixed message to append instead (one ID only)"
+    )
+    q.add_argument(
+        "--again", action="store_true", help="redrive letters that were redriven already"
+    )
     q.add_argument("--redis-url", help=REDIS_HELP)
     add_wait_options(q)  # with --dead-letter-stream
     q.set_defaults(func=cmd_redrive)
 
     q = actions.add_parser("purge", help="remove old dead letters (asks for --yes)")
-    q.add_argument("--before", metavar="AGE", help="remove the letters older than AGE: 45s, 90m, 12h, 30d, 2w")
+    q.add_argument(
+        "--before", metavar="AGE", help="remove the letters older than AGE: 45s, 90m, 12h, 30d, 2w"
+    )
     q.add_argument("--all", action="store_true", help="remove every letter")
-    q.add_argument("--yes", action="store_true", help="do it (without it: say what would go, exit 2)")
+    q.add_argument(
+        "--yes", action="store_true", help="do it (without it: say what would go, exit 2)"
+    )
     common(q)
     q.set_defaults(func=cmd_purge)

@@ -36,12 +36,18 @@ async def layout_for(client: Any, given: str | None) -> Layout:
         suffix = base.partition("}:")[2]
         whole = None if chosen else await advertised(client, suffix)
         if whole is None and settings.partitions == "domains":
-            whole = layout_of("domains", (suffix,), settings.output_stream, settings.dead_letter_stream)
+            whole = layout_of(
+                "domains", (suffix,), settings.output_stream, settings.dead_letter_stream
+            )
         if whole is not None and base in whole.inputs:  # everything there, whatever its domain
-            return Layout("single", (msgspec.structs.replace(whole.of_stream(base), domains=None),), base)
+            return Layout(
+                "single", (msgspec.structs.replace(whole.of_stream(base), domains=None),), base
+            )
     inputs = (base,) if given else settings.input_streams
     try:
-        return layout_of(settings.partitions, inputs, settings.output_stream, settings.dead_letter_stream)
+        return layout_of(
+            settings.partitions, inputs, settings.output_stream, settings.dead_letter_stream
+        )
     except ValueError as exc:
         raise UserError(str(exc)) from None
 

@@ -30,7 +30,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from service.runtime.app import ServiceFailed, serve
     from service.runtime.embedded import EmbeddedError, redis_for_serve
-    from service.runtime.settings import SettingsError, check_redis_url, load_settings, redis_url_configured
+    from service.runtime.settings import (
+        SettingsError,
+        check_redis_url,
+        load_settings,
+        redis_url_configured,
+    )
 
     if args.redis_url:
         try:
@@ -38,7 +43,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserError(f"--redis-url {args.redis_url!r}: {exc}") from None
     try:
-        settings = load_settings(redis_url=args.redis_url, consumer=args.consumer, data_dir=args.data_dir)
+        settings = load_settings(
+            redis_url=args.redis_url, consumer=args.consumer, data_dir=args.data_dir
+        )
     except SettingsError as exc:
         raise UserError(str(exc)) from None
     configured = bool(args.redis_url) or redis_url_configured()
@@ -61,10 +68,10 @@ def register(commands: Any) -> None:
         "serve",
         help="run the service: consume events, rate them, publish ratings",
         description="Run the rating service. Settings come from environment variables. With no Redis "
-                    "configured (--redis-url, RATING_REDIS_URL, REDIS_URL) and none answering on "
-                    "redis://127.0.0.1:6379/0, it starts an embedded Redis-compatible server on 127.0.0.1 "
-                    "(AOF in the data directory), logs its URL, writes it to DATA_DIR/redis.url, and stops "
-                    "it when the service stops.",
+        "configured (--redis-url, RATING_REDIS_URL, REDIS_URL) and none answering on "
+        "redis://127.0.0.1:6379/0, it starts an embedded Redis-compatible server on 127.0.0.1 "
+        "(AOF in the data directory), logs its URL, writes it to DATA_DIR/redis.url, and stops "
+        "it when the service stops.",
         epilog=describe(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -28,21 +28,39 @@ _encoder = msgspec.json.Encoder()
 def add_trf_options(p: argparse.ArgumentParser, *, for_event: bool = True) -> None:
     """The options of a command that reads a TRF (`for_event`: it builds the event, so it
     takes --period too)."""
-    p.add_argument("--system", choices=SYSTEMS, help="for a TRF file: the rating system (default: fide)")
-    p.add_argument("--pool", help="for a TRF file: the pool (default: the system's default: "
-                                  "fide standard, cfc regular, naspa nwl)")
-    p.add_argument("--event-id", help="for a TRF file: the event id (default: the tournament's identity from its "
-                                      "012 name, 022 city, 032 federation and start date, e.g. "
-                                      "autumn-open-2025.2025-11-01.55fb111f)")
+    p.add_argument(
+        "--system", choices=SYSTEMS, help="for a TRF file: the rating system (default: fide)"
+    )
+    p.add_argument(
+        "--pool",
+        help="for a TRF file: the pool (default: the system's default: "
+        "fide standard, cfc regular, naspa nwl)",
+    )
+    p.add_argument(
+        "--event-id",
+        help="for a TRF file: the event id (default: the tournament's identity from its "
+        "012 name, 022 city, 032 federation and start date, e.g. "
+        "autumn-open-2025.2025-11-01.55fb111f)",
+    )
     if for_event:
-        p.add_argument("--period", metavar="YYYY-MM", help="for a FIDE TRF: the rating period the event is rated "
-                                                          "in (default: the month of its end date)")
-    p.add_argument("--ids", metavar="FILE.csv",
-                   help="for a cfc / naspa TRF: player ids from CSV columns `id` and `start`, `fide_id` or `name` "
-                        "(else from `XXI <start number> <id>` lines in the TRF)")
-    p.add_argument("--local-ids", action="store_true",
-                   help="for a cfc / naspa TRF: players without an id get sn<start number>@<event id> "
-                        "(new to the list) instead of a refusal")
+        p.add_argument(
+            "--period",
+            metavar="YYYY-MM",
+            help="for a FIDE TRF: the rating period the event is rated "
+            "in (default: the month of its end date)",
+        )
+    p.add_argument(
+        "--ids",
+        metavar="FILE.csv",
+        help="for a cfc / naspa TRF: player ids from CSV columns `id` and `start`, `fide_id` or `name` "
+        "(else from `XXI <start number> <id>` lines in the TRF)",
+    )
+    p.add_argument(
+        "--local-ids",
+        action="store_true",
+        help="for a cfc / naspa TRF: players without an id get sn<start number>@<event id> "
+        "(new to the list) instead of a refusal",
+    )
 
 
 def trf_given(args: argparse.Namespace) -> list[str]:
@@ -105,7 +123,9 @@ def _system(args: argparse.Namespace) -> tuple[str, str | None]:
     system = getattr(args, "system", None) or "fide"
     pool = getattr(args, "pool", None)
     if pool is not None and pool not in POOLS[system]:
-        raise UserError(f"--pool {pool!r} is not a {system} pool (one of {', '.join(POOLS[system])})")
+        raise UserError(
+            f"--pool {pool!r} is not a {system} pool (one of {', '.join(POOLS[system])})"
+        )
     return system, pool
 
 
@@ -114,7 +134,9 @@ def _period(args: argparse.Namespace, system: str) -> str | None:
     if period is None:
         return None
     if system != "fide":
-        raise UserError(f"--period applies to FIDE (rating periods); {system} rates an event when it arrives")
+        raise UserError(
+            f"--period applies to FIDE (rating periods); {system} rates an event when it arrives"
+        )
     if not re.fullmatch(PERIOD_PATTERN, period):
         raise UserError(f"--period {period!r} is not a month YYYY-MM (e.g. 2025-12)")
     return period
@@ -122,26 +144,34 @@ def _period(args: argparse.Namespace, system: str) -> str | None:
 
 def _mapping(args: argparse.Namespace, system: str) -> trf.IdMap | None:
     if system == "fide" and (getattr(args, "ids", None) or getattr(args, "local_ids", False)):
-        raise UserError("--ids and --local-ids apply to cfc and naspa: a FIDE TRF's player ids are its FIDE ids")
+        raise UserError(
+            "--ids and --local-ids apply to cfc and naspa: a FIDE TRF's player ids are its FIDE ids"
+        )
     if not getattr(args, "ids", None):
         return None
     try:
         text = Path(args.ids).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{args.ids}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        raise UserError(
+            f"{args.ids}: cannot read: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
     try:
         return trf.read_ids(text, args.ids)
     except trf.TrfError as exc:
         raise UserError(str(exc)) from exc
 
 
-def event_id_and_ids(tournament: trf.Tournament, args: argparse.Namespace) -> tuple[str, dict[int, str], bool]:
+def event_id_and_ids(
+    tournament: trf.Tournament, args: argparse.Namespace
+) -> tuple[str, dict[int, str], bool]:
     """(event id, player id by start number, whether the id is the tournament's identity)."""
     system, _ = _system(args)
     mapping = _mapping(args, system)
     try:
         event_id = args.event_id or trf.identity(tournament)
-        ids = trf.player_ids(tournament, event_id, system, mapping, getattr(args, "local_ids", False))
+        ids = trf.player_ids(
+            tournament, event_id, system, mapping, getattr(args, "local_ids", False)
+        )
     except trf.TrfError as exc:
         raise UserError(str(exc)) from exc
     return event_id, ids, not args.event_id

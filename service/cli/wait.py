@@ -112,7 +112,9 @@ def own_first(outcome: Outcome) -> tuple[list[RatingsUpdated], list[RatingsUpdat
     """The entry's results in the order to show them: its own (its event's result, or the
     list's chunks), then the revisions of later events it set off, in stream order."""
     own = [m for m in outcome.outputs if m.kind == "list" or m.event_id == outcome.label]
-    return own, [m for m in outcome.outputs if not (m.kind == "list" or m.event_id == outcome.label)]
+    return own, [
+        m for m in outcome.outputs if not (m.kind == "list" or m.event_id == outcome.label)
+    ]
 
 
 def report(outcome: Outcome, timeout: float) -> str:
@@ -122,12 +124,14 @@ def report(outcome: Outcome, timeout: float) -> str:
     if state == "rejected":
         assert outcome.letter is not None
         letter_id, letter = outcome.letter
-        return "\n".join([
-            f"{head}: REJECTED ({letter.reason}), dead letter {letter_id}",
-            *fields_table(rejection_rows(letter)),
-            f"  (rating-service rejected show {letter_id}; with a fixed message: "
-            f"rating-service rejected redrive {letter_id} --file FIXED.json)",
-        ])
+        return "\n".join(
+            [
+                f"{head}: REJECTED ({letter.reason}), dead letter {letter_id}",
+                *fields_table(rejection_rows(letter)),
+                f"  (rating-service rejected show {letter_id}; with a fixed message: "
+                f"rating-service rejected redrive {letter_id} --file FIXED.json)",
+            ]
+        )
     if state == "duplicate":
         return f"{head}: duplicate: already applied with this content, nothing changed"
     if state == "waiting":
@@ -153,8 +157,14 @@ async def tails(client: Any, *streams: str) -> dict[str, str]:
     return {s: (r[0][0].decode() if r else "0-0") for s, r in zip(streams, replies)}
 
 
-async def wait(client: Any, tracker: Tracker, since: dict[str, str], output_stream: str,
-               dead_letter_stream: str, timeout: float) -> None:
+async def wait(
+    client: Any,
+    tracker: Tracker,
+    since: dict[str, str],
+    output_stream: str,
+    dead_letter_stream: str,
+    timeout: float,
+) -> None:
     """Read the output and dead-letter streams from `since` on, and the applied cursor,
     until every entry has an outcome or `timeout` seconds have passed."""
     from service.runtime.connection import xread  # on a cluster, the streams may be in other slots
@@ -192,7 +202,9 @@ async def wait(client: Any, tracker: Tracker, since: dict[str, str], output_stre
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return
-        take(await xread(client, last, count=PAGE, block=max(1, min(POLL_MS, int(remaining * 1000)))))
+        take(
+            await xread(client, last, count=PAGE, block=max(1, min(POLL_MS, int(remaining * 1000))))
+        )
 
 
 async def diagnose(client: Any, stream: str, group: str) -> str:
@@ -205,8 +217,10 @@ async def diagnose(client: Any, stream: str, group: str) -> str:
         name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
         if name == group:
             lag = info.get("lag")
-            return (f"consumer group {group} on {stream}: {info['consumers']} consumer(s), "
-                    f"{info['pending']} pending, lag {lag if lag is not None else 'unknown'}")
+            return (
+                f"consumer group {group} on {stream}: {info['consumers']} consumer(s), "
+                f"{info['pending']} pending, lag {lag if lag is not None else 'unknown'}"
+            )
     return f"no consumer group {group!r} reads {stream}: is the service running, on this stream (RATING_INPUT_STREAMS)?"
 
 
@@ -224,20 +238,39 @@ def wants_wait(args: argparse.Namespace) -> bool:
 def watched_streams(args: argparse.Namespace, partition: Partition) -> tuple[str, str, str]:
     """A partition's input, output and dead-letter streams (--output-stream and
     --dead-letter-stream replace the last two)."""
-    return (partition.input, args.output_stream or partition.output,
-            args.dead_letter_stream or partition.dead_letter)
+    return (
+        partition.input,
+        args.output_stream or partition.output,
+        args.dead_letter_stream or partition.dead_letter,
+    )
 
 
-async def finish(client: Any, args: argparse.Namespace, entries: list[tuple[str, str, str]],
-                 watched: list[tuple[str, str, str]], since: dict[str, str]) -> int:
+async def finish(
+    client: Any,
+    args: argparse.Namespace,
+    entries: list[tuple[str, str, str]],
+    watched: list[tuple[str, str, str]],
+    since: dict[str, str],
+) -> int:
     """Wait for every appended entry (input stream, entry id, label), each partition's
     (`watched`: input, output, dead-letter streams) at the same time, print each outcome in
     the order of `entries`, and return the exit status."""
     trackers = {}
-    for stream, output, dead_letter in watched:
+    for stream, _output, _dead_letter in watched:
         trackers[stream] = Tracker(stream, [(e, label) for s, e, label in entries if s == stream])
-    await asyncio.gather(*(wait(client, trackers[stream], {k: since[k] for k in (output, dead_letter)}, output,
-                                dead_letter, args.timeout) for stream, output, dead_letter in watched))
+    await asyncio.gather(
+        *(
+            wait(
+                client,
+                trackers[stream],
+                {k: since[k] for k in (output, dead_letter)},
+                output,
+                dead_letter,
+                args.timeout,
+            )
+            for stream, output, dead_letter in watched
+        )
+    )
     for stream, entry_id, _ in entries:
         print(report(trackers[stream].outcomes[entry_id], args.timeout) + "\n", flush=True)
     codes = [tracker.exit_code() for tracker in trackers.values()]
@@ -246,24 +279,42 @@ async def finish(client: Any, args: argparse.Namespace, entries: list[tuple[str,
     for tracker in trackers.values():
         if tracker.exit_code() == EXIT_TIMEOUT:
             why = await diagnose(client, tracker.stream, group)
-            print(f"rating-service {args.command}: timed out after {args.timeout:g} s" + (f": {why}" if why else ""),
-                  file=sys.stderr)
+            print(
+                f"rating-service {args.command}: timed out after {args.timeout:g} s"
+                + (f": {why}" if why else ""),
+                file=sys.stderr,
+            )
     return code
 
 
 def add_wait_options(p: argparse.ArgumentParser) -> None:
     """--wait / --no-wait, --timeout, --output-stream, --dead-letter-stream."""
-    p.add_argument("--wait", action=argparse.BooleanOptionalAction, default=None,
-                   help="after appending, wait until each entry is rated or rejected and print the outcome: the "
-                        "changes as a table, or the reason. Default: wait when standard output is a terminal, "
-                        "not in a pipe or script (which gets the entry ids only). Exit status when waiting: "
-                        f"0 rated or duplicate, {EXIT_FAILED} rejected, {EXIT_TIMEOUT} no outcome within --timeout")
-    p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                   help=f"how long --wait waits (default: {DEFAULT_TIMEOUT_S:g})")
-    p.add_argument("--output-stream", help="where the results come (default: the partition's, RATING_OUTPUT_STREAM: "
-                                           "ratings.updated in the single layout)")
-    p.add_argument("--dead-letter-stream", help="where rejections come (default: the partition's, "
-                                                "RATING_DEAD_LETTER_STREAM: events.rejected in the single layout)")
+    p.add_argument(
+        "--wait",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="after appending, wait until each entry is rated or rejected and print the outcome: the "
+        "changes as a table, or the reason. Default: wait when standard output is a terminal, "
+        "not in a pipe or script (which gets the entry ids only). Exit status when waiting: "
+        f"0 rated or duplicate, {EXIT_FAILED} rejected, {EXIT_TIMEOUT} no outcome within --timeout",
+    )
+    p.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"how long --wait waits (default: {DEFAULT_TIMEOUT_S:g})",
+    )
+    p.add_argument(
+        "--output-stream",
+        help="where the results come (default: the partition's, RATING_OUTPUT_STREAM: "
+        "ratings.updated in the single layout)",
+    )
+    p.add_argument(
+        "--dead-letter-stream",
+        help="where rejections come (default: the partition's, "
+        "RATING_DEAD_LETTER_STREAM: events.rejected in the single layout)",
+    )
 
 
 def _seconds(value: str) -> float:

@@ -9,7 +9,8 @@ import asyncio
 import select
 import signal
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 
@@ -52,7 +53,11 @@ def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> s
     if message.withdrawn:
         return "\n".join(lines)
     fide_event = message.system == "fide" and message.kind != "list"
-    was = {p.id: p.new_rating for p in previous.players} if previous is not None and message.kind == "revision" else None
+    was = (
+        {p.id: p.new_rating for p in previous.players}
+        if previous is not None and message.kind == "revision"
+        else None
+    )
     headers = ["player", "old", "new", "change", "status", "games", "event", "score"]
     if was is not None:
         headers.append("published before -> now")
@@ -61,20 +66,47 @@ def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> s
     rows = []
     for p in message.players:
         status = p.status if p.status == p.old_status else f"{p.old_status} -> {p.status}"
-        row = [p.id, _cell(p.old_rating), _cell(p.new_rating), _change(p), status, _cell(p.games),
-               _cell(p.event_games), _cell(p.score)]
+        row = [
+            p.id,
+            _cell(p.old_rating),
+            _cell(p.new_rating),
+            _change(p),
+            status,
+            _cell(p.games),
+            _cell(p.event_games),
+            _cell(p.score),
+        ]
         if was is not None:
             if p.id not in was:
                 row.append("new in this result")
             else:
-                row.append("unchanged" if was[p.id] == p.new_rating else f"{_cell(was[p.id])} -> {_cell(p.new_rating)}")
+                row.append(
+                    "unchanged"
+                    if was[p.id] == p.new_rating
+                    else f"{_cell(was[p.id])} -> {_cell(p.new_rating)}"
+                )
         if fide_event:
             row.append(_projected(p))
         rows.append(row)
     if was is not None:
-        rows.extend([gone, "-", "-", "-", "", "-", "-", "-", "no longer in this result", *([""] if fide_event else [])]
-                    for gone in sorted(set(was) - {p.id for p in message.players}))
-    lines.extend(reports.table(headers, rows, left=(0, 4)))  # player ids and statuses read better left-aligned
+        rows.extend(
+            [
+                gone,
+                "-",
+                "-",
+                "-",
+                "",
+                "-",
+                "-",
+                "-",
+                "no longer in this result",
+                *([""] if fide_event else []),
+            ]
+            for gone in sorted(set(was) - {p.id for p in message.players})
+        )
+    lines.extend(
+        reports.table(headers, rows, left=(0, 4))
+    )  # player ids and statuses read better left-aligned
     return "\n".join(lines)
 
 
@@ -82,7 +114,9 @@ def render_rejection(letter: EventRejected, letter_id: str | None = None) -> str
     """One dead letter: what was refused and why, as the heading and a two-column table
     (reason, JSON path, the message for a person, where the entry came from)."""
     what = letter.event_id or "(no readable event id)"
-    heading = f"{what}  REJECTED: {letter.reason}" + (f"  dead letter {letter_id}" if letter_id else "")
+    heading = f"{what}  REJECTED: {letter.reason}" + (
+        f"  dead letter {letter_id}" if letter_id else ""
+    )
     rows = rejection_rows(letter) + [["entry", f"{letter.source_id} of {letter.source_stream}"]]
     return "\n".join([heading, *fields_table(rows)])
 
@@ -147,12 +181,16 @@ class _Stop:
         self._task = asyncio.current_task()
         self._installed: list[int] = []
 
-    def __enter__(self) -> "_Stop":
+    def __enter__(self) -> _Stop:
         for signum in (signal.SIGINT, signal.SIGTERM):
             try:
                 self._loop.add_signal_handler(signum, self._on_signal, signum)
                 self._installed.append(signum)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
+            except (
+                NotImplementedError,
+                RuntimeError,
+                ValueError,
+            ):  # not the main thread, or no signals
                 pass
         return self
 
@@ -182,7 +220,7 @@ class _Stop:
         return True
 
 
-def cmd_watch(args: argparse.Namespace) -> int:
+def cmd_watch(args: argparse.Namespace) -> int:  # noqa: C901
     """watch: follow the output stream and print each message as a table."""
 
     stopped_by: list[int | None] = [None]
@@ -203,8 +241,12 @@ def cmd_watch(args: argparse.Namespace) -> int:
         nonlocal shown
         names.extend(await _streams(client, args))
         arrived: asyncio.Queue = asyncio.Queue(maxsize=1_000)
-        readers = [asyncio.create_task(_follow_one(client, args, stream, arrived)) for stream in names]
-        last_of: dict[str, RatingsUpdated] = {}  # per event: the last message shown (what a revision changes)
+        readers = [
+            asyncio.create_task(_follow_one(client, args, stream, arrived)) for stream in names
+        ]
+        last_of: dict[
+            str, RatingsUpdated
+        ] = {}  # per event: the last message shown (what a revision changes)
         try:
             while args.count is None or shown < args.count:
                 getting = asyncio.ensure_future(arrived.get())
@@ -222,7 +264,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
                 try:
                     message = decode_any(fields[DATA_FIELD.encode()])
                 except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
-                    print(f"{entry_id}: not a ratings.updated/v1 or event.rejected/v1 message ({exc})", file=sys.stderr)
+                    print(
+                        f"{entry_id}: not a ratings.updated/v1 or event.rejected/v1 message ({exc})",
+                        file=sys.stderr,
+                    )
                 else:
                     if isinstance(message, EventRejected):
                         print(render_rejection(message, entry_id) + "\n", flush=True)
@@ -250,8 +295,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if stopped_by[0] == signal.SIGINT:
         return EXIT_INTERRUPTED
     if stopped_by[0] is None and args.count is not None and shown < args.count:
-        print(f"rating-service watch: {shown} of {args.count} message(s) on {', '.join(names)} within "
-              f"{args.block_ms} ms", file=sys.stderr)
+        print(
+            f"rating-service watch: {shown} of {args.count} message(s) on {', '.join(names)} within "
+            f"{args.block_ms} ms",
+            file=sys.stderr,
+        )
         return EXIT_TIMEOUT
     return EXIT_OK
 
@@ -263,7 +311,9 @@ async def _streams(client: Any, args: argparse.Namespace) -> list[str]:
     from service.cli.routing import layout_for
 
     layout = await layout_for(client, None)
-    return list(dict.fromkeys(p.dead_letter if args.rejected else p.output for p in layout.partitions))
+    return list(
+        dict.fromkeys(p.dead_letter if args.rejected else p.output for p in layout.partitions)
+    )
 
 
 def _quietly(task: asyncio.Task) -> None:
@@ -272,11 +322,14 @@ def _quietly(task: asyncio.Task) -> None:
         task.exception()
 
 
-async def _follow_one(client: Any, args: argparse.Namespace, stream: str, arrived: asyncio.Queue) -> None:
+async def _follow_one(
+    client: Any, args: argparse.Namespace, stream: str, arrived: asyncio.Queue
+) -> None:
     """Put each entry of `stream` on `arrived`, from the start or from now, in stream order
     (one reader per stream: on a Redis Cluster the partitions' streams are in other slots).
     With --count, ends after a read that waited --block-ms for nothing."""
     from service.runtime.connection import xread
+
     if args.from_start:
         last = "0-0"
     else:
@@ -285,7 +338,9 @@ async def _follow_one(client: Any, args: argparse.Namespace, stream: str, arrive
         newest = await client.xrevrange(stream, count=1)
         last = newest[0][0].decode() if newest else "0-0"
     while True:
-        reply = await xread(client, {stream: last}, block=args.block_ms, count=100)  # on a cluster: on its owner
+        reply = await xread(
+            client, {stream: last}, block=args.block_ms, count=100
+        )  # on a cluster: on its owner
         if not reply:
             if args.count is not None:
                 return
@@ -300,21 +355,35 @@ async def _follow_one(client: Any, args: argparse.Namespace, stream: str, arrive
 def register(commands: Any) -> None:
     """Add watch to the command line."""
     p = commands.add_parser(
-        "watch", help="follow ratings.updated and print each event's changes as a table (--rejected: the dead letters)",
+        "watch",
+        help="follow ratings.updated and print each event's changes as a table (--rejected: the dead letters)",
         description="Follow the output stream and print each message as a table; with --rejected, the "
-                    "dead-letter stream (what the service refused, and why). Exit status: 0; 130 after "
-                    f"Ctrl-C; {EXIT_TIMEOUT} when --count messages did not come within --block-ms.",
+        "dead-letter stream (what the service refused, and why). Exit status: 0; 130 after "
+        f"Ctrl-C; {EXIT_TIMEOUT} when --count messages did not come within --block-ms.",
     )
-    p.add_argument("--rejected", action="store_true",
-                   help="follow the dead-letter stream (RATING_DEAD_LETTER_STREAM, default events.rejected) instead")
-    p.add_argument("--stream", help="the one stream to follow (default: every partition's output stream, "
-                                    "RATING_OUTPUT_STREAM: ratings.updated in the single layout; with --rejected "
-                                    "their dead-letter streams); either kind of message is shown")
+    p.add_argument(
+        "--rejected",
+        action="store_true",
+        help="follow the dead-letter stream (RATING_DEAD_LETTER_STREAM, default events.rejected) instead",
+    )
+    p.add_argument(
+        "--stream",
+        help="the one stream to follow (default: every partition's output stream, "
+        "RATING_OUTPUT_STREAM: ratings.updated in the single layout; with --rejected "
+        "their dead-letter streams); either kind of message is shown",
+    )
     p.add_argument("--from-start", action="store_true", help="show the messages already there too")
-    p.add_argument("--count", type=int,
-                   help=f"stop after this many messages; exit {EXIT_TIMEOUT} when fewer came within --block-ms")
-    p.add_argument("--block-ms", type=int, default=5000,
-                   help="how long one read waits (default: 5000; 0: without end). Without --count, watch "
-                        "waits for new messages until Ctrl-C however long the stream stays idle")
+    p.add_argument(
+        "--count",
+        type=int,
+        help=f"stop after this many messages; exit {EXIT_TIMEOUT} when fewer came within --block-ms",
+    )
+    p.add_argument(
+        "--block-ms",
+        type=int,
+        default=5000,
+        help="how long one read waits (default: 5000; 0: without end). Without --count, watch "
+        "waits for new messages until Ctrl-C however long the stream stays idle",
+    )
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_watch)

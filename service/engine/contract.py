@@ -8,7 +8,8 @@ fetch the records, call an engine, and store what it returns.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Mapping, Protocol
+from collections.abc import Mapping
+from typing import Protocol
 
 import msgspec
 
@@ -35,9 +36,13 @@ class RecordProblem(msgspec.Struct, frozen=True):
     message: str
 
 
-def record_rejection(record: PlayerRecord, problems: list[RecordProblem], path: str) -> EngineRejection:
+def record_rejection(
+    record: PlayerRecord, problems: list[RecordProblem], path: str
+) -> EngineRejection:
     """The rejection of an event because of a player's record (its first problem)."""
-    return EngineRejection("unratable", f"record of player {record.id!r}: {problems[0].message}", path)
+    return EngineRejection(
+        "unratable", f"record of player {record.id!r}: {problems[0].message}", path
+    )
 
 
 class EventInput(msgspec.Struct, frozen=True):
@@ -97,7 +102,10 @@ class Engine(Protocol):
         ...
 
     def close_period(
-        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
+        self,
+        message: PeriodClosed,
+        records: Mapping[str, PlayerRecord],
+        pool: PoolState,
         last_end: dt.date | None = None,
     ) -> Outcome:
         """Close a rating period: `records` is every record of the pool, `last_end` the end

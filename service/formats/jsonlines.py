@@ -5,8 +5,8 @@ Each message comes with where it was found (`file:line`), for one-line error mes
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import msgspec
 

@@ -49,9 +49,10 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterable, Iterator
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Iterable, Iterator, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -78,17 +79,48 @@ def header_key(name: str) -> str:
 
 
 # The federations' list columns (header_key -> field; None: known, not used).
-_FIDE = {"idnumber": "id", "fideid": "id", "rtng": "rating", "bday": "birth_year", "birthday": "birth_year",
-         **dict.fromkeys(("fed", "sex", "tit", "wtit", "otit", "foa", "flag", "gms", "sgm", "rgm", "bgm"))}
-_FIDE_POOLS = {"standard": {"srtng": "rating", "sk": "k"}, "rapid": {"rrtng": "rating", "rk": "k"},
-               "blitz": {"brtng": "rating", "bk": "k"}}
-_FIDE_MONTH = re.compile(r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\d{2}$")  # `SEP25`: that list's rating
-_CFC = {"cfc#": "id", "cfcid": "id", "cfcnumber": "id", "cfcno": "id", "peak": "highest", "highestrating": "highest",
-        **dict.fromkeys(("expiry", "expires", "city", "province", "prov", "fideid", "fidenumber"))}
-_CFC_POOLS = {"regular": {"regularrating": "rating", "regular": "rating"},
-              "active": {"quickrating": "rating", "activerating": "rating", "quick": "rating", "active": "rating"}}
-_NASPA = {"naspaid": "id", "memberid": "id", "playerid": "id",
-          **dict.fromkeys(("rank", "city", "state", "province", "country", "lastplayed", "expiry"))}
+_FIDE = {
+    "idnumber": "id",
+    "fideid": "id",
+    "rtng": "rating",
+    "bday": "birth_year",
+    "birthday": "birth_year",
+    **dict.fromkeys(
+        ("fed", "sex", "tit", "wtit", "otit", "foa", "flag", "gms", "sgm", "rgm", "bgm")
+    ),
+}
+_FIDE_POOLS = {
+    "standard": {"srtng": "rating", "sk": "k"},
+    "rapid": {"rrtng": "rating", "rk": "k"},
+    "blitz": {"brtng": "rating", "bk": "k"},
+}
+_FIDE_MONTH = re.compile(
+    r"^(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)\d{2}$"
+)  # `SEP25`: that list's rating
+_CFC = {
+    "cfc#": "id",
+    "cfcid": "id",
+    "cfcnumber": "id",
+    "cfcno": "id",
+    "peak": "highest",
+    "highestrating": "highest",
+    **dict.fromkeys(("expiry", "expires", "city", "province", "prov", "fideid", "fidenumber")),
+}
+_CFC_POOLS = {
+    "regular": {"regularrating": "rating", "regular": "rating"},
+    "active": {
+        "quickrating": "rating",
+        "activerating": "rating",
+        "quick": "rating",
+        "active": "rating",
+    },
+}
+_NASPA = {
+    "naspaid": "id",
+    "memberid": "id",
+    "playerid": "id",
+    **dict.fromkeys(("rank", "city", "state", "province", "country", "lastplayed", "expiry")),
+}
 _SYSTEMS = {"fide": (_FIDE, _FIDE_POOLS), "cfc": (_CFC, _CFC_POOLS), "naspa": (_NASPA, {})}
 
 
@@ -121,16 +153,24 @@ def is_csv(path: str | Path, data: bytes) -> bool:
     return str(path).lower().endswith(".csv") or not data.lstrip().startswith((b"{", b"["))
 
 
-def read_list(path: str | Path, system: str | None = None, pool: str | None = None,
-              rules: RecordRules | None = None) -> list[PlayerRecord]:
+def read_list(
+    path: str | Path,
+    system: str | None = None,
+    pool: str | None = None,
+    rules: RecordRules | None = None,
+) -> list[PlayerRecord]:
     """The records of a list file (JSON Lines or CSV). `system` / `pool` fill CSV rows
     without those columns and must match every record that has them; `rules` derive a
     missing status and check every record as the engines will read it."""
     return read_list_report(path, system, pool, rules).records
 
 
-def read_list_report(path: str | Path, system: str | None = None, pool: str | None = None,
-                     rules: RecordRules | None = None) -> ListRead:
+def read_list_report(  # noqa: C901
+    path: str | Path,
+    system: str | None = None,
+    pool: str | None = None,
+    rules: RecordRules | None = None,
+) -> ListRead:
     """`read_list`, with how many statuses were derived (for the import's summary)."""
     try:
         data = Path(path).read_bytes()
@@ -154,7 +194,9 @@ def read_list_report(path: str | Path, system: str | None = None, pool: str | No
                 derived += 1
                 given = f" (no status given: {_derivation(status, document)})"
         try:
-            record = _decoder.decode(document if isinstance(document, bytes) else _encoder.encode(document))
+            record = _decoder.decode(
+                document if isinstance(document, bytes) else _encoder.encode(document)
+            )
         except msgspec.ValidationError as exc:
             message, _, at = str(exc).partition(" - at `")
             problems.append(f"{location}: {at.rstrip('`') or '$'}: {message}")
@@ -165,11 +207,15 @@ def read_list_report(path: str | Path, system: str | None = None, pool: str | No
         bad = False
         for name, wanted in (("system", system), ("pool", pool)):
             if wanted is not None and getattr(record, name) != wanted:
-                problems.append(f"{location}: $.{name}: {getattr(record, name)!r}, but --{name} is {wanted!r}")
+                problems.append(
+                    f"{location}: $.{name}: {getattr(record, name)!r}, but --{name} is {wanted!r}"
+                )
                 bad = True
         key = (record.system, record.pool, record.id)
         if key in seen:
-            problems.append(f"{location}: $.id: player {record.id!r} appears twice in {record.system}/{record.pool}")
+            problems.append(
+                f"{location}: $.id: player {record.id!r} appears twice in {record.system}/{record.pool}"
+            )
             bad = True
         seen.add(key)
         if rules is not None and not bad:
@@ -192,7 +238,9 @@ def _refusal(path: str | Path, problems: list[str]) -> str:
     if len(problems) == 1:
         return problems[0]
     rows = len({p.split(": ", 1)[0] for p in problems})
-    lines = [f"{path}: {rows} bad row{'s' if rows != 1 else ''}, the whole list is refused (nothing read):"]
+    lines = [
+        f"{path}: {rows} bad row{'s' if rows != 1 else ''}, the whole list is refused (nothing read):"
+    ]
     lines += problems[:MAX_LISTED]
     if len(problems) > MAX_LISTED:
         lines.append(f"... and {len(problems) - MAX_LISTED} more problem(s) not listed")
@@ -236,7 +284,9 @@ def _delimiter(first_line: str) -> str:
         return ","
 
 
-def resolve_header(header: list[str], system: str | None, pool: str | None, path: str | Path) -> list[str | None]:
+def resolve_header(
+    header: list[str], system: str | None, pool: str | None, path: str | Path
+) -> list[str | None]:
     """The record field of each column (None: a known column that is not used)."""
     native = {header_key(c): c for c in CSV_COLUMNS}
     aliases: dict[str, str | None] = {}
@@ -257,23 +307,30 @@ def resolve_header(header: list[str], system: str | None, pool: str | None, path
         elif key in pooled:
             of_pool, field = pooled[key]
             if pool is None:
-                raise ListProblem(f"{path}:1: column {name!r} is the {system} {of_pool} list's {field}: give --pool")
+                raise ListProblem(
+                    f"{path}:1: column {name!r} is the {system} {of_pool} list's {field}: give --pool"
+                )
             fields.append(field if of_pool == pool else None)
         elif system == "fide" and _FIDE_MONTH.match(key):
             fields.append("rating")  # a one-pool FIDE list names its rating column after its month
         else:
             hint = "" if system else " (a federation's own list columns are read with --system)"
-            raise ListProblem(f"{path}:1: unknown column {name!r} (columns: {', '.join(CSV_COLUMNS)}){hint}")
+            raise ListProblem(
+                f"{path}:1: unknown column {name!r} (columns: {', '.join(CSV_COLUMNS)}){hint}"
+            )
     used = [f for f in fields if f is not None]
     for field in set(used):
         if used.count(field) > 1:
             names = [h for h, f in zip(header, fields) if f == field]
-            raise ListProblem(f"{path}:1: columns {' and '.join(map(repr, names))} both give the record's `{field}`")
+            raise ListProblem(
+                f"{path}:1: columns {' and '.join(map(repr, names))} both give the record's `{field}`"
+            )
     return fields
 
 
-def _csv_rows(path: str | Path, data: bytes, system: str | None, pool: str | None,
-              problems: list[str]) -> tuple[set[str], Iterator[tuple[str, dict]]]:
+def _csv_rows(  # noqa: C901
+    path: str | Path, data: bytes, system: str | None, pool: str | None, problems: list[str]
+) -> tuple[set[str], Iterator[tuple[str, dict]]]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -306,7 +363,9 @@ def _csv_rows(path: str | Path, data: bytes, system: str | None, pool: str | Non
                 if name is None:
                     continue
                 cell = cell.strip()
-                if cell == "" or (name == "birth_year" and cell.strip("0") == ""):  # FIDE's B-day 0000: unknown
+                if cell == "" or (
+                    name == "birth_year" and cell.strip("0") == ""
+                ):  # FIDE's B-day 0000: unknown
                     if name in ("system", "pool") and document[name] is not None:
                         continue
                     document.pop(name, None)
@@ -377,7 +436,9 @@ def render_jsonl(records: Iterable[PlayerRecord]) -> bytes:
     return b"".join(_encoder.encode(r) + b"\n" for r in records)
 
 
-def conflicts(existing: dict[str, PlayerRecord | None], records: Iterable[PlayerRecord]) -> list[PlayerRecord]:
+def conflicts(
+    existing: dict[str, PlayerRecord | None], records: Iterable[PlayerRecord]
+) -> list[PlayerRecord]:
     """The records of an import that would overwrite a different record already in the
     pool (the import guard: a re-import of the same list changes nothing and is allowed)."""
     return [r for r in records if existing.get(r.id) is not None and existing[r.id] != r]

@@ -22,7 +22,7 @@ Lines aim at 100 columns; a long event's crosstable can be wider.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from schemas.cfc import CfcDetails
 from schemas.events import EventContent
@@ -32,8 +32,14 @@ from schemas.ratings import PlayerResult, RatingsUpdated
 
 WIDTH = 100  # the columns a report aims to fit
 NAME_WIDTH = 22  # longer names are cut (with "~") so that the tables fit
-LEGEND_CFC = "W/L/D win/loss/draw against number, X/F forfeit won/lost, B/H/U bye of 1/0.5/0, - no game"
-_CAUSES = {"corrected": "the correction of", "withdrawn": "the withdrawal of", "inserted": "the late arrival of"}
+LEGEND_CFC = (
+    "W/L/D win/loss/draw against number, X/F forfeit won/lost, B/H/U bye of 1/0.5/0, - no game"
+)
+_CAUSES = {
+    "corrected": "the correction of",
+    "withdrawn": "the withdrawal of",
+    "inserted": "the late arrival of",
+}
 
 
 # ------------------------------------------------------------------ cells and tables
@@ -69,7 +75,12 @@ def cut(text: str, width: int = NAME_WIDTH) -> str:
     return text if len(text) <= width else text[: width - 1] + "~"
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], left: Iterable[int] = (0,), indent: str = "  ") -> list[str]:
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    left: Iterable[int] = (0,),
+    indent: str = "  ",
+) -> list[str]:
     """Columns padded to their widest cell, two spaces apart: the columns in `left` (text)
     left-aligned, the others (figures) right-aligned; trailing spaces dropped."""
     rows = [list(r) for r in rows]
@@ -77,7 +88,13 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], left: Iterable[
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
-        return indent + "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return (
+            indent
+            + "  ".join(
+                c.ljust(w) if i in left else c.rjust(w)
+                for i, (c, w) in enumerate(zip(cells, widths))
+            ).rstrip()
+        )
 
     return [line(headers), *(line(r) for r in rows)]
 
@@ -92,11 +109,15 @@ def heading(message: RatingsUpdated) -> list[str]:
         what = f"{message.event_id}  REVISION {message.revision}"
     else:
         what = message.event_id or ""
-    lines = [f"{what}  {message.system}/{message.pool}  {message.ruleset}  entry {message.source_id}"]
+    lines = [
+        f"{what}  {message.system}/{message.pool}  {message.ruleset}  entry {message.source_id}"
+    ]
     if message.kind == "revision" and message.cause is not None:
         cause = message.cause
         if message.withdrawn:
-            lines.append("  withdrawn: it no longer counts, and its players' later events are re-rated")
+            lines.append(
+                "  withdrawn: it no longer counts, and its players' later events are re-rated"
+            )
         elif cause.event_id == message.event_id and cause.type == "corrected":
             lines.append("  corrected")
         else:
@@ -108,11 +129,19 @@ def dates(message: RatingsUpdated) -> list[str]:
     """The event's name and dates, where the message has them."""
     if not (message.name or message.start_date):
         return []
-    when = str(message.start_date) if message.start_date == message.end_date else f"{message.start_date} to {message.end_date}"
+    when = (
+        str(message.start_date)
+        if message.start_date == message.end_date
+        else f"{message.start_date} to {message.end_date}"
+    )
     return [f"  {message.name or ''}  {when if message.start_date else ''}".rstrip()]
 
 
-def render(message: RatingsUpdated, event: EventContent | None = None, names: Mapping[str, str] | None = None) -> str:
+def render(
+    message: RatingsUpdated,
+    event: EventContent | None = None,
+    names: Mapping[str, str] | None = None,
+) -> str:
     """The report of one message: the system's layout when the event is known (an event
     or revision), else (a list, or an event whose content is not at hand) the list of
     changes, with the players' `names` where known (a list message carries none)."""
@@ -154,7 +183,11 @@ def _ranked(message: RatingsUpdated, event: EventContent) -> list[tuple[int, Pla
     points = _points(event)
     players = sorted(
         message.players,
-        key=lambda p: (-points.get(p.id, 0.0), -(p.new_rating if p.new_rating is not None else p.old_rating or 0), p.id),
+        key=lambda p: (
+            -points.get(p.id, 0.0),
+            -(p.new_rating if p.new_rating is not None else p.old_rating or 0),
+            p.id,
+        ),
     )
     return list(enumerate(players, 1))
 
@@ -179,18 +212,55 @@ def cfc_crosstable(message: RatingsUpdated, event: EventContent) -> list[str]:
     cells = _round_cells(event, numbers)
     names = _names(message, event)
     points = _points(event)
-    headers = ["No.", "Name", "ID", "Old", *(f"R{r}" for r in range(1, event.rounds + 1)), "Score", "Perf", "New", "Chg"]
+    headers = [
+        "No.",
+        "Name",
+        "ID",
+        "Old",
+        *(f"R{r}" for r in range(1, event.rounds + 1)),
+        "Score",
+        "Perf",
+        "New",
+        "Chg",
+    ]
     rows = []
     for n, p in ranked:
-        old = "unr." if p.old_rating is None else f"{p.old_rating}{'P' if p.old_status == 'provisional' else ''}"
-        new = "unr." if p.new_rating is None else f"{p.new_rating}{'P' if p.status == 'provisional' else ''}"
-        rows.append([f"{n}", cut(names.get(p.id, "")), p.id, old, *cells.get(p.id, []), score(points.get(p.id, 0.0)),
-                     number(p.performance), new, signed(p.change)])
+        old = (
+            "unr."
+            if p.old_rating is None
+            else f"{p.old_rating}{'P' if p.old_status == 'provisional' else ''}"
+        )
+        new = (
+            "unr."
+            if p.new_rating is None
+            else f"{p.new_rating}{'P' if p.status == 'provisional' else ''}"
+        )
+        rows.append(
+            [
+                f"{n}",
+                cut(names.get(p.id, "")),
+                p.id,
+                old,
+                *cells.get(p.id, []),
+                score(points.get(p.id, 0.0)),
+                number(p.performance),
+                new,
+                signed(p.change),
+            ]
+        )
     lines = table(headers, rows, left=(1, 2, *range(4, 4 + event.rounds)))
-    notes = ["  " + LEGEND_CFC, "  P provisional (714a); Perf the event's performance (714a form); Score with byes and forfeits"]
-    floors = [f"{p.id} {d.floor}" for _, p in ranked if isinstance(d := p.details, CfcDetails) and d.floor]
-    bonuses = [f"{p.id} +{number(d.participation_bonus)}+{d.result_bonus}" for _, p in ranked
-               if isinstance(d := p.details, CfcDetails) and (d.participation_bonus or d.result_bonus)]
+    notes = [
+        "  " + LEGEND_CFC,
+        "  P provisional (714a); Perf the event's performance (714a form); Score with byes and forfeits",
+    ]
+    floors = [
+        f"{p.id} {d.floor}" for _, p in ranked if isinstance(d := p.details, CfcDetails) and d.floor
+    ]
+    bonuses = [
+        f"{p.id} +{number(d.participation_bonus)}+{d.result_bonus}"
+        for _, p in ranked
+        if isinstance(d := p.details, CfcDetails) and (d.participation_bonus or d.result_bonus)
+    ]
     if bonuses:
         notes.append("  714c bonus (participation + result): " + ", ".join(bonuses))
     if floors:
@@ -210,24 +280,58 @@ def fide_calculator(message: RatingsUpdated, event: EventContent) -> list[str]:
         lines.append("")
         if d.k is None:  # no rating: the games pooled for an initial rating (8.2)
             lines.append(f"{who}  unrated  period {d.period}")
-            rows = [[str(g.round), g.opponent, str(g.opponent_rating), score(g.score)] for g in d.games]
+            rows = [
+                [str(g.round), g.opponent, str(g.opponent_rating), score(g.score)] for g in d.games
+            ]
             if rows:
                 lines += table(["Rd", "Opponent", "Rating", "W"], rows, left=(1,), indent="    ")
             lines.append("    " + _initial_line(d))
             continue
         lines.append(f"{who}  rating {d.rating_used}  K {d.k}  period {d.period}")
-        rows = [[str(g.round), g.opponent, str(g.opponent_rating), number(g.difference), hundredths(g.expected),
-                 score(g.score), hundredths(g.change), hundredths(g.rating_change)] for g in d.games]
+        rows = [
+            [
+                str(g.round),
+                g.opponent,
+                str(g.opponent_rating),
+                number(g.difference),
+                hundredths(g.expected),
+                score(g.score),
+                hundredths(g.change),
+                hundredths(g.rating_change),
+            ]
+            for g in d.games
+        ]
         if rows:
-            rows.append(["", "sum", "", "", hundredths(p.expected), score(p.score), hundredths(d.event_sum),
-                         hundredths(d.event_change)])
-            lines += table(["Rd", "Opponent", "Rating", "D", "PD", "W", "W-We", "K x (W-We)"], rows, left=(1,), indent="    ")
+            rows.append(
+                [
+                    "",
+                    "sum",
+                    "",
+                    "",
+                    hundredths(p.expected),
+                    score(p.score),
+                    hundredths(d.event_sum),
+                    hundredths(d.event_change),
+                ]
+            )
+            lines += table(
+                ["Rd", "Opponent", "Rating", "D", "PD", "W", "W-We", "K x (W-We)"],
+                rows,
+                left=(1,),
+                indent="    ",
+            )
         else:
-            lines.append("    no rated game (opponents unrated when the event started, or forfeits)")
-        lines.append(f"    K x sum = {d.k} x {hundredths(d.event_sum)} = {hundredths(d.event_change)}")
+            lines.append(
+                "    no rated game (opponents unrated when the event started, or forfeits)"
+            )
+        lines.append(
+            f"    K x sum = {d.k} x {hundredths(d.event_sum)} = {hundredths(d.event_change)}"
+        )
         period = f"period {d.period} so far: {d.period_games} games, sum {hundredths(d.period_sum)}"
         if d.projected_rating is not None and d.rating_used is not None:
-            lines.append(f"    {period}; projected rating {d.projected_rating} ({signed(d.projected_rating - d.rating_used)})")
+            lines.append(
+                f"    {period}; projected rating {d.projected_rating} ({signed(d.projected_rating - d.rating_used)})"
+            )
         else:
             lines.append(f"    {period}; projected: under 1400, off the list (7.2.1)")
     return lines[1:] if lines and lines[0] == "" else lines
@@ -237,13 +341,19 @@ def _initial_line(d: FideDetails) -> str:
     i = d.initial
     if i is None:
         return "initial rating (8.2): no game against a rated opponent yet"
-    dropped = f"\n    first event {i.disregarded_event} disregarded: it scored 0 (7.1.4)" if i.disregarded_event else ""
+    dropped = (
+        f"\n    first event {i.disregarded_event} disregarded: it scored 0 (7.1.4)"
+        if i.disregarded_event
+        else ""
+    )
     if i.rating is None:
         return f"initial rating (8.2): {i.games} games, {score(i.points)} points so far: {i.reason}{dropped}"
     capped = ", capped at 2200" if i.capped else ""
     state = "reaches the list" if i.published else (i.reason or "not published")
-    return (f"initial rating (8.2): {i.games} games, {score(i.points)} points, Ra {number(i.ra)}, "
-            f"p {i.p_hundredths}%, dp {i.dp}: Ru {i.rating}{capped} ({state}){dropped}")
+    return (
+        f"initial rating (8.2): {i.games} games, {score(i.points)} points, Ra {number(i.ra)}, "
+        f"p {i.p_hundredths}%, dp {i.dp}: Ru {i.rating}{capped} ({state}){dropped}"
+    )
 
 
 # ------------------------------------------------------------------ NASPA
@@ -261,22 +371,55 @@ def naspa_report(message: RatingsUpdated, event: EventContent) -> list[str]:
     for g in event.games:
         for me, other, mine in ((g.a, g.b, g.score), (g.b, g.a, 1 - g.score)):
             mark = "+" if mine == 1 else "-" if mine == 0 else "="
-            opponents[me][g.round - 1] = f"{mark}{numbers.get(other, '?')}{'f' if g.forfeit else ''}"
+            opponents[me][g.round - 1] = (
+                f"{mark}{numbers.get(other, '?')}{'f' if g.forfeit else ''}"
+            )
     for b in event.byes:
         opponents[b.player][b.round - 1] = "bye"
     rows = []
     for n, p in ranked:
         won, lost, drawn = wins.get(p.id, [0, 0, 0])
         record = f"{number(won + drawn / 2)}-{number(lost + drawn / 2)}"
-        rows.append([str(n), cut(names.get(p.id, "")), p.id, str(p.event_games), record,
-                     hundredths(p.expected), _rating(p.old_rating), _rating(p.new_rating), signed(p.change),
-                     " ".join(opponents.get(p.id, []))])
-    lines = table(["No.", "Name", "ID", "Games", "W-L", "Expected", "Old", "New", "Chg", "Opponents by round"], rows,
-                  left=(1, 2, 9))
-    newcomers = [p.id for _, p in ranked if isinstance(d := p.details, NaspaDetails) and d.newcomer_iterations]
+        rows.append(
+            [
+                str(n),
+                cut(names.get(p.id, "")),
+                p.id,
+                str(p.event_games),
+                record,
+                hundredths(p.expected),
+                _rating(p.old_rating),
+                _rating(p.new_rating),
+                signed(p.change),
+                " ".join(opponents.get(p.id, [])),
+            ]
+        )
+    lines = table(
+        [
+            "No.",
+            "Name",
+            "ID",
+            "Games",
+            "W-L",
+            "Expected",
+            "Old",
+            "New",
+            "Chg",
+            "Opponents by round",
+        ],
+        rows,
+        left=(1, 2, 9),
+    )
+    newcomers = [
+        p.id
+        for _, p in ranked
+        if isinstance(d := p.details, NaspaDetails) and d.newcomer_iterations
+    ]
     lines.append("  Opponents: +n won, -n lost, =n drawn against number n (f: forfeit, not rated)")
     if newcomers:
-        lines.append("  newcomers rated by the iterative performance rating (N2-N4): " + ", ".join(newcomers))
+        lines.append(
+            "  newcomers rated by the iterative performance rating (N2-N4): " + ", ".join(newcomers)
+        )
     return lines
 
 
@@ -292,12 +435,25 @@ def changes(message: RatingsUpdated, names: Mapping[str, str] | None = None) -> 
     rows = []
     for p in message.players:
         status = p.status if p.status == p.old_status else f"{p.old_status} -> {p.status}"
-        row = [p.id, cut(names.get(p.id, "")), _rating(p.old_rating), _rating(p.new_rating), signed(p.change), status,
-               str(p.event_games), score(p.score)]
+        row = [
+            p.id,
+            cut(names.get(p.id, "")),
+            _rating(p.old_rating),
+            _rating(p.new_rating),
+            signed(p.change),
+            status,
+            str(p.event_games),
+            score(p.score),
+        ]
         if fide_list:
             d = p.details
             if isinstance(d, FideDetails) and d.k_applied is not None:
-                row += [hundredths(d.period_sum), str(d.k_applied), hundredths(d.period_change), number(d.k)]
+                row += [
+                    hundredths(d.period_sum),
+                    str(d.k_applied),
+                    hundredths(d.period_change),
+                    number(d.k),
+                ]
             elif isinstance(d, FideDetails) and d.initial is not None:
                 row += ["initial", "-", "-", number(d.k)]
             else:

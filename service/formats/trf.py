@@ -50,9 +50,9 @@ import hashlib
 import io
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Mapping
 
 from schemas.common import DEFAULT_POOL, EVENT_ID_PATTERN, PLAYER_ID_PATTERN
 from schemas.events import Bye, EventFinished, Game, PlayerRef
@@ -92,7 +92,10 @@ class TrfError(ValueError):
     def __init__(self, *problems: str):
         self.problems = list(problems)
         more = len(problems) - 1
-        super().__init__(problems[0] + (f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""))
+        super().__init__(
+            problems[0]
+            + (f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else "")
+        )
 
 
 @dataclass(frozen=True)
@@ -149,7 +152,9 @@ class Tournament:
     players: tuple[PlayerLine, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "players", tuple(r for r in self.records if isinstance(r, PlayerLine)))
+        object.__setattr__(
+            self, "players", tuple(r for r in self.records if isinstance(r, PlayerLine))
+        )
 
     def header(self, code: str) -> str | None:
         """The first record with this code (stripped), or None."""
@@ -188,17 +193,23 @@ def _record(line: str, where: str, number: int, starts: dict[int, int]) -> Heade
     """One non-blank line (`starts`: start number -> line, filled as 001 records are read)."""
     code = line[:3]
     if len(line) > 3 and line[3] != " ":
-        raise TrfError(f"{where}: a record starts with a 3-character code and a space, not {line[:8]!r}")
+        raise TrfError(
+            f"{where}: a record starts with a 3-character code and a space, not {line[:8]!r}"
+        )
     if code == PLAYER:
         player = _player(line, where, number)
         if player.start in starts:
-            raise TrfError(f"{where}: start number {player.start} already used on line {starts[player.start]}")
+            raise TrfError(
+                f"{where}: start number {player.start} already used on line {starts[player.start]}"
+            )
         starts[player.start] = number
         return player
     if code in HEADER_CODES or code.startswith("XX"):
         _check_header(code, line[4:], where)
         return Header(code, line[4:], number)
-    raise TrfError(f"{where}: unknown record type {code!r} (001, 012-132, 013 and XX records are read)")
+    raise TrfError(
+        f"{where}: unknown record type {code!r} (001, 012-132, 013 and XX records are read)"
+    )
 
 
 def _field(line: str, first: int, last: int) -> str:
@@ -262,13 +273,17 @@ def _round(block: str, where: str, column: int, index: int) -> RoundEntry:
     at = f"{where}: round {index} (column {column})"
     opponent_text, colour, result = block[0:4], block[5], block[7]
     if block[4] != " " or block[6] != " " or block[8:].strip():
-        raise TrfError(f"{at}: a round is `OOOO C R` (opponent, colour, result), not {block.rstrip()!r}")
+        raise TrfError(
+            f"{at}: a round is `OOOO C R` (opponent, colour, result), not {block.rstrip()!r}"
+        )
     if opponent_text.strip() and not opponent_text.strip().isdigit():
         raise TrfError(f"{at}: opponent {opponent_text.strip()!r} is not a start number")
     if colour not in COLOURS:
         raise TrfError(f"{at}: colour {colour!r} is not w, b or -")
     if result not in RESULTS:
-        raise TrfError(f"{at}: result {result!r} is not a TRF result code (1 = 0 W D L + - H F U Z)")
+        raise TrfError(
+            f"{at}: result {result!r} is not a TRF result code (1 = 0 W D L + - H F U Z)"
+        )
     opponent = int(opponent_text) if opponent_text.strip() else None
     return RoundEntry(opponent, colour, result)
 
@@ -276,9 +291,13 @@ def _round(block: str, where: str, column: int, index: int) -> RoundEntry:
 def _check_header(code: str, value: str, where: str) -> None:
     text = value.strip()
     if code in ("042", "052") and text and parse_date(text) is None:
-        raise TrfError(f"{where}: {HEADER_CODES[code]} {text!r} is not a date (YYYY/MM/DD or DD.MM.YYYY)")
+        raise TrfError(
+            f"{where}: {HEADER_CODES[code]} {text!r} is not a date (YYYY/MM/DD or DD.MM.YYYY)"
+        )
     if code in ("062", "072", "082", "XXR") and text and not text.isdigit():
-        raise TrfError(f"{where}: {HEADER_CODES.get(code, 'number of rounds')} {text!r} is not a number")
+        raise TrfError(
+            f"{where}: {HEADER_CODES.get(code, 'number of rounds')} {text!r} is not a number"
+        )
     if code == "XXS":
         scoring(text, where)
     if code == "132":
@@ -347,9 +366,7 @@ def render_player(p: PlayerLine) -> str:
         f"001 {p.start:>4} {p.sex:1}{p.title:>3} {p.name:<33} {_rating(p.rating)} {p.federation:<3} "
         f"{p.fide_id or '':>11} {p.birth:<10} {points:>4} {'' if p.rank is None else p.rank:>4}  "
     )
-    blocks = "".join(
-        f"{_opponent(r.opponent)} {r.colour} {r.result}  " for r in p.rounds
-    )
+    blocks = "".join(f"{_opponent(r.opponent)} {r.colour} {r.result}  " for r in p.rounds)
     return (head + blocks).rstrip()
 
 
@@ -369,7 +386,9 @@ def rewrite_ratings(tournament: Tournament, ratings: Mapping[int, int | None]) -
     """The tournament with the rating (columns 49-52) of the players in `ratings` (by
     start number) replaced; None writes a blank field (unrated)."""
     records = tuple(
-        replace(r, rating=ratings[r.start]) if isinstance(r, PlayerLine) and r.start in ratings else r
+        replace(r, rating=ratings[r.start])
+        if isinstance(r, PlayerLine) and r.start in ratings
+        else r
         for r in tournament.records
     )
     return replace(tournament, records=records)
@@ -383,7 +402,11 @@ def rewrite_text(text: str, ratings: Mapping[int, int | None], source: str = "<t
     for raw in text.splitlines(keepends=True):
         body = raw.rstrip("\r\n")
         ending = raw[len(body) :]
-        if body.startswith(PLAYER + " ") and body[4:8].strip().isdigit() and int(body[4:8]) in ratings:
+        if (
+            body.startswith(PLAYER + " ")
+            and body[4:8].strip().isdigit()
+            and int(body[4:8]) in ratings
+        ):
             body = body.ljust(52)
             body = body[:48] + _rating(ratings[int(body[4:8])]) + body[52:]
             body = body.rstrip() if len(raw.rstrip("\r\n")) < 52 else body
@@ -422,10 +445,18 @@ def identity(tournament: Tournament) -> str:
     name = normal_text(tournament.header("012") or "")
     start = _start_date(tournament)
     if not name or start is None:
-        missing = " and ".join(w for w, gone in (("name (012)", not name), ("start date (042)", start is None)) if gone)
-        raise TrfError(f"{source}: no tournament {missing} to identify the tournament by: give --event-id")
-    fields = [name, normal_text(tournament.header("022") or ""), normal_text(tournament.header("032") or ""),
-              start.isoformat()]
+        missing = " and ".join(
+            w for w, gone in (("name (012)", not name), ("start date (042)", start is None)) if gone
+        )
+        raise TrfError(
+            f"{source}: no tournament {missing} to identify the tournament by: give --event-id"
+        )
+    fields = [
+        name,
+        normal_text(tournament.header("022") or ""),
+        normal_text(tournament.header("032") or ""),
+        start.isoformat(),
+    ]
     digest = hashlib.sha256("\x1f".join(fields).encode()).hexdigest()[:8]
     return f"{identity_prefix(tournament)}{digest}"
 
@@ -437,7 +468,7 @@ def identity_prefix(tournament: Tournament) -> str:
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     slug = "-".join(re.findall(r"[a-z0-9]+", ascii_name))
     if len(slug) > SLUG_LENGTH:
-        cut = slug[:SLUG_LENGTH + 1].rfind("-")
+        cut = slug[: SLUG_LENGTH + 1].rfind("-")
         slug = slug[: cut if cut > 0 else SLUG_LENGTH]
     start = _start_date(tournament)
     return f"{slug or 'tournament'}.{start.isoformat() if start else ''}."
@@ -453,7 +484,11 @@ def _start_date(tournament: Tournament) -> dt.date | None:
 
 # ---------------------------------------------------------------------------- player ids
 XX_IDS = "XXI"  # `XXI <start number> <player id>`: a player's id in the rating system (this service's TRFx record)
-ID_KEYS = ("start", "fide_id", "name")  # the columns of an --ids mapping that find a player, in this order
+ID_KEYS = (
+    "start",
+    "fide_id",
+    "name",
+)  # the columns of an --ids mapping that find a player, in this order
 
 
 @dataclass(frozen=True)
@@ -484,7 +519,9 @@ def read_ids(text: str, source: str = "<ids>") -> IdMap:
     header = [h.strip() for h in reader.fieldnames or []]
     reader.fieldnames = header
     if "id" not in header or not any(k in header for k in ID_KEYS):
-        raise TrfError(f"{source}:1: the header needs a column `id` and one of {', '.join(ID_KEYS)} (has: {', '.join(header) or 'none'})")
+        raise TrfError(
+            f"{source}:1: the header needs a column `id` and one of {', '.join(ID_KEYS)} (has: {', '.join(header) or 'none'})"
+        )
     maps: dict[str, dict] = {k: {} for k in ID_KEYS}
     seen: dict[tuple[str, object], int] = {}
     problems = []
@@ -503,7 +540,9 @@ def read_ids(text: str, source: str = "<ids>") -> IdMap:
                 continue
             found = int(value) if key == "start" else normal_text(value) if key == "name" else value
             if found in maps[key] and maps[key][found] != pid:
-                problems.append(f"{where}: {key} {value!r} already has id {maps[key][found]} on line {seen[key, found]}")
+                problems.append(
+                    f"{where}: {key} {value!r} already has id {maps[key][found]} on line {seen[key, found]}"
+                )
                 continue
             maps[key][found] = pid
             seen[key, found] = reader.line_num
@@ -523,13 +562,17 @@ def xx_ids(tournament: Tournament) -> dict[int, str]:
         where = f"{tournament.source}:{record.line}"
         parts = record.value.split()
         if len(parts) != 2 or not parts[0].isdigit():
-            problems.append(f"{where}: {XX_IDS} is `{XX_IDS} <start number> <player id>`, not {record.value.strip()!r}")
+            problems.append(
+                f"{where}: {XX_IDS} is `{XX_IDS} <start number> <player id>`, not {record.value.strip()!r}"
+            )
         elif int(parts[0]) not in starts:
             problems.append(f"{where}: {XX_IDS}: start number {int(parts[0])} has no 001 record")
         elif not re.fullmatch(PLAYER_ID_PATTERN, parts[1]):
             problems.append(f"{where}: {XX_IDS}: id {parts[1]!r} is not 1-64 of [A-Za-z0-9._:@/-]")
         elif int(parts[0]) in ids and ids[int(parts[0])] != parts[1]:
-            problems.append(f"{where}: {XX_IDS}: start number {int(parts[0])} already has id {ids[int(parts[0])]}")
+            problems.append(
+                f"{where}: {XX_IDS}: start number {int(parts[0])} already has id {ids[int(parts[0])]}"
+            )
         else:
             ids[int(parts[0])] = parts[1]
     if problems:
@@ -542,8 +585,13 @@ def local_id(player: PlayerLine, event_id: str) -> str:
     return f"sn{player.start}@{event_id}"
 
 
-def player_ids(tournament: Tournament, event_id: str, system: str = "fide", mapping: IdMap | None = None,
-               local_ids: bool = False) -> dict[int, str]:
+def player_ids(
+    tournament: Tournament,
+    event_id: str,
+    system: str = "fide",
+    mapping: IdMap | None = None,
+    local_ids: bool = False,
+) -> dict[int, str]:
     """Player id by start number.
 
     FIDE: the FIDE id (columns 58-68), else `sn<start>@<event id>`.
@@ -561,8 +609,10 @@ def player_ids(tournament: Tournament, event_id: str, system: str = "fide", mapp
         mapped = mapping.find(p) if mapping else None
         given = listed.get(p.start)
         if mapped and given and mapped != given:
-            problems.append(f"{source}:{p.line}: player {p.start} {p.name}: {XX_IDS} says {given}, "
-                            f"{mapping.source if mapping else ''} says {mapped}")
+            problems.append(
+                f"{source}:{p.line}: player {p.start} {p.name}: {XX_IDS} says {given}, "
+                f"{mapping.source if mapping else ''} says {mapped}"
+            )
         pid = mapped or given or (local_id(p, event_id) if local_ids else None)
         if pid is None:
             missing.append(p)
@@ -588,8 +638,9 @@ def player_ids(tournament: Tournament, event_id: str, system: str = "fide", mapp
 ASSUMED_GAMES = {"fide": 30, "cfc": 25, "naspa": 50}
 
 
-def starting_records(tournament: Tournament, ids: Mapping[int, str], system: str,
-                     pool: str | None = None) -> list[PlayerRecord]:
+def starting_records(
+    tournament: Tournament, ids: Mapping[int, str], system: str, pool: str | None = None
+) -> list[PlayerRecord]:
     """The starting list a TRF gives for an offline preview: a record per player with a
     rating (columns 49-52) in `system` / `pool`: status established, `ASSUMED_GAMES`, the
     name. FIDE adds the K inputs of 8.3.3 the TRF has: birth year (junior), and ever 2300 /
@@ -604,32 +655,58 @@ def starting_records(tournament: Tournament, ids: Mapping[int, str], system: str
             continue
         extra: dict = {}
         if system == "fide":
-            extra = {"birth_year": p.birth_year, "ever_2300": p.rating >= 2300, "ever_2400": p.rating >= 2400}
+            extra = {
+                "birth_year": p.birth_year,
+                "ever_2300": p.rating >= 2300,
+                "ever_2400": p.rating >= 2400,
+            }
         elif system == "cfc":
             extra = {"highest": p.rating}
-        records.append(PlayerRecord(system=system, pool=pool, id=ids[p.start], name=p.name[:200] or None,  # type: ignore[arg-type]
-                                    rating=p.rating, status="established", games=ASSUMED_GAMES[system], **extra))
+        records.append(
+            PlayerRecord(
+                system=system,
+                pool=pool,
+                id=ids[p.start],
+                name=p.name[:200] or None,  # type: ignore[arg-type]
+                rating=p.rating,
+                status="established",
+                games=ASSUMED_GAMES[system],
+                **extra,
+            )
+        )
     return records
 
 
 # ---------------------------------------------------------------------------- the event
-def to_event(tournament: Tournament, event_id: str, system: str = "fide", pool: str | None = None,
-             ids: Mapping[int, str] | None = None, period: str | None = None) -> EventFinished:
+def to_event(
+    tournament: Tournament,
+    event_id: str,
+    system: str = "fide",
+    pool: str | None = None,
+    ids: Mapping[int, str] | None = None,
+    period: str | None = None,
+) -> EventFinished:
     """The `event.finished/v1` of a finished tournament (mapping in the module's doc);
     `ids`: player id by start number (default `player_ids`); `period` (FIDE): the rating
     period, default (in the service) the month of the end date."""
     source = tournament.source
     if not re.fullmatch(EVENT_ID_PATTERN, event_id):
-        raise TrfError(f"{source}: event id {event_id!r} is not 1-128 of [A-Za-z0-9._:-] (give --event-id)")
+        raise TrfError(
+            f"{source}: event id {event_id!r} is not 1-128 of [A-Za-z0-9._:-] (give --event-id)"
+        )
     ids = dict(ids) if ids is not None else player_ids(tournament, event_id, system)
     problems = []
     owner: dict[str, PlayerLine] = {}
     for p in tournament.players:
         pid = ids[p.start]
         if not re.fullmatch(PLAYER_ID_PATTERN, pid):
-            problems.append(f"{source}:{p.line}: player id {pid!r} is not 1-64 of [A-Za-z0-9._:@/-] (shorten --event-id)")
+            problems.append(
+                f"{source}:{p.line}: player id {pid!r} is not 1-64 of [A-Za-z0-9._:@/-] (shorten --event-id)"
+            )
         elif pid in owner:
-            problems.append(f"{source}:{p.line}: player id {pid} is also player {owner[pid].start}'s (line {owner[pid].line})")
+            problems.append(
+                f"{source}:{p.line}: player id {pid} is also player {owner[pid].start}'s (line {owner[pid].line})"
+            )
         owner.setdefault(pid, p)
     by_start = {p.start: p for p in tournament.players}
     try:
@@ -646,7 +723,17 @@ def to_event(tournament: Tournament, event_id: str, system: str = "fide", pool: 
                 continue
             last_round = max(last_round, number)
             try:
-                _read_round(p, number, entry, by_start, ids, bye_scores, games, byes, f"{source}:{p.line}: round {number}")
+                _read_round(
+                    p,
+                    number,
+                    entry,
+                    by_start,
+                    ids,
+                    bye_scores,
+                    games,
+                    byes,
+                    f"{source}:{p.line}: round {number}",
+                )
             except TrfError as exc:
                 problems.extend(exc.problems)
     try:
@@ -668,24 +755,42 @@ def to_event(tournament: Tournament, event_id: str, system: str = "fide", pool: 
         rounds=last_round,
         period=period,
         players=[
-            PlayerRef(id=ids[p.start], name=p.name[:200], birth_year=p.birth_year) for p in tournament.players
+            PlayerRef(id=ids[p.start], name=p.name[:200], birth_year=p.birth_year)
+            for p in tournament.players
         ],
         games=[g for *_, g in sorted(games, key=lambda t: (t[0], t[1]))],
         byes=[b for *_, b in sorted(byes, key=lambda t: (t[0], t[1]))],
     )
 
 
-def _read_round(p: PlayerLine, number: int, entry: RoundEntry, by_start: Mapping[int, PlayerLine],
-                ids: Mapping[int, str], bye_scores: Mapping[str, float], games: list, byes: list, at: str) -> None:
+def _read_round(
+    p: PlayerLine,
+    number: int,
+    entry: RoundEntry,
+    by_start: Mapping[int, PlayerLine],
+    ids: Mapping[int, str],
+    bye_scores: Mapping[str, float],
+    games: list,
+    byes: list,
+    at: str,
+) -> None:
     """One round of one 001 record: appends its bye, or (read from the lower start number)
     the pairing's game or double-forfeit byes."""
     if entry.opponent in (None, 0):
         if entry.result in bye_scores:
-            byes.append((number, p.start, Bye(round=number, player=ids[p.start], score=bye_scores[entry.result])))
+            byes.append(
+                (
+                    number,
+                    p.start,
+                    Bye(round=number, player=ids[p.start], score=bye_scores[entry.result]),
+                )
+            )
             return
         raise TrfError(f"{at}: result {entry.result!r} needs an opponent")
     if entry.result in BYES or entry.result == "U":
-        raise TrfError(f"{at}: bye {entry.result!r} with an opponent ({entry.opponent}); byes have 0000")
+        raise TrfError(
+            f"{at}: bye {entry.result!r} with an opponent ({entry.opponent}); byes have 0000"
+        )
     if entry.result == " ":
         raise TrfError(f"{at}: opponent {entry.opponent} without a result")
     other = by_start.get(entry.opponent)
@@ -709,7 +814,13 @@ def _read_round(p: PlayerLine, number: int, entry: RoundEntry, by_start: Mapping
     mine, forfeit = outcome
     white_first = not (entry.colour == "b" or theirs.colour == "w")
     a, b, score = (p, other, mine) if white_first else (other, p, 1 - mine)
-    games.append((number, a.start, Game(round=number, a=ids[a.start], b=ids[b.start], score=score, forfeit=forfeit)))
+    games.append(
+        (
+            number,
+            a.start,
+            Game(round=number, a=ids[a.start], b=ids[b.start], score=score, forfeit=forfeit),
+        )
+    )
 
 
 def _pairing(mine: RoundEntry, theirs: RoundEntry, at: str) -> tuple[float, bool] | None:
@@ -720,14 +831,22 @@ def _pairing(mine: RoundEntry, theirs: RoundEntry, at: str) -> tuple[float, bool
     if mine.colour == theirs.colour and mine.colour in "wb":
         raise TrfError(f"{at}: both players have colour {mine.colour!r}")
     for table, forfeit in ((PLAYED, False), (UNRATED, True), (FORFEITS, True)):
-        if mine.result in table and theirs.result in table and table[mine.result] + table[theirs.result] == 1:
+        if (
+            mine.result in table
+            and theirs.result in table
+            and table[mine.result] + table[theirs.result] == 1
+        ):
             return table[mine.result], forfeit
-    raise TrfError(f"{at}: results {mine.result!r} and {theirs.result!r} of the two players do not match")
+    raise TrfError(
+        f"{at}: results {mine.result!r} and {theirs.result!r} of the two players do not match"
+    )
 
 
 def _bye_scores(tournament: Tournament) -> dict[str, float]:
     """Scores of a round without an opponent: H F Z, U (XXS PAB over WW), + and -."""
-    points = scoring(tournament.header("XXS") or "", f"{tournament.source}:{tournament.header_line('XXS')}")
+    points = scoring(
+        tournament.header("XXS") or "", f"{tournament.source}:{tournament.header_line('XXS')}"
+    )
     win = points.get("WW", Fraction(1))
     pab = points.get("PAB", win) / win if win else Fraction(1)
     if pab not in (0, Fraction(1, 2), 1):
@@ -766,7 +885,9 @@ def _dates(tournament: Tournament) -> tuple[dt.date, dt.date]:
         raise TrfError(f"{source}: no start date (042, or round dates in 132)")
     assert end is not None
     if end < start:
-        raise TrfError(f"{source}:{tournament.header_line('052')}: end date {end} is before start date {start}")
+        raise TrfError(
+            f"{source}:{tournament.header_line('052')}: end date {end} is before start date {start}"
+        )
     return start, end
 
 

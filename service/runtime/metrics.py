@@ -8,8 +8,8 @@ from importlib import metadata
 from prometheus_client import (
     CollectorRegistry,
     Counter,
-    GCCollector,
     Gauge,
+    GCCollector,
     Histogram,
     PlatformCollector,
     ProcessCollector,
@@ -39,13 +39,30 @@ class Metrics:
         PlatformCollector(registry=r)
         GCCollector(registry=r)
         self.build_info = Gauge(
-            "rating_service_build_info", "Always 1: the service's version and the Python running it",
-            ["version", "python"], registry=r,
+            "rating_service_build_info",
+            "Always 1: the service's version and the Python running it",
+            ["version", "python"],
+            registry=r,
         )
         self.build_info.labels(version(), platform.python_version()).set(1)
-        self.rated = Counter("rating_events_rated", "Events (and period closings) applied", ["stream", "system"], registry=r)
-        self.rejected = Counter("rating_events_rejected", "Entries dead-lettered, by reason", ["stream", "reason"], registry=r)
-        self.duplicates = Counter("rating_events_duplicate", "Entries already applied (same content)", ["stream"], registry=r)
+        self.rated = Counter(
+            "rating_events_rated",
+            "Events (and period closings) applied",
+            ["stream", "system"],
+            registry=r,
+        )
+        self.rejected = Counter(
+            "rating_events_rejected",
+            "Entries dead-lettered, by reason",
+            ["stream", "reason"],
+            registry=r,
+        )
+        self.duplicates = Counter(
+            "rating_events_duplicate",
+            "Entries already applied (same content)",
+            ["stream"],
+            registry=r,
+        )
         self.commit_seconds = Histogram(
             "rating_commit_seconds",
             "Time of one commit (read, rate, MULTI/EXEC)",
@@ -57,41 +74,69 @@ class Metrics:
             "rating_commit_stage_seconds",
             "Time the commits spent in each stage: decode, read, rate, encode, write, report (the rest of "
             "the process's CPU is the framework and the event loop; `rating-service bench --profile`)",
-            ["stream", "stage"], registry=r,
+            ["stream", "stage"],
+            registry=r,
         )
         self.entries_per_commit = Histogram(
-            "rating_entries_per_commit", "Input entries applied by one commit", ["stream"],
-            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=r,
+            "rating_entries_per_commit",
+            "Input entries applied by one commit",
+            ["stream"],
+            buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+            registry=r,
         )
-        self.retries = Counter("rating_transaction_retries", "Commits retried after a WatchError", ["stream"], registry=r)
+        self.retries = Counter(
+            "rating_transaction_retries",
+            "Commits retried after a WatchError",
+            ["stream"],
+            registry=r,
+        )
         self.redirects = Counter(
             "rating_transaction_redirects",
             "Commits tried again on a Redis Cluster after a slot moved or a master failed over (nothing was written)",
-            ["stream"], registry=r,
+            ["stream"],
+            registry=r,
         )
-        self.lag = Gauge("rating_consumer_group_lag", "Entries not yet delivered to the group", ["stream"], registry=r)
-        self.pending = Gauge("rating_consumer_group_pending", "Entries delivered but not acknowledged", ["stream"], registry=r)
+        self.lag = Gauge(
+            "rating_consumer_group_lag",
+            "Entries not yet delivered to the group",
+            ["stream"],
+            registry=r,
+        )
+        self.pending = Gauge(
+            "rating_consumer_group_pending",
+            "Entries delivered but not acknowledged",
+            ["stream"],
+            registry=r,
+        )
         self.lag_seconds = Gauge(
             "rating_consumer_lag_seconds",
             "Age of the oldest entry not yet applied (after the applied cursor); 0 when none",
-            ["stream"], registry=r,
+            ["stream"],
+            registry=r,
         )
         self.dead_letters = Gauge(
-            "rating_dead_letter_stream_length", "Entries in the dead-letter stream (XLEN)", ["stream"], registry=r,
+            "rating_dead_letter_stream_length",
+            "Entries in the dead-letter stream (XLEN)",
+            ["stream"],
+            registry=r,
         )
         self.dead_letter_age = Gauge(
             "rating_dead_letter_oldest_age_seconds",
             "Age of the oldest dead letter not redriven (`rating-service rejected redrive`); 0 when none",
-            ["stream"], registry=r,
+            ["stream"],
+            registry=r,
         )
         self.groups_recreated = Counter(
             "rating_consumer_group_recreated",
             "Consumer groups found missing (XGROUP DESTROY, FLUSHALL, Redis restarted empty) and created again",
-            ["stream"], registry=r,
+            ["stream"],
+            registry=r,
         )
         self.lease_owned = Gauge(
-            "rating_lease_owned", "1 while this replica holds the stream's lease (reads and rates it); 0 on standby",
-            ["stream"], registry=r,
+            "rating_lease_owned",
+            "1 while this replica holds the stream's lease (reads and rates it); 0 on standby",
+            ["stream"],
+            registry=r,
         )
         self.redis_up = Gauge("rating_redis_up", "1 when the last Redis check answered", registry=r)
 

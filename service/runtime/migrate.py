@@ -43,15 +43,19 @@ class Plan(msgspec.Struct):
 
     copies: list[tuple[str, str]] = msgspec.field(default_factory=list)
     fields: dict[str, dict[bytes, bytes]] = msgspec.field(default_factory=dict)
-    counts: dict[str, int] = msgspec.field(default_factory=dict)  # partition name -> keys and fields
+    counts: dict[str, int] = msgspec.field(
+        default_factory=dict
+    )  # partition name -> keys and fields
     left: list[str] = msgspec.field(default_factory=list)  # old keys not copied (unknown kinds)
 
 
-async def plan(client: Any, source: str, layout: Layout) -> Plan:
+async def plan(client: Any, source: str, layout: Layout) -> Plan:  # noqa: C901
     """Read the old store and decide where each key and field goes."""
     prefix = key_prefix(source) + ":"
     found = Plan()
-    events_of: dict[bytes, Partition] = {}  # event id -> partition (from the archive and the results)
+    events_of: dict[
+        bytes, Partition
+    ] = {}  # event id -> partition (from the archive and the results)
 
     def target(partition: Partition, kind_and_rest: str) -> str:
         return key_prefix(partition.input) + ":" + kind_and_rest
@@ -62,7 +66,7 @@ async def plan(client: Any, source: str, layout: Layout) -> Plan:
     split: dict[str, str] = {}
     async for raw in client.scan_iter(match=glob_escape(prefix) + "*", count=1_000):
         key = text(raw)
-        rest = key[len(prefix):]  # type: ignore[index]
+        rest = key[len(prefix) :]  # type: ignore[index]
         kind = rest.split(":", 1)[0]
         if kind in _BY_POOL:
             _, system, pool = rest.split(":", 3)[:3]
@@ -91,7 +95,9 @@ async def plan(client: Any, source: str, layout: Layout) -> Plan:
     if "events" in split:
         for event_id, value in (await client.hgetall(split["events"])).items():
             event = decode_archived(value).event
-            events_of[event_id] = partition = layout.route(event.system, event.pool or DEFAULT_POOL[event.system])
+            events_of[event_id] = partition = layout.route(
+                event.system, event.pool or DEFAULT_POOL[event.system]
+            )
             put(partition, "events", event_id, value)
     if "results" in split:
         for event_id, value in (await client.hgetall(split["results"])).items():
@@ -121,12 +127,18 @@ async def check(client: Any, source: str, layout: Layout) -> None:
     last = await client.xrevrange(source, count=1)
     cursor = text(await client.get(old.cursor))
     if last and cursor != text(last[0][0]):
-        raise MigrationRefused(f"{source} has entries not applied yet (cursor {cursor or 'none'}, last entry "
-                               f"{text(last[0][0])}): let the service apply them, then stop it")
+        raise MigrationRefused(
+            f"{source} has entries not applied yet (cursor {cursor or 'none'}, last entry "
+            f"{text(last[0][0])}): let the service apply them, then stop it"
+        )
     for partition in layout.partitions:
-        async for _ in client.scan_iter(match=glob_escape(key_prefix(partition.input)) + ":*", count=1_000):
-            raise MigrationRefused(f"partition {partition.name} has a store already ({partition.input}): "
-                                   f"nothing was copied")
+        async for _ in client.scan_iter(
+            match=glob_escape(key_prefix(partition.input)) + ":*", count=1_000
+        ):
+            raise MigrationRefused(
+                f"partition {partition.name} has a store already ({partition.input}): "
+                f"nothing was copied"
+            )
 
 
 async def apply(client: Any, found: Plan, batch: int = 500) -> None:

@@ -12,7 +12,7 @@ Redis shuts down) do not make it flap.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import structlog
 
@@ -22,7 +22,9 @@ log = structlog.get_logger("rating.redis")
 class OutageLog:
     """The state of Redis as this process sees it, and the log lines of its changes."""
 
-    def __init__(self, every: float = 60.0, settle: float = 1.0, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, every: float = 60.0, settle: float = 1.0, clock: Callable[[], float] = time.monotonic
+    ):
         self.every = every
         self.settle = settle
         self.clock = clock
@@ -43,7 +45,9 @@ class OutageLog:
             log.error("redis unreachable", error=error)
         elif now - self._said >= self.every:
             self._said = now
-            log.error("redis still unreachable", error=error, down_seconds=round(now - self.since, 1))
+            log.error(
+                "redis still unreachable", error=error, down_seconds=round(now - self.since, 1)
+            )
 
     def reachable(self) -> None:
         """Something Redis had to answer succeeded: say so if Redis was away."""

@@ -13,7 +13,8 @@ not strict UTF-8 (hiredis encodes text as strict UTF-8). The bytes on the wire a
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 try:
     from hiredis import pack_command as _hiredis_pack
@@ -79,8 +80,9 @@ def packed_class(connection_class: type) -> type:
         return connection_class
     found = _classes.get(connection_class)
     if found is None:
-        found = _classes[connection_class] = type(f"Hiredis{connection_class.__name__}",
-                                                  (HiredisPacking, connection_class), {})
+        found = _classes[connection_class] = type(
+            f"Hiredis{connection_class.__name__}", (HiredisPacking, connection_class), {}
+        )
     return found
 
 

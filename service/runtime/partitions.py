@@ -84,18 +84,22 @@ def domain_names() -> list[str]:
 
 
 def partition_name(domain: str) -> str:
-    """"fide:standard" -> "fide.standard" (a name for streams, URLs and metrics)."""
+    """ "fide:standard" -> "fide.standard" (a name for streams, URLs and metrics)."""
     return domain.replace(":", ".")
 
 
 def layout_of(layout: str, inputs: tuple[str, ...], output: str, dead_letter: str) -> Layout:
     """The partitions of a layout, from the stream names of the settings."""
     if layout == "single":
-        return Layout("single", tuple(Partition(s, s, output, dead_letter) for s in inputs), inputs[0])
+        return Layout(
+            "single", tuple(Partition(s, s, output, dead_letter) for s in inputs), inputs[0]
+        )
     if layout != "domains":
         raise ValueError(f"unknown partition layout {layout!r} (one of {', '.join(LAYOUTS)})")
     if len(inputs) != 1:
-        raise ValueError("the domains layout takes one input stream name (the suffix of every partition's)")
+        raise ValueError(
+            "the domains layout takes one input stream name (the suffix of every partition's)"
+        )
     parts = []
     for domain in domain_names():
         name = partition_name(domain)
@@ -129,10 +133,12 @@ def cluster_problem(layout: Layout) -> str | None:
         streams = (partition.input, partition.output, partition.dead_letter)
         if len({key_slot(s.encode()) for s in streams}) > 1:
             tag = key_prefix(partition.input)
-            return (f"on a Redis Cluster each partition's output and dead-letter streams must hash to its input "
-                    f"stream's slot, and {', '.join(streams)} do not: set RATING_PARTITIONS=domains, or name them "
-                    f"with the input stream's hash tag (RATING_OUTPUT_STREAM={tag}:{_untagged(partition.output)} "
-                    f"RATING_DEAD_LETTER_STREAM={tag}:{_untagged(partition.dead_letter)})")
+            return (
+                f"on a Redis Cluster each partition's output and dead-letter streams must hash to its input "
+                f"stream's slot, and {', '.join(streams)} do not: set RATING_PARTITIONS=domains, or name them "
+                f"with the input stream's hash tag (RATING_OUTPUT_STREAM={tag}:{_untagged(partition.output)} "
+                f"RATING_DEAD_LETTER_STREAM={tag}:{_untagged(partition.dead_letter)})"
+            )
     return None
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import msgspec
 import structlog
@@ -29,12 +30,11 @@ from schemas.events import InputMessage
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
+from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, needs
 from service.runtime.connection import on_owner
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.partitions import misrouted
-from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, needs
-from service.timeline import arrival_of
 from service.runtime.settings import Settings
 from service.runtime.store import (
     DATA_FIELD,
@@ -42,14 +42,15 @@ from service.runtime.store import (
     encode,
     entry_order,
     index_existing,
-    oldest_open_dead_letter,
     load_cascade,
+    oldest_open_dead_letter,
     queue_ledger_reads,
     queue_ledger_writes,
     text,
     watched_keys,
     xadd,
 )
+from service.timeline import arrival_of
 
 log = structlog.get_logger("rating.consumer")
 # The stages of a commit, timed into rating_commit_stage_seconds (`rating-service bench --profile`):
@@ -81,8 +82,15 @@ class Decision(NamedTuple):
 class StreamProcessor:
     """Applies the entries of one input stream, in stream order, exactly once."""
 
-    def __init__(self, client: Any, settings: Settings, stream: str, registry: Registry, metrics: Metrics | None = None,
-                 lease: StreamLease | None = None):
+    def __init__(
+        self,
+        client: Any,
+        settings: Settings,
+        stream: str,
+        registry: Registry,
+        metrics: Metrics | None = None,
+        lease: StreamLease | None = None,
+    ):
         """`lease`: commit only while holding it (the service); None: no lease (tools, tests)."""
         self.client = client
         self.lease = lease
@@ -103,16 +111,23 @@ class StreamProcessor:
         whole stream, when nothing was applied yet)."""
         cursor = await self._create_group()
         if cursor not in (None, "0"):
-            log.warning("consumer group created at the applied cursor", stream=self.stream,
-                        group=self.settings.group, cursor=cursor)
+            log.warning(
+                "consumer group created at the applied cursor",
+                stream=self.stream,
+                group=self.settings.group,
+                cursor=cursor,
+            )
 
     async def index_existing(self) -> None:
         """Index the pools stored before the read model existed (store.index_existing)."""
         pools = [(system, pool) for system in SYSTEMS for pool in POOLS[system]]
         indexed = await index_existing(self.client, self.keys, pools)
         if indexed:
-            log.warning("indexed the pools stored before the read model", stream=self.stream,
-                        pools=[f"{system}/{pool}" for system, pool in indexed])
+            log.warning(
+                "indexed the pools stored before the read model",
+                stream=self.stream,
+                pools=[f"{system}/{pool}" for system, pool in indexed],
+            )
 
     async def recover_group(self) -> bool:
         """The consumer group was found missing while the service runs (XGROUP DESTROY,
@@ -125,12 +140,15 @@ class StreamProcessor:
         self.metrics.groups_recreated.labels(self.stream).inc()
         where = {"stream": self.stream, "group": self.settings.group}
         if cursor != "0":
-            log.error("consumer group lost, created again at the applied cursor", cursor=cursor, **where)
+            log.error(
+                "consumer group lost, created again at the applied cursor", cursor=cursor, **where
+            )
         else:
             log.error(
                 "consumer group lost with the applied cursor, created again at the start of the stream: "
                 "the store was probably wiped (FLUSHALL, or Redis restarted without its data), and the "
-                "records and markers of what was rated before with it", **where,
+                "records and markers of what was rated before with it",
+                **where,
             )
         return True
 
@@ -139,7 +157,9 @@ class StreamProcessor:
         None when the group exists already (BUSYGROUP)."""
         cursor = text(await self.client.get(self.keys.cursor)) or "0"
         try:
-            await self.client.xgroup_create(self.stream, self.settings.group, id=cursor, mkstream=True)
+            await self.client.xgroup_create(
+                self.stream, self.settings.group, id=cursor, mkstream=True
+            )
         except RedisError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
@@ -150,7 +170,9 @@ class StreamProcessor:
         """The entries a subscriber read (ids and fields, aligned), decoded and checked, in
         stream order (pure: done before waiting for this processor's turn)."""
         started = time.perf_counter()
-        entries = sorted((self._decode(i, f) for i, f in zip(entry_ids, bodies)), key=lambda e: entry_order(e.id))
+        entries = sorted(
+            (self._decode(i, f) for i, f in zip(entry_ids, bodies)), key=lambda e: entry_order(e.id)
+        )
         self._stages["decode"].inc(time.perf_counter() - started)
         return entries
 
@@ -189,16 +211,21 @@ class StreamProcessor:
                 entries = following
                 if not entries:
                     reading = time.perf_counter()
-                    batch = await self.client.xrange(self.stream, min=f"({cursor}", count=self.settings.batch_size)
+                    batch = await self.client.xrange(
+                        self.stream, min=f"({cursor}", count=self.settings.batch_size
+                    )
                     self._stages["read"].inc(time.perf_counter() - reading)
                     if not batch:  # the entries were deleted from the stream: nothing to apply
                         break
-                    entries = self.decode_batch([raw_id.decode() for raw_id, _ in batch],
-                                                [fields for _, fields in batch])
+                    entries = self.decode_batch(
+                        [raw_id.decode() for raw_id, _ in batch], [fields for _, fields in batch]
+                    )
             committing = commit_prefix(entries, self.settings.commit_players)
             done = await self._commit(committing, cursor, handed=not read)
             following = []
-            if done is None:  # the handed entries do not start right after the cursor: read the stream
+            if (
+                done is None
+            ):  # the handed entries do not start right after the cursor: read the stream
                 handed = []
             elif done:
                 cursor = self._cursor = committing[done - 1].id
@@ -239,7 +266,14 @@ class StreamProcessor:
         """Decode and check an entry; what cannot be rated is a rejection already."""
         data = fields.get(DATA_FIELD.encode())
         if data is None:
-            return Entry(entry_id, fields, None, None, Rejected("malformed", f"entry has no {DATA_FIELD} field"), None)
+            return Entry(
+                entry_id,
+                fields,
+                None,
+                None,
+                Rejected("malformed", f"entry has no {DATA_FIELD} field"),
+                None,
+            )
         try:
             message = decode_input(data, self.settings.limits)
             want = needs(message, self.registry)
@@ -255,7 +289,9 @@ class StreamProcessor:
             return Entry(entry_id, fields, None, None, exc, _event_id_of(fields))
         return Entry(entry_id, fields, message, want, None, getattr(message, "event_id", None))
 
-    async def _commit(self, entries: list[Entry], expected_cursor: str, handed: bool = False) -> int | None:
+    async def _commit(
+        self, entries: list[Entry], expected_cursor: str, handed: bool = False
+    ) -> int | None:
         """Commit a prefix of `entries` (the entries right after the cursor) in one atomic
         step; returns how many (0 when another replica moved the cursor first). `handed`:
         the entries were handed over by the subscriber, not read from the cursor: None when
@@ -274,24 +310,39 @@ class StreamProcessor:
             # moving slot is tried again (connection.on_owner): forgiven, as any Redis failure.
             forgiven, self._forgiven = self._forgiven == head, None
             if self.lease is None:
-                return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, None,
-                                                  handed)
+                return await self._commit_watched(
+                    client, entries, expected_cursor, head, forgiven, wants, None, handed
+                )
             async with self.lease.lock:  # a release waits for the commit in progress
                 fence = self.lease.value
                 if fence is None:
                     raise LeaseLost(self.stream)
-                return await self._commit_watched(client, entries, expected_cursor, head, forgiven, wants, fence,
-                                                  handed)
+                return await self._commit_watched(
+                    client, entries, expected_cursor, head, forgiven, wants, fence, handed
+                )
 
         return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
 
     def _redirected(self, exc: BaseException) -> None:
         """A commit on a cluster was cut short by a moving slot or a failover: tried again."""
         self.metrics.redirects.labels(self.stream).inc()
-        log.debug("commit tried again on the cluster", stream=self.stream, error=f"{type(exc).__name__}: {exc}")
+        log.debug(
+            "commit tried again on the cluster",
+            stream=self.stream,
+            error=f"{type(exc).__name__}: {exc}",
+        )
 
-    async def _commit_watched(self, client: Any, entries: list[Entry], expected_cursor: str, head: str,
-                              forgiven: bool, wants: list[Needs], fence: str | None, handed: bool) -> int | None:
+    async def _commit_watched(
+        self,
+        client: Any,
+        entries: list[Entry],
+        expected_cursor: str,
+        head: str,
+        forgiven: bool,
+        wants: list[Needs],
+        fence: str | None,
+        handed: bool,
+    ) -> int | None:
         clock = time.perf_counter
         started = clock()
         fenced = [self.lease.fence_key] if fence is not None and self.lease is not None else []
@@ -311,35 +362,47 @@ class StreamProcessor:
                         reads.get(key)
                     if handed:  # an entry between the cursor and the first handed one? (the
                         # stream's ids only grow: none can be added there after this read)
-                        reads.xrange(self.stream, min=f"({expected_cursor}", max=f"({head}", count=1)
+                        reads.xrange(
+                            self.stream, min=f"({expected_cursor}", max=f"({head}", count=1
+                        )
                     build_ledger = queue_ledger_reads(reads, self.keys, wants)
                     replies = await reads.execute()
                 attempts = int(replies[0] or 1)
-                if fenced and text(replies[2]) != fence:  # another owner (or none): stop, write nothing
+                if (
+                    fenced and text(replies[2]) != fence
+                ):  # another owner (or none): stop, write nothing
                     await client.hdel(self.keys.attempts, head)
                     raise LeaseLost(self.stream)
                 if (text(replies[1]) or "0-0") != expected_cursor:
                     await client.hdel(self.keys.attempts, head)
                     return 0
                 at = 2 + len(fenced)
-                ledger_replies = replies[at + handed:]
+                ledger_replies = replies[at + handed :]
                 if handed and replies[at]:
                     await client.hdel(self.keys.attempts, head)
                     return None
                 if attempts > self.settings.max_deliveries:
-                    reason = f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
-                    ledger, decisions = MemoryLedger(), [Decision(entries[0], Rejected("poison", reason))]
+                    reason = (
+                        f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
+                    )
+                    ledger, decisions = (
+                        MemoryLedger(),
+                        [Decision(entries[0], Rejected("poison", reason))],
+                    )
                     rating = clock()
                 else:
                     ledger = build_ledger(ledger_replies)
                     first = entries[0]
-                    if first.message is not None and not ledger.in_order(first.message, arrival_of(first.id)):
+                    if first.message is not None and not ledger.in_order(
+                        first.message, arrival_of(first.id)
+                    ):
                         # A late event, a correction or a withdrawal: re-rated from its place,
                         # alone, with what that needs read under the same WATCH.
                         assert first.want is not None
                         await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
-                        ledger = await load_cascade(client, self.keys, first.message, first.want,
-                                                    arrival_of(first.id))
+                        ledger = await load_cascade(
+                            client, self.keys, first.message, first.want, arrival_of(first.id)
+                        )
                         rating = clock()
                         decisions = self._apply([first], ledger)
                     else:
@@ -391,12 +454,19 @@ class StreamProcessor:
             if decisions and not ledger.in_order(entry.message, arrival):
                 break  # committed alone, next
             try:
-                outcome = ledger.process(entry.message, self.registry, entry.id, arrival,
-                                         self.settings.max_cascade_events)
+                outcome = ledger.process(
+                    entry.message,
+                    self.registry,
+                    entry.id,
+                    arrival,
+                    self.settings.max_cascade_events,
+                )
             except Rejected as exc:
                 outcome = exc
             except Exception:
-                log.exception("entry failed", stream=self.stream, stream_id=entry.id, event_id=entry.event_id)
+                log.exception(
+                    "entry failed", stream=self.stream, stream_id=entry.id, event_id=entry.event_id
+                )
                 if not decisions:
                     raise
                 break  # commit what came before; this entry comes first next time
@@ -442,27 +512,54 @@ class StreamProcessor:
                     event_ids.append(entry.event_id)
                 else:  # a period's close: its marker names it (period:<system>:<pool>:<period>)
                     periods.append(outcome.marker)
-                log.debug("applied", stream_id=entry.id, event_id=entry.event_id, marker=outcome.marker,
-                          outputs=len(outcome.outputs), **where)
+                log.debug(
+                    "applied",
+                    stream_id=entry.id,
+                    event_id=entry.event_id,
+                    marker=outcome.marker,
+                    outputs=len(outcome.outputs),
+                    **where,
+                )
             elif isinstance(outcome, Duplicate):
                 duplicates += 1
-                log.info("duplicate, already applied", stream_id=entry.id, event_id=entry.event_id,
-                         marker=outcome.marker, **where)
+                log.info(
+                    "duplicate, already applied",
+                    stream_id=entry.id,
+                    event_id=entry.event_id,
+                    marker=outcome.marker,
+                    **where,
+                )
             else:
                 rejected += 1
                 self.metrics.rejected.labels(self.stream, outcome.reason).inc()
-                log.warning("rejected", stream_id=entry.id, event_id=entry.event_id, reason=outcome.reason,
-                            path=outcome.path, detail=outcome.message, **where)
+                log.warning(
+                    "rejected",
+                    stream_id=entry.id,
+                    event_id=entry.event_id,
+                    reason=outcome.reason,
+                    path=outcome.path,
+                    detail=outcome.message,
+                    **where,
+                )
         for system, count in rated.items():
             self.metrics.rated.labels(self.stream, system).inc(count)
         if duplicates:
             self.metrics.duplicates.labels(self.stream).inc(duplicates)
         self.metrics.commit_seconds.labels(self.stream).observe(seconds)
         self.metrics.entries_per_commit.labels(self.stream).observe(len(decisions))
-        log.info("committed", entries=len(decisions), applied=sum(rated.values()), duplicates=duplicates,
-                 rejected=rejected, first_id=decisions[0].entry.id, last_id=decisions[-1].entry.id,
-                 event_ids=event_ids, commit_ms=round(seconds * 1000, 2), **({"periods": periods} if periods else {}),
-                 **where)
+        log.info(
+            "committed",
+            entries=len(decisions),
+            applied=sum(rated.values()),
+            duplicates=duplicates,
+            rejected=rejected,
+            first_id=decisions[0].entry.id,
+            last_id=decisions[-1].entry.id,
+            event_ids=event_ids,
+            commit_ms=round(seconds * 1000, 2),
+            **({"periods": periods} if periods else {}),
+            **where,
+        )
 
     async def observe_group(self) -> bool:
         """Update the gauges: the consumer group's (lag: entries not yet delivered; pending),
@@ -478,7 +575,9 @@ class StreamProcessor:
                 raise reply
         dead_letter_stream = self.partition.dead_letter
         self.metrics.dead_letters.labels(dead_letter_stream).set(int(dead_letters))
-        open_letter = await oldest_open_dead_letter(self.client, dead_letter_stream) if dead_letters else None
+        open_letter = (
+            await oldest_open_dead_letter(self.client, dead_letter_stream) if dead_letters else None
+        )
         self.metrics.dead_letter_age.labels(dead_letter_stream).set(_age(open_letter))
         if isinstance(groups, Exception):
             if "no such key" in str(groups).lower():
@@ -495,7 +594,9 @@ class StreamProcessor:
                     self.metrics.lag.labels(self.stream).set(int(group["lag"]))
         cursor = text(cursor)
         oldest = await self.client.xrange(self.stream, min=f"({cursor}" if cursor else "-", count=1)
-        self.metrics.lag_seconds.labels(self.stream).set(_age(text(oldest[0][0]) if oldest else None))
+        self.metrics.lag_seconds.labels(self.stream).set(
+            _age(text(oldest[0][0]) if oldest else None)
+        )
         return found
 
 

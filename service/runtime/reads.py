@@ -8,7 +8,8 @@ size of the pool (a page of the list reads only its page; a history reads one ha
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 
@@ -53,7 +54,7 @@ _pool_decoder = msgspec.json.Decoder(PoolState)
 def _time(ms: bytes | str | int | None) -> dt.datetime | None:
     if ms is None:
         return None
-    return dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.timezone.utc).replace(microsecond=0)
+    return dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.UTC).replace(microsecond=0)
 
 
 def _page_ranks(scores: list[float], offset: int, above: int) -> list[int | None]:
@@ -97,7 +98,9 @@ class ReadModel:
     async def pools(self) -> PoolList:
         pools: list[PoolSummary] = []
         for keys in self.keys:
-            catalog = sorted((text(f), int(v)) for f, v in (await self.client.hgetall(keys.catalog)).items())
+            catalog = sorted(
+                (text(f), int(v)) for f, v in (await self.client.hgetall(keys.catalog)).items()
+            )
             if not catalog:
                 continue
             async with self.client.pipeline(transaction=False) as pipe:
@@ -111,10 +114,17 @@ class ReadModel:
             for n, (field, ms) in enumerate(catalog):
                 system, _, pool = field.partition(":")  # type: ignore[union-attr]
                 state = _pool_decoder.decode(states[n]) if states[n] is not None else None
-                pools.append(PoolSummary(
-                    system=system, pool=pool, players=replies[2 * n], rated=replies[2 * n + 1],  # type: ignore[arg-type]
-                    last_update=_time(ms), closed_through=state.closed_through if state else None, stream=keys.stream,
-                ))
+                pools.append(
+                    PoolSummary(
+                        system=system,
+                        pool=pool,
+                        players=replies[2 * n],
+                        rated=replies[2 * n + 1],  # type: ignore[arg-type]
+                        last_update=_time(ms),
+                        closed_through=state.closed_through if state else None,
+                        stream=keys.stream,
+                    )
+                )
         return PoolList(pools=pools)
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None:
@@ -123,8 +133,16 @@ class ReadModel:
             return None
         return _time(await self.client.hget(keys.catalog, f"{system}:{pool}"))
 
-    async def players(self, system: str, pool: str, *, limit: int = 50, offset: int = 0, q: str | None = None,
-                      unrated: bool = False) -> PlayerList | None:
+    async def players(
+        self,
+        system: str,
+        pool: str,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        q: str | None = None,
+        unrated: bool = False,
+    ) -> PlayerList | None:
         """A page of the pool's list, highest rating first (ties by id); None: no such pool."""
         keys = await self._locate(system, pool)
         if keys is None:
@@ -139,25 +157,52 @@ class ReadModel:
             ranks = await self._ranks(ranking, page)
         else:
             upper = "+inf" if unrated else RATED_MAX
-            total, above, rows, raws = await self._page(keys=[ranking, keys.players(system, pool)],
-                                                         args=[upper, offset, limit])
+            total, above, rows, raws = await self._page(
+                keys=[ranking, keys.players(system, pool)], args=[upper, offset, limit]
+            )
             page = [decode_record(raw) for raw in raws if raw is not None]
             ranks = _page_ranks([float(score) for score in rows[1::2]], offset, above)
-        players = [RankedPlayer(rank=rank, id=r.id, name=r.name, rating=r.rating, status=r.status, games=r.games)
-                   for r, rank in zip(page, ranks)]
-        return PlayerList(system=system, pool=pool, total=total, offset=offset, limit=limit, q=q or None,  # type: ignore[arg-type]
-                          unrated=unrated, players=players)
+        players = [
+            RankedPlayer(
+                rank=rank, id=r.id, name=r.name, rating=r.rating, status=r.status, games=r.games
+            )
+            for r, rank in zip(page, ranks)
+        ]
+        return PlayerList(
+            system=system,
+            pool=pool,
+            total=total,
+            offset=offset,
+            limit=limit,
+            q=q or None,  # type: ignore[arg-type]
+            unrated=unrated,
+            players=players,
+        )
 
-    async def _search(self, keys: StreamKeys, system: str, pool: str, q: str, unrated: bool, limit: int,
-                      offset: int) -> tuple[int, list[str]]:
+    async def _search(
+        self,
+        keys: StreamKeys,
+        system: str,
+        pool: str,
+        q: str,
+        unrated: bool,
+        limit: int,
+        offset: int,
+    ) -> tuple[int, list[str]]:
         """The players whose id is `q`, or whose name has, for each word of `q`, a word that
         begins with it: (how many, the ids of the page in the list's order)."""
         words = name_words(q)
         wanted = q.strip()
         async with self.client.pipeline(transaction=False) as pipe:
             for word in words:
-                pipe.zrange(keys.names(system, pool), b"[" + word.encode() + b"\0", b"[" + word.encode() + b"\xff",
-                            bylex=True, offset=0, num=MAX_MATCHES)
+                pipe.zrange(
+                    keys.names(system, pool),
+                    b"[" + word.encode() + b"\0",
+                    b"[" + word.encode() + b"\xff",
+                    bylex=True,
+                    offset=0,
+                    num=MAX_MATCHES,
+                )
             pipe.hexists(keys.players(system, pool), wanted)
             replies = await pipe.execute()
         found: set[str] | None = None
@@ -168,8 +213,11 @@ class ReadModel:
         if not candidates:
             return 0, []
         scores = await self.client.zmscore(keys.ranking(system, pool), candidates)
-        ranked = sorted((score, pid) for pid, score in zip(candidates, scores)
-                        if score is not None and (unrated or score < UNRATED_SCORE))
+        ranked = sorted(
+            (score, pid)
+            for pid, score in zip(candidates, scores)
+            if score is not None and (unrated or score < UNRATED_SCORE)
+        )
         return len(ranked), [pid for _, pid in ranked[offset : offset + limit]]
 
     async def _ranks(self, ranking: str, records: list[PlayerRecord]) -> list[int | None]:
@@ -187,15 +235,30 @@ class ReadModel:
         keys = await self._locate(system, pool)
         if keys is None:
             return None
-        found = await self._player(keys=[keys.players(system, pool), keys.ranking(system, pool),
-                                         keys.entries(system, pool, player_id)], args=[player_id, UNRATED_SCORE])
+        found = await self._player(
+            keys=[
+                keys.players(system, pool),
+                keys.ranking(system, pool),
+                keys.entries(system, pool, player_id),
+            ],
+            args=[player_id, UNRATED_SCORE],
+        )
         if not found:
             return None
         raw, above, last = found
         record = decode_record(raw)
-        return PlayerView(system=record.system, pool=record.pool, id=record.id, name=record.name, rating=record.rating,
-                          status=record.status, games=record.games, rank=above + 1 if above >= 0 else None,
-                          last_event_date=dt.date.fromordinal(last) if last else None, record=record)
+        return PlayerView(
+            system=record.system,
+            pool=record.pool,
+            id=record.id,
+            name=record.name,
+            rating=record.rating,
+            status=record.status,
+            games=record.games,
+            rank=above + 1 if above >= 0 else None,
+            last_event_date=dt.date.fromordinal(last) if last else None,
+            record=record,
+        )
 
     async def history(self, system: str, pool: str, player_id: str) -> PlayerHistory | None:
         """The player's history in date order; None when the pool has no such player."""
@@ -209,8 +272,13 @@ class ReadModel:
         if raw is None and not fields:
             return None
         name = decode_record(raw).name if raw is not None else None
-        return PlayerHistory(system=system, pool=pool, id=player_id, name=name,  # type: ignore[arg-type]
-                             entries=sorted_entries(fields.items()))
+        return PlayerHistory(
+            system=system,
+            pool=pool,
+            id=player_id,
+            name=name,  # type: ignore[arg-type]
+            entries=sorted_entries(fields.items()),
+        )
 
     async def event(self, event_id: str) -> RatingsUpdated | None:
         """The last message published for the event (a withdrawn event's says so)."""

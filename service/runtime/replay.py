@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 import msgspec
 
@@ -22,7 +23,16 @@ from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.rating import Duplicate, MemoryLedger, Rejected
 from service.readmodel import pack_message
-from service.runtime.store import DATA_FIELD, StreamKeys, decode_record, encode, glob_escape, live_pools, queue_indexes, text
+from service.runtime.store import (
+    DATA_FIELD,
+    StreamKeys,
+    decode_record,
+    encode,
+    glob_escape,
+    live_pools,
+    queue_indexes,
+    text,
+)
 from service.timeline import arrival_of, encode_archived
 
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -119,7 +129,9 @@ def _apply(ledger: MemoryLedger, registry: Registry, entry_id: str, fields: dict
     return "duplicate" if isinstance(result, Duplicate) else "applied"
 
 
-async def write_ledger(client: Any, keys: StreamKeys, ledger: MemoryLedger, cursor: str | None) -> int:
+async def write_ledger(
+    client: Any, keys: StreamKeys, ledger: MemoryLedger, cursor: str | None
+) -> int:
     """Write the ledger's whole state under `keys`; returns the number of records."""
     written = 0
     for (system, pool), records in sorted(ledger.records.items()):
@@ -129,16 +141,23 @@ async def write_ledger(client: Any, keys: StreamKeys, ledger: MemoryLedger, curs
             await client.hset(keys.players(system, pool), mapping=chunk)
             written += len(chunk)
     if ledger.pools:
-        await client.hset(keys.pools, mapping={f"{s}:{p}": encode(v) for (s, p), v in ledger.pools.items()})
+        await client.hset(
+            keys.pools, mapping={f"{s}:{p}": encode(v) for (s, p), v in ledger.pools.items()}
+        )
     markers = sorted(ledger.markers.items())
     for start in range(0, len(markers), WRITE_CHUNK):
         await client.hset(keys.markers, mapping=dict(markers[start : start + WRITE_CHUNK]))
     archives = sorted(ledger.archives.items())
     for start in range(0, len(archives), WRITE_CHUNK):
-        await client.hset(keys.events, mapping={e: encode_archived(a) for e, a in archives[start : start + WRITE_CHUNK]})
+        await client.hset(
+            keys.events,
+            mapping={e: encode_archived(a) for e, a in archives[start : start + WRITE_CHUNK]},
+        )
     for domain, members in ledger.timelines.items():
         for start in range(0, len(members), WRITE_CHUNK):
-            await client.zadd(keys.timeline(domain), dict.fromkeys(members[start : start + WRITE_CHUNK], 0))
+            await client.zadd(
+                keys.timeline(domain), dict.fromkeys(members[start : start + WRITE_CHUNK], 0)
+            )
     async with client.pipeline(transaction=False) as pipe:
         for (system, pool, pid), members in ledger.histories.items():
             if members:
@@ -146,12 +165,17 @@ async def write_ledger(client: Any, keys: StreamKeys, ledger: MemoryLedger, curs
         await pipe.execute()
     results = sorted(ledger.results.items())
     for start in range(0, len(results), WRITE_CHUNK):
-        await client.hset(keys.results, mapping={e: pack_message(m) for e, m in results[start : start + WRITE_CHUNK]})
+        await client.hset(
+            keys.results,
+            mapping={e: pack_message(m) for e, m in results[start : start + WRITE_CHUNK]},
+        )
     async with client.pipeline(transaction=False) as pipe:
         for (system, pool, pid), fields in ledger.entries.items():
             if fields:
                 pipe.hset(keys.entries(system, pool, pid), mapping=fields)
-        queue_indexes(pipe, keys, ((None, r) for pool in ledger.records.values() for r in pool.values()))
+        queue_indexes(
+            pipe, keys, ((None, r) for pool in ledger.records.values() for r in pool.values())
+        )
         if cursor is not None and ledger.records:
             stamp = int(cursor.partition("-")[0])
             pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in ledger.records})
@@ -161,12 +185,17 @@ async def write_ledger(client: Any, keys: StreamKeys, ledger: MemoryLedger, curs
     return written
 
 
-async def compare(client: Any, live: StreamKeys, ledger: MemoryLedger) -> tuple[list[PoolDiff], MapDiff, MapDiff]:
+async def compare(
+    client: Any, live: StreamKeys, ledger: MemoryLedger
+) -> tuple[list[PoolDiff], MapDiff, MapDiff]:
     """The live state against the replayed ledger: per pool, markers, pool states."""
     diffs = []
     for system, pool in sorted(set(await live_pools(client, live)) | set(ledger.records)):
         diff = PoolDiff(system, pool)
-        current = {text(k): decode_record(v) for k, v in (await client.hgetall(live.players(system, pool))).items()}
+        current = {
+            text(k): decode_record(v)
+            for k, v in (await client.hgetall(live.players(system, pool))).items()
+        }
         replayed = ledger.records.get((system, pool), {})
         for pid in sorted(set(current) | set(replayed)):
             old, new = current.get(pid), replayed.get(pid)
@@ -180,9 +209,15 @@ async def compare(client: Any, live: StreamKeys, ledger: MemoryLedger) -> tuple[
                 diff.differ.append((old, new))
         diffs.append(diff)
     live_markers = {text(k): text(v) for k, v in (await client.hgetall(live.markers)).items()}
-    live_states = {text(k): _pool_decoder.decode(v) for k, v in (await client.hgetall(live.pools)).items()}
+    live_states = {
+        text(k): _pool_decoder.decode(v) for k, v in (await client.hgetall(live.pools)).items()
+    }
     replay_states = {f"{s}:{p}": v for (s, p), v in ledger.pools.items()}
-    return diffs, _compare_maps(live_markers, ledger.markers), _compare_maps(live_states, replay_states)
+    return (
+        diffs,
+        _compare_maps(live_markers, ledger.markers),
+        _compare_maps(live_states, replay_states),
+    )
 
 
 def _compare_maps(live: dict, replayed: dict) -> MapDiff:
@@ -204,7 +239,9 @@ def _rating(record: PlayerRecord) -> str:
     return f"{rating} ({record.status}, {record.games} games)"
 
 
-def summary(counts: Counts, diffs: list[PoolDiff], markers: MapDiff, states: MapDiff, show: int = 50) -> list[str]:
+def summary(
+    counts: Counts, diffs: list[PoolDiff], markers: MapDiff, states: MapDiff, show: int = 50
+) -> list[str]:
     """The report for a person: counts, then per pool the players whose record differs."""
     lines = [
         f"replayed {counts.entries:,} entries: {counts.applied:,} applied, {counts.duplicates:,} duplicates, "
@@ -220,7 +257,11 @@ def summary(counts: Counts, diffs: list[PoolDiff], markers: MapDiff, states: Map
         shown = 0
         for old, new in d.differ:
             if shown < show:
-                shown_same = (old.rating, old.status, old.games) == (new.rating, new.status, new.games)
+                shown_same = (old.rating, old.status, old.games) == (
+                    new.rating,
+                    new.status,
+                    new.games,
+                )
                 note = " (other fields differ)" if shown_same else ""
                 lines.append(f"  {old.id}: live {_rating(old)} -> replay {_rating(new)}{note}")
             shown += 1
@@ -267,7 +308,9 @@ class Progress:
                 width = 30
                 filled = width * done // self.total if self.total else width
                 pct = 100 * done // self.total if self.total else 100
-                self.out.write(f"\rreplay [{'#' * filled}{'.' * (width - filled)}] {done:,}/{self.total:,} {pct}%")
+                self.out.write(
+                    f"\rreplay [{'#' * filled}{'.' * (width - filled)}] {done:,}/{self.total:,} {pct}%"
+                )
                 self.out.flush()
         elif done >= self.next_line:
             self.out.write(f"replay: {done:,} of {self.total:,} entries\n")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
-from typing import Mapping
 
 import msgspec
 
@@ -38,41 +38,135 @@ class Setting(msgspec.Struct, frozen=True):
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("redis_url", ("RATING_REDIS_URL", "REDIS_URL"), DEFAULT_REDIS_URL,
-            "Redis to consume from and store into; when none is set and none answers there, serve starts an "
-            "embedded server"),
-    Setting("data_dir", ("RATING_DATA_DIR",), "$XDG_DATA_HOME/rating-service, else ~/.local/share/rating-service",
-            "the embedded server's data (AOF), its log and redis.url"),
-    Setting("partitions", ("RATING_PARTITIONS",), "single",
-            "partition layout: single (the input streams below take any event) or domains (one partition per "
-            "ordering domain, e.g. {fide.standard}:events.finished; what a Redis Cluster needs)"),
-    Setting("input_streams", ("RATING_INPUT_STREAMS",), "events.finished",
-            "input stream(s), comma-separated, each with its own applied cursor (domains layout: one name, the "
-            "suffix of every partition's input stream)"),
-    Setting("group", ("RATING_GROUP",), "rating-service", "consumer group (created at the applied cursor, or 0, on start-up and when lost)"),
+    Setting(
+        "redis_url",
+        ("RATING_REDIS_URL", "REDIS_URL"),
+        DEFAULT_REDIS_URL,
+        "Redis to consume from and store into; when none is set and none answers there, serve starts an "
+        "embedded server",
+    ),
+    Setting(
+        "data_dir",
+        ("RATING_DATA_DIR",),
+        "$XDG_DATA_HOME/rating-service, else ~/.local/share/rating-service",
+        "the embedded server's data (AOF), its log and redis.url",
+    ),
+    Setting(
+        "partitions",
+        ("RATING_PARTITIONS",),
+        "single",
+        "partition layout: single (the input streams below take any event) or domains (one partition per "
+        "ordering domain, e.g. {fide.standard}:events.finished; what a Redis Cluster needs)",
+    ),
+    Setting(
+        "input_streams",
+        ("RATING_INPUT_STREAMS",),
+        "events.finished",
+        "input stream(s), comma-separated, each with its own applied cursor (domains layout: one name, the "
+        "suffix of every partition's input stream)",
+    ),
+    Setting(
+        "group",
+        ("RATING_GROUP",),
+        "rating-service",
+        "consumer group (created at the applied cursor, or 0, on start-up and when lost)",
+    ),
     Setting("consumer", ("RATING_CONSUMER",), "<host name>-<pid>", "this replica's consumer name"),
-    Setting("output_stream", ("RATING_OUTPUT_STREAM",), "ratings.updated", "stream of ratings.updated/v1 messages"),
-    Setting("dead_letter_stream", ("RATING_DEAD_LETTER_STREAM",), "events.rejected", "stream of event.rejected/v1 messages"),
-    Setting("claim_idle_ms", ("RATING_CLAIM_IDLE_MS",), "30000", "idle time (ms) before another replica reclaims a pending entry"),
-    Setting("lease_ms", ("RATING_LEASE_MS",), "10000",
-            "lease (ms) of one replica on an input stream: the owner renews it every third of it; a standby takes "
-            "over at once after a SIGTERM, within this time after a crash"),
-    Setting("max_deliveries", ("RATING_MAX_DELIVERIES",), "5", "deliveries after which a failing entry is dead-lettered as poison"),
-    Setting("max_bytes", ("RATING_MAX_BYTES",), str(16 * 1024 * 1024), "largest accepted message (bytes of __data__)"),
+    Setting(
+        "output_stream",
+        ("RATING_OUTPUT_STREAM",),
+        "ratings.updated",
+        "stream of ratings.updated/v1 messages",
+    ),
+    Setting(
+        "dead_letter_stream",
+        ("RATING_DEAD_LETTER_STREAM",),
+        "events.rejected",
+        "stream of event.rejected/v1 messages",
+    ),
+    Setting(
+        "claim_idle_ms",
+        ("RATING_CLAIM_IDLE_MS",),
+        "30000",
+        "idle time (ms) before another replica reclaims a pending entry",
+    ),
+    Setting(
+        "lease_ms",
+        ("RATING_LEASE_MS",),
+        "10000",
+        "lease (ms) of one replica on an input stream: the owner renews it every third of it; a standby takes "
+        "over at once after a SIGTERM, within this time after a crash",
+    ),
+    Setting(
+        "max_deliveries",
+        ("RATING_MAX_DELIVERIES",),
+        "5",
+        "deliveries after which a failing entry is dead-lettered as poison",
+    ),
+    Setting(
+        "max_bytes",
+        ("RATING_MAX_BYTES",),
+        str(16 * 1024 * 1024),
+        "largest accepted message (bytes of __data__)",
+    ),
     Setting("max_players", ("RATING_MAX_PLAYERS",), "5000", "most players in one event"),
     Setting("max_games", ("RATING_MAX_GAMES",), "100000", "most games in one event"),
-    Setting("output_maxlen", ("RATING_OUTPUT_MAXLEN",), "1000000", "approximate MAXLEN of the output and dead-letter streams (0: no trimming)"),
-    Setting("batch_size", ("RATING_BATCH_SIZE",), "64", "most input entries read at once and applied in one commit"),
-    Setting("commit_players", ("RATING_COMMIT_PLAYERS",), "4096",
-            "most players of the events applied in one commit (a bigger event is committed alone): bounds how long "
-            "one commit holds Redis and how much it takes in memory"),
-    Setting("max_cascade_events", ("RATING_MAX_CASCADE_EVENTS",), "0", "most later events one correction, withdrawal or late event may re-rate (0: no limit); more is dead-lettered too_large"),
-    Setting("poll_ms", ("RATING_POLL_MS",), "1000", "how long one read blocks waiting for new entries (ms)"),
-    Setting("http_host", ("RATING_HTTP_HOST",), "0.0.0.0", "address of the HTTP side: health, metrics, AsyncAPI, the read API and the pages"),
+    Setting(
+        "output_maxlen",
+        ("RATING_OUTPUT_MAXLEN",),
+        "1000000",
+        "approximate MAXLEN of the output and dead-letter streams (0: no trimming)",
+    ),
+    Setting(
+        "batch_size",
+        ("RATING_BATCH_SIZE",),
+        "64",
+        "most input entries read at once and applied in one commit",
+    ),
+    Setting(
+        "commit_players",
+        ("RATING_COMMIT_PLAYERS",),
+        "4096",
+        "most players of the events applied in one commit (a bigger event is committed alone): bounds how long "
+        "one commit holds Redis and how much it takes in memory",
+    ),
+    Setting(
+        "max_cascade_events",
+        ("RATING_MAX_CASCADE_EVENTS",),
+        "0",
+        "most later events one correction, withdrawal or late event may re-rate (0: no limit); more is dead-lettered too_large",
+    ),
+    Setting(
+        "poll_ms",
+        ("RATING_POLL_MS",),
+        "1000",
+        "how long one read blocks waiting for new entries (ms)",
+    ),
+    Setting(
+        "http_host",
+        ("RATING_HTTP_HOST",),
+        "0.0.0.0",
+        "address of the HTTP side: health, metrics, AsyncAPI, the read API and the pages",
+    ),
     Setting("http_port", ("RATING_HTTP_PORT",), "8080", "its port (0: no HTTP endpoint)"),
-    Setting("outage_log_ms", ("RATING_OUTAGE_LOG_MS",), "60000", "while Redis stays unreachable, how often (ms) the log says so again"),
-    Setting("log_level", ("RATING_LOG_LEVEL",), "INFO", "log level: DEBUG, INFO, WARNING, ERROR or CRITICAL"),
-    Setting("log_json", ("RATING_LOG_JSON",), "auto", "JSON logs: true, false, or auto (JSON unless on a terminal)"),
+    Setting(
+        "outage_log_ms",
+        ("RATING_OUTAGE_LOG_MS",),
+        "60000",
+        "while Redis stays unreachable, how often (ms) the log says so again",
+    ),
+    Setting(
+        "log_level",
+        ("RATING_LOG_LEVEL",),
+        "INFO",
+        "log level: DEBUG, INFO, WARNING, ERROR or CRITICAL",
+    ),
+    Setting(
+        "log_json",
+        ("RATING_LOG_JSON",),
+        "auto",
+        "JSON logs: true, false, or auto (JSON unless on a terminal)",
+    ),
 )
 
 
@@ -104,12 +198,16 @@ class Settings(msgspec.Struct, frozen=True):
 
     @property
     def limits(self) -> Limits:
-        return Limits(max_bytes=self.max_bytes, max_players=self.max_players, max_games=self.max_games)
+        return Limits(
+            max_bytes=self.max_bytes, max_players=self.max_players, max_games=self.max_games
+        )
 
     @property
     def layout(self) -> Layout:
         """The partitions (service/runtime/partitions.py)."""
-        return layout_of(self.partitions, self.input_streams, self.output_stream, self.dead_letter_stream)
+        return layout_of(
+            self.partitions, self.input_streams, self.output_stream, self.dead_letter_stream
+        )
 
 
 class SettingsError(ValueError):
@@ -141,10 +239,12 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
         values[field] = value
     settings = Settings(**values)  # type: ignore[arg-type]
     try:
-        settings.layout
+        _ = settings.layout
     except ValueError as exc:
-        raise SettingsError(f"RATING_PARTITIONS={settings.partitions}, RATING_INPUT_STREAMS="
-                            f"{','.join(settings.input_streams)}: {exc}") from None
+        raise SettingsError(
+            f"RATING_PARTITIONS={settings.partitions}, RATING_INPUT_STREAMS="
+            f"{','.join(settings.input_streams)}: {exc}"
+        ) from None
     return settings
 
 
@@ -156,7 +256,11 @@ def redis_url_configured(environ: Mapping[str, str] | None = None) -> bool:
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 REDIS_SCHEMES = ("redis", "rediss", "unix")
-_CHECKED = {"redis_url", "log_level", "partitions"}  # also checked when given as an override (a command-line option)
+_CHECKED = {
+    "redis_url",
+    "log_level",
+    "partitions",
+}  # also checked when given as an override (a command-line option)
 
 
 def check_redis_url(url: str) -> str:
@@ -164,18 +268,36 @@ def check_redis_url(url: str) -> str:
     ValueError saying what is missing (a bare `host:port` is the usual slip)."""
     scheme = urlsplit(url).scheme.lower() if "://" in url else ""
     if scheme not in REDIS_SCHEMES:
-        raise ValueError("not a Redis URL: it starts with redis://, rediss:// or unix:// "
-                         "(e.g. redis://127.0.0.1:6379/0)")
+        raise ValueError(
+            "not a Redis URL: it starts with redis://, rediss:// or unix:// "
+            "(e.g. redis://127.0.0.1:6379/0)"
+        )
     return url
 
 
-_INTS = {"http_port", "batch_size", "commit_players", "claim_idle_ms", "lease_ms", "max_deliveries", "max_bytes", "max_players", "max_games", "output_maxlen", "poll_ms", "max_cascade_events", "outage_log_ms"}
+_INTS = {
+    "http_port",
+    "batch_size",
+    "commit_players",
+    "claim_idle_ms",
+    "lease_ms",
+    "max_deliveries",
+    "max_bytes",
+    "max_players",
+    "max_games",
+    "output_maxlen",
+    "poll_ms",
+    "max_cascade_events",
+    "outage_log_ms",
+}
 
 
 def _convert(field: str, raw: str) -> object:
     if field in _INTS:
         value = int(raw)
-        if value < 0 or (value == 0 and field not in {"output_maxlen", "http_port", "max_cascade_events"}):
+        if value < 0 or (
+            value == 0 and field not in {"output_maxlen", "http_port", "max_cascade_events"}
+        ):
             raise ValueError("must be a positive whole number")
         return value
     if field == "input_streams":

@@ -34,15 +34,16 @@ the input stream's (e.g. `{events.finished}:ratings.updated`).
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import msgspec
 
 from schemas.events import EventContent, InputMessage
 from schemas.records import PlayerRecord, PoolState
 from service.rating import MemoryLedger, Needs
-from service.runtime.partitions import key_prefix
 from service.readmodel import name_members, pack_message, rank_score
+from service.runtime.partitions import key_prefix
 from service.timeline import (
     decode_archived,
     domain_pools,
@@ -129,7 +130,9 @@ def watched_keys(keys: StreamKeys, wants: Iterable[Needs], cascade: bool = False
     return sorted(pools)
 
 
-def queue_ledger_reads(pipe: Any, keys: StreamKeys, wants: list[Needs]) -> Callable[[list], MemoryLedger]:
+def queue_ledger_reads(
+    pipe: Any, keys: StreamKeys, wants: list[Needs]
+) -> Callable[[list], MemoryLedger]:
     """Queue on `pipe` the reads of everything a batch of messages needs; returns the
     function that builds, from their replies (in order), the MemoryLedger the batch is then
     applied to (the same code path as the offline `rate`)."""
@@ -178,7 +181,9 @@ def queue_ledger_reads(pipe: Any, keys: StreamKeys, wants: list[Needs]) -> Calla
     return build
 
 
-async def load_cascade(client: Any, keys: StreamKeys, message: InputMessage, want: Needs, arrival: int) -> MemoryLedger:
+async def load_cascade(  # noqa: C901
+    client: Any, keys: StreamKeys, message: InputMessage, want: Needs, arrival: int
+) -> MemoryLedger:
     """Read what re-rating from `message`'s place needs (inside the commit's WATCH): its
     archive, the domain's events from the earliest place it touches, their players'
     records and histories from there, and the domain's pool states."""
@@ -191,7 +196,9 @@ async def load_cascade(client: Any, keys: StreamKeys, message: InputMessage, wan
     ledger = MemoryLedger(markers={want.marker: text(marker)} if marker is not None else None)
     starts = []
     if isinstance(message, EventContent):
-        starts.append(order_key(message, int.from_bytes(archived.key[9:], "big") if archived else arrival))
+        starts.append(
+            order_key(message, int.from_bytes(archived.key[9:], "big") if archived else arrival)
+        )
     if archived is not None:
         ledger.archives[archived.event.event_id] = archived
         if not archived.withdrawn:
@@ -242,7 +249,9 @@ async def load_cascade(client: Any, keys: StreamKeys, message: InputMessage, wan
     return ledger
 
 
-def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: int | None = None) -> None:
+def queue_ledger_writes(
+    pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: int | None = None
+) -> None:
     """Queue, inside MULTI, what the batch changed: records, pool states, markers, the
     archive, timelines and histories, and the read model (`stamp`: the time, in ms, of
     the last input entry of the commit, kept as the pools' last update)."""
@@ -252,11 +261,17 @@ def queue_ledger_writes(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp
     for key, mapping in by_key.items():
         pipe.hset(key, mapping=mapping)
     if ledger.changed_pools:
-        pipe.hset(keys.pools, mapping={f"{s}:{p}": encode(state) for (s, p), state in ledger.changed_pools.items()})
+        pipe.hset(
+            keys.pools,
+            mapping={f"{s}:{p}": encode(state) for (s, p), state in ledger.changed_pools.items()},
+        )
     if ledger.changed_markers:
         pipe.hset(keys.markers, mapping=ledger.changed_markers)
     if ledger.changed_archives:
-        pipe.hset(keys.events, mapping={eid: encode_archived(a) for eid, a in ledger.changed_archives.items()})
+        pipe.hset(
+            keys.events,
+            mapping={eid: encode_archived(a) for eid, a in ledger.changed_archives.items()},
+        )
     for domain, changes in ledger.timeline_changes.items():
         _queue_member_changes(pipe, keys.timeline(domain), changes)
     # Histories: the members appended (every event in date order adds one per player) go in
@@ -286,7 +301,10 @@ def queue_read_model(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: i
     the players' history lines, the pools' rankings and name indexes, the last updates."""
     results = list(ledger.changed_results.items())
     for first in range(0, len(results), RESULTS_PER_HSET):  # a cascade's revisions: several HSETs
-        pipe.hset(keys.results, mapping={eid: pack_message(m) for eid, m in results[first : first + RESULTS_PER_HSET]})
+        pipe.hset(
+            keys.results,
+            mapping={eid: pack_message(m) for eid, m in results[first : first + RESULTS_PER_HSET]},
+        )
     set_args: list[Any] = []
     set_keys: list[str] = []
     for (system, pool, pid), fields in ledger.changed_entries.items():
@@ -300,15 +318,23 @@ def queue_read_model(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: i
                 set_args += (field, value)
     if set_keys:
         pipe.eval(_HSET_EACH, len(set_keys), *set_keys, *set_args)
-    queue_indexes(pipe, keys, ((ledger.previous_records.get(who), r) for who, r in ledger.changed_records.items()))
+    queue_indexes(
+        pipe,
+        keys,
+        ((ledger.previous_records.get(who), r) for who, r in ledger.changed_records.items()),
+    )
     if stamp is not None:
-        pools = {(s, p) for s, p, _ in ledger.changed_records} | {(s, p) for s, p, _ in ledger.changed_entries}
+        pools = {(s, p) for s, p, _ in ledger.changed_records} | {
+            (s, p) for s, p, _ in ledger.changed_entries
+        }
         pools |= {(m.system, m.pool) for m in ledger.changed_results.values()}
         if pools:
             pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in sorted(pools)})
 
 
-def queue_indexes(pipe: Any, keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]) -> None:
+def queue_indexes(
+    pipe: Any, keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]
+) -> None:
     """Keep the rankings and name indexes of the records that changed (old, new): one ZADD
     per pool, and one command for the name changes of the whole commit."""
     scores: dict[str, dict[str, int]] = {}
@@ -334,7 +360,9 @@ def queue_indexes(pipe: Any, keys: StreamKeys, changes: Iterable[tuple[PlayerRec
 
 
 # HSET KEYS[i] ARGV[2i-1] ARGV[2i] for every i (one command for a commit's history lines).
-_HSET_EACH = "for i = 1, #KEYS do redis.call('HSET', KEYS[i], ARGV[2*i-1], ARGV[2*i]) end return #KEYS"
+_HSET_EACH = (
+    "for i = 1, #KEYS do redis.call('HSET', KEYS[i], ARGV[2*i-1], ARGV[2*i]) end return #KEYS"
+)
 # For every i: ZREM KEYS[i] ARGV[2i-1] (if not empty), ZADD KEYS[i] 0 ARGV[2i] (if not empty).
 _ZSWAP_EACH = (
     "for i = 1, #KEYS do local old, new = ARGV[2*i-1], ARGV[2*i] "
@@ -360,8 +388,13 @@ def xadd(client: Any, stream: str, data: bytes) -> Any:
     return client.xadd(stream, {DATA_FIELD: data})
 
 
-async def import_records(client: Any, keys: StreamKeys, records: list[PlayerRecord], stamp: int | None = None,
-                         batch: int = 1_000) -> tuple[int, int]:
+async def import_records(
+    client: Any,
+    keys: StreamKeys,
+    records: list[PlayerRecord],
+    stamp: int | None = None,
+    batch: int = 1_000,
+) -> tuple[int, int]:
     """Write records into their pools (replacing what is there), with their rankings and
     name indexes; `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
     from service.runtime.connection import on_owner  # imports redis: not for the offline commands
@@ -404,13 +437,17 @@ async def live_pools(client: Any, keys: StreamKeys) -> list[tuple[str, str]]:
     return sorted(pools)
 
 
-async def index_existing(client: Any, keys: StreamKeys, pools: list[tuple[str, str]]) -> list[tuple[str, str]]:
+async def index_existing(
+    client: Any, keys: StreamKeys, pools: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
     """Build the ranking, name index and catalog entry of every pool in `pools` (system,
     pool) that has records but no ranking (data written before the read model existed); returns the pools
     indexed. Run at start-up, before this replica consumes."""
     done = []
     for system, pool in pools:
-        if await client.exists(keys.ranking(system, pool)) or not await client.exists(keys.players(system, pool)):
+        if await client.exists(keys.ranking(system, pool)) or not await client.exists(
+            keys.players(system, pool)
+        ):
             continue
         batch: list[PlayerRecord] = []
         async for _, raw in client.hscan_iter(keys.players(system, pool), count=1_000):
@@ -436,7 +473,9 @@ async def _index(client: Any, keys: StreamKeys, records: list[PlayerRecord]) -> 
     await on_owner(client, keys.catalog, write)
 
 
-async def export_records(client: Any, keys: StreamKeys, system: str, pool: str) -> list[PlayerRecord]:
+async def export_records(
+    client: Any, keys: StreamKeys, system: str, pool: str
+) -> list[PlayerRecord]:
     """Every record of one pool, by player id."""
     records = []
     async for _, raw in client.hscan_iter(keys.players(system, pool), count=1_000):
@@ -449,6 +488,7 @@ async def export_records(client: Any, keys: StreamKeys, system: str, pool: str) 
 # redrive`) re-appends the letter's message to its input stream and records, in the stream's
 # redrive ledger, which entry it became. Redis runs each script atomically, so a redrive
 # appends and records together, and two people redriving the same letter at once do it once.
+
 
 def redriven_key(dead_letter_stream: str) -> str:
     """The redrive ledger of a dead-letter stream: hash dead-letter id -> the input entry id it
@@ -487,6 +527,7 @@ async def oldest_open_dead_letter(client: Any, dead_letter_stream: str) -> str |
     """The id of the oldest dead letter not redriven (None when none), found in Redis without
     shipping the letters: at most OLDEST_OPEN_PAGES x 50 are looked at (`rejected purge`
     keeps the redriven ones at the head of the stream few)."""
-    found = await client.eval(_OLDEST_OPEN, 2, dead_letter_stream, redriven_key(dead_letter_stream),
-                              OLDEST_OPEN_PAGES)
+    found = await client.eval(
+        _OLDEST_OPEN, 2, dead_letter_stream, redriven_key(dead_letter_stream), OLDEST_OPEN_PAGES
+    )
     return text(found)

@@ -22,25 +22,35 @@ router = APIRouter(prefix="/v1", tags=["ratings"])
 Limit = Annotated[int, Query(ge=1, le=500, description="Players on the page (1-500).")]
 Offset = Annotated[int, Query(ge=0, description="Players skipped before the page.")]
 Search = Annotated[
-    str | None, Query(max_length=100, description="Search: any word's beginning of the name, or the id.")
+    str | None,
+    Query(max_length=100, description="Search: any word's beginning of the name, or the id."),
 ]
-Unrated = Annotated[bool, Query(description="Include the unrated players (listed after the rated ones).")]
+Unrated = Annotated[
+    bool, Query(description="Include the unrated players (listed after the rated ones).")
+]
 
 
 def ref(name: str) -> dict:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def answers(schema: str, description: str, *, bad_request: bool = False) -> dict[int | str, dict[str, Any]]:
+def answers(
+    schema: str, description: str, *, bad_request: bool = False
+) -> dict[int | str, dict[str, Any]]:
     """The route's documented answers: 200 with `schema`, 404 (and 400) with ApiError."""
     documented: dict[int | str, dict[str, Any]] = {
         200: {"description": description, "content": {JSON: {"schema": ref(schema)}}},
         304: {"description": "Not modified: `If-None-Match` names the current ETag."},
-        404: {"description": "Not found: the message says what.", "content": {JSON: {"schema": ref("ApiError")}}},
+        404: {
+            "description": "Not found: the message says what.",
+            "content": {JSON: {"schema": ref("ApiError")}},
+        },
     }
     if bad_request:
-        documented[400] = {"description": "A bad parameter, named in the message.",
-                           "content": {JSON: {"schema": ref("ApiError")}}}
+        documented[400] = {
+            "description": "A bad parameter, named in the message.",
+            "content": {JSON: {"schema": ref("ApiError")}},
+        }
     return documented
 
 
@@ -52,7 +62,9 @@ async def pool_updated(reads: Reads, system: str, pool: str) -> dt.datetime | No
     return await reads.last_update(system, pool)
 
 
-@router.get("/pools", responses=answers("PoolList", "The pools the service rates."), summary="The pools")
+@router.get(
+    "/pools", responses=answers("PoolList", "The pools the service rates."), summary="The pools"
+)
 async def pools(request: Request) -> Response:
     found = await reads_of(request).pools()
     updates = [p.last_update for p in found.pools if p.last_update is not None]
@@ -61,16 +73,25 @@ async def pools(request: Request) -> Response:
 
 @router.get(
     "/pools/{system}/{pool}/players",
-    responses=answers("PlayerList", "One page of the pool's rating list, highest first.", bad_request=True),
+    responses=answers(
+        "PlayerList", "One page of the pool's rating list, highest first.", bad_request=True
+    ),
     summary="A pool's rating list",
 )
 async def players(
-    request: Request, system: str, pool: str, limit: Limit = 50, offset: Offset = 0, q: Search = None,
+    request: Request,
+    system: str,
+    pool: str,
+    limit: Limit = 50,
+    offset: Offset = 0,
+    q: Search = None,
     unrated: Unrated = False,
 ) -> Response:
     check_pool(system, pool)
     reads = reads_of(request)
-    page = await reads.players(system, pool, limit=limit, offset=offset, q=q or None, unrated=unrated)
+    page = await reads.players(
+        system, pool, limit=limit, offset=offset, q=q or None, unrated=unrated
+    )
     if page is None:
         raise NotFound(f"no players in pool {system}/{pool}")
     return cached_json(request, page, await pool_updated(reads, system, pool))
@@ -107,7 +128,9 @@ async def player(request: Request, system: str, pool: str, player_id: str) -> Re
 
 @router.get(
     "/events/{event_id}",
-    responses=answers("RatingsUpdated", "The last `ratings.updated/v1` message published for the event."),
+    responses=answers(
+        "RatingsUpdated", "The last `ratings.updated/v1` message published for the event."
+    ),
     summary="An event's result",
 )
 async def event(request: Request, event_id: str) -> Response:
@@ -115,5 +138,7 @@ async def event(request: Request, event_id: str) -> Response:
     found = await reads.event(event_id)
     if found is None:
         raise NotFound(f"no event {event_id!r}")
-    updated = await pool_updated(reads, found.system, found.pool) if found.system in SYSTEMS else None
+    updated = (
+        await pool_updated(reads, found.system, found.pool) if found.system in SYSTEMS else None
+    )
     return cached_json(request, found, updated)

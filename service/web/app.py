@@ -44,8 +44,12 @@ def swagger_ui_files() -> Path:
 
 def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | None) -> FastAPI:
     app = FastAPI(
-        title="rating-service read API", version=version(), docs_url=None, redoc_url=None,
-        openapi_url="/openapi.json", exception_handlers=HANDLERS,
+        title="rating-service read API",
+        version=version(),
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+        exception_handlers=HANDLERS,
     )
     app.openapi = lambda: document(app)  # type: ignore[method-assign]
     app.add_middleware(CatchAll)
@@ -58,11 +62,16 @@ def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | No
     async def live() -> Response:
         return Response(live_body, media_type=JSON)
 
-    @app.get("/health/ready", tags=operations,
-             summary="Readiness: 200 when Redis answers a PING within a second, else 503 with the reason")
+    @app.get(
+        "/health/ready",
+        tags=operations,
+        summary="Readiness: 200 when Redis answers a PING within a second, else 503 with the reason",
+    )
     async def ready() -> Response:
         answer = await health.ready()  # type: ignore[union-attr]
-        return Response(msgspec.json.encode(answer), 200 if answer.status == "ready" else 503, media_type=JSON)
+        return Response(
+            msgspec.json.encode(answer), 200 if answer.status == "ready" else 503, media_type=JSON
+        )
 
     @app.get("/metrics", tags=operations, summary="Prometheus metrics")
     async def scrape() -> Response:
@@ -75,8 +84,10 @@ def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | No
     @app.get("/docs", include_in_schema=False)
     async def docs(request: Request) -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url="/openapi.json", title="rating-service read API",
-            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js", swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            openapi_url="/openapi.json",
+            title="rating-service read API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
             swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
         )
 

@@ -24,8 +24,8 @@ def etag_of(body: bytes) -> str:
 def http_date(moment: dt.datetime) -> str:
     """RFC 9110 IMF-fixdate; a naive time is taken as UTC."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
-    return format_datetime(moment.astimezone(dt.timezone.utc).replace(microsecond=0), usegmt=True)
+        moment = moment.replace(tzinfo=dt.UTC)
+    return format_datetime(moment.astimezone(dt.UTC).replace(microsecond=0), usegmt=True)
 
 
 def matches(if_none_match: str | None, etag: str) -> bool:
@@ -36,7 +36,9 @@ def matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in tags or any(tag.removeprefix("W/") == etag for tag in tags)
 
 
-def cached(request: Request, body: bytes, media_type: str, last_modified: dt.datetime | None) -> Response:
+def cached(
+    request: Request, body: bytes, media_type: str, last_modified: dt.datetime | None
+) -> Response:
     """The 200 answer with its validators, or 304 when the client holds this body already."""
     etag = etag_of(body)
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
@@ -47,5 +49,7 @@ def cached(request: Request, body: bytes, media_type: str, last_modified: dt.dat
     return Response(body, media_type=media_type, headers=headers)
 
 
-def cached_json(request: Request, answer: msgspec.Struct, last_modified: dt.datetime | None) -> Response:
+def cached_json(
+    request: Request, answer: msgspec.Struct, last_modified: dt.datetime | None
+) -> Response:
     return cached(request, msgspec.json.encode(answer), JSON, last_modified)

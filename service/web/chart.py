@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from schemas.reads import HistoryEntry
 
@@ -89,7 +89,11 @@ def date_ticks(low: dt.date, high: dt.date) -> list[tuple[dt.date, str]]:
             found.append((moment, str(year) if step >= 12 else moment.strftime("%Y-%m")))
         index += 1
     if len(found) < 2:
-        return [(low, low.isoformat()), (high, high.isoformat())] if low != high else [(low, low.isoformat())]
+        return (
+            [(low, low.isoformat()), (high, high.isoformat())]
+            if low != high
+            else [(low, low.isoformat())]
+        )
     return found
 
 
@@ -101,11 +105,20 @@ def list_date(entry: HistoryEntry) -> dt.date | None:
     return dt.date(year, month, 1)
 
 
-def rating_chart(entries: Sequence[HistoryEntry], *, name: str, width: int = 640, height: int = 260) -> Chart | None:
+def rating_chart(
+    entries: Sequence[HistoryEntry], *, name: str, width: int = 640, height: int = 260
+) -> Chart | None:
     """The chart of the entries (in date order), or None when no entry has a rating."""
-    events = [(e.end_date or e.start_date, e) for e in entries
-              if e.kind == "event" and e.new_rating is not None and (e.end_date or e.start_date)]
-    lists = [(list_date(e), e) for e in entries if e.kind == "list" and e.new_rating is not None and list_date(e)]
+    events = [
+        (e.end_date or e.start_date, e)
+        for e in entries
+        if e.kind == "event" and e.new_rating is not None and (e.end_date or e.start_date)
+    ]
+    lists = [
+        (list_date(e), e)
+        for e in entries
+        if e.kind == "list" and e.new_rating is not None and list_date(e)
+    ]
     if not events and not lists:
         return None
     dates = [d for d, _ in events + lists]
@@ -124,9 +137,14 @@ def rating_chart(entries: Sequence[HistoryEntry], *, name: str, width: int = 640
         return round(top + (high - value) / (high - low) * (bottom - top), 1)
 
     points = [
-        Point(x(d), y(e.new_rating), d, e.new_rating,  # type: ignore[arg-type]
-              f"{e.name or e.event_id or 'event'}, {d.isoformat()}: rating {e.new_rating}"
-              + (" (projected)" if e.projection else ""))
+        Point(
+            x(d),
+            y(e.new_rating),
+            d,
+            e.new_rating,  # type: ignore[arg-type]
+            f"{e.name or e.event_id or 'event'}, {d.isoformat()}: rating {e.new_rating}"
+            + (" (projected)" if e.projection else ""),
+        )
         for d, e in events
     ]
     line = " ".join(f"{p.x},{p.y}" for p in points) if len(points) > 1 else ""
@@ -145,5 +163,18 @@ def rating_chart(entries: Sequence[HistoryEntry], *, name: str, width: int = 640
         + (f", {len(lists)} published lists" if lists else "")
         + f"; ratings from {min(ratings)} to {max(ratings)}."  # type: ignore[type-var]
     )
-    return Chart(width, height, left, top, right, bottom, points, line, steps, x_ticks, y_ticks,
-                 title=f"Rating history of {name}", description=description)
+    return Chart(
+        width,
+        height,
+        left,
+        top,
+        right,
+        bottom,
+        points,
+        line,
+        steps,
+        x_ticks,
+        y_ticks,
+        title=f"Rating history of {name}",
+        description=description,
+    )

@@ -44,7 +44,9 @@ def check_pool(system: str, pool: str) -> None:
     if system not in SYSTEMS:
         raise NotFound(f"unknown system {system!r} (known: {', '.join(SYSTEMS)})")
     if pool not in POOLS[system]:
-        raise NotFound(f"unknown pool {pool!r} of system {system} (known: {', '.join(POOLS[system])})")
+        raise NotFound(
+            f"unknown pool {pool!r} of system {system} (known: {', '.join(POOLS[system])})"
+        )
 
 
 def is_page(request: Request) -> bool:
@@ -60,9 +62,19 @@ def is_page(request: Request) -> bool:
 
 def problem(request: Request, status: int, error: str, message: str) -> Response:
     if is_page(request):
-        title = {404: "Not found", 400: "Bad request", 405: "Method not allowed"}.get(status, "Error")
-        return Response(render("error.html", title=title, message=message, status=status), status, media_type=HTML)
-    body: msgspec.Struct = ApiError(error=error, message=message) if status < 405 else ServerError(error=error, message=message)  # type: ignore[arg-type]
+        title = {404: "Not found", 400: "Bad request", 405: "Method not allowed"}.get(
+            status, "Error"
+        )
+        return Response(
+            render("error.html", title=title, message=message, status=status),
+            status,
+            media_type=HTML,
+        )
+    body: msgspec.Struct = (
+        ApiError(error=error, message=message)
+        if status < 405
+        else ServerError(error=error, message=message)
+    )  # type: ignore[arg-type]
     return Response(msgspec.json.encode(body), status, media_type=JSON)
 
 
@@ -84,7 +96,9 @@ async def http_error(request: Request, exc: HTTPException) -> Response:
     if exc.status_code == 404:
         return problem(request, 404, "not_found", f"no such path: {request.url.path}")
     if exc.status_code == 405:
-        return problem(request, 405, "method_not_allowed", f"{request.method} is not allowed here (GET only)")
+        return problem(
+            request, 405, "method_not_allowed", f"{request.method} is not allowed here (GET only)"
+        )
     return problem(request, 400, "bad_request", str(exc.detail))
 
 
@@ -115,7 +129,9 @@ class CatchAll:
             log.exception("http request failed", method=scope.get("method"), path=scope.get("path"))
             if started:
                 raise  # the answer is half sent: the server can only cut the connection
-            body = msgspec.json.encode(ServerError(error="internal", message="internal error; see the service's log"))
+            body = msgspec.json.encode(
+                ServerError(error="internal", message="internal error; see the service's log")
+            )
             await Response(body, 500, media_type=JSON)(scope, receive, send)
 
 

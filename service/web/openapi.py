@@ -32,8 +32,12 @@ def components() -> dict[str, Any]:
 def document(app: FastAPI) -> dict[str, Any]:
     """The document, built once and kept (FastAPI's `app.openapi` contract)."""
     if app.openapi_schema is None:
-        spec = get_openapi(title="rating-service read API", version=version(), description=DESCRIPTION,
-                           routes=app.routes)
+        spec = get_openapi(
+            title="rating-service read API",
+            version=version(),
+            description=DESCRIPTION,
+            routes=app.routes,
+        )
         for operations in spec.get("paths", {}).values():
             for operation in operations.values():
                 operation.get("responses", {}).pop("422", None)

@@ -28,19 +28,25 @@ PER_GAME = ("opponents", "games", "segments")
 async def home(request: Request) -> Response:
     found = await reads_of(request).pools()
     updates = [p.last_update for p in found.pools if p.last_update is not None]
-    return cached(request, render("home.html", pools=found.pools), HTML, max(updates) if updates else None)
+    return cached(
+        request, render("home.html", pools=found.pools), HTML, max(updates) if updates else None
+    )
 
 
 @router.get("/pools/{system}/{pool}")
 async def pool_list(
-    request: Request, system: str, pool: str,
+    request: Request,
+    system: str,
+    pool: str,
     offset: Annotated[int, Query(ge=0)] = 0,
     q: Annotated[str | None, Query(max_length=100)] = None,
     unrated: bool = False,
 ) -> Response:
     check_pool(system, pool)
     reads = reads_of(request)
-    page = await reads.players(system, pool, limit=PAGE_SIZE, offset=offset, q=q or None, unrated=unrated)
+    page = await reads.players(
+        system, pool, limit=PAGE_SIZE, offset=offset, q=q or None, unrated=unrated
+    )
     if page is None:
         raise NotFound(f"no players in pool {system}/{pool}")
     previous = max(offset - PAGE_SIZE, 0) if offset > 0 else None

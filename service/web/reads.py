@@ -14,7 +14,14 @@ class Reads(Protocol):
     async def pools(self) -> PoolList: ...
 
     async def players(
-        self, system: str, pool: str, *, limit: int = 50, offset: int = 0, q: str | None = None, unrated: bool = False
+        self,
+        system: str,
+        pool: str,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        q: str | None = None,
+        unrated: bool = False,
     ) -> PlayerList | None:
         """None: no players in that pool."""
 

@@ -39,7 +39,11 @@ def when(value: dt.date | dt.datetime | None) -> str:
     if value is None:
         return ""
     if isinstance(value, dt.datetime):
-        return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if value.tzinfo else value.strftime("%Y-%m-%d %H:%M")
+        return (
+            value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+            if value.tzinfo
+            else value.strftime("%Y-%m-%d %H:%M")
+        )
     return value.isoformat()
 
 
@@ -50,7 +54,9 @@ def segment(text: str) -> str:
 
 def query_of(query: dict[str, Any]) -> dict[str, Any]:
     """The query's arguments that are set (true as `true`)."""
-    return {k: "true" if v is True else v for k, v in query.items() if v not in (None, "", False, 0)}
+    return {
+        k: "true" if v is True else v for k, v in query.items() if v not in (None, "", False, 0)
+    }
 
 
 def pool_url(system: str, pool: str, **query: Any) -> str:

@@ -43,8 +43,16 @@ class HttpServer:
         self.host = host
         self.port = port
         self.config = uvicorn.Config(
-            app, host=host, port=port, log_config=None, access_log=False, lifespan="off", http="auto", ws="none",
-            server_header=False, timeout_graceful_shutdown=GRACE_SECONDS,
+            app,
+            host=host,
+            port=port,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            http="auto",
+            ws="none",
+            server_header=False,
+            timeout_graceful_shutdown=GRACE_SECONDS,
         )
         self.server = uvicorn.Server(self.config)
         self._socket: socket.socket | None = None

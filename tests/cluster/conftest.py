@@ -5,7 +5,7 @@ prefix of each test's own, its keys deleted after on every master."""
 from __future__ import annotations
 
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

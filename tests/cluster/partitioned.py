@@ -33,7 +33,9 @@ def partition_of(settings: Settings, message: dict) -> Partition:
     return settings.layout.route(system, message.get("pool") or DEFAULT_POOL[system])
 
 
-def lists_by_partition(settings: Settings, records: list[PlayerRecord] | None = None) -> dict[str, list[PlayerRecord]]:
+def lists_by_partition(
+    settings: Settings, records: list[PlayerRecord] | None = None
+) -> dict[str, list[PlayerRecord]]:
     """The starting records (default: the season's lists), by input stream."""
     found: dict[str, list[PlayerRecord]] = {}
     for record in starting_lists() if records is None else records:
@@ -42,8 +44,8 @@ def lists_by_partition(settings: Settings, records: list[PlayerRecord] | None = 
 
 
 async def load_lists(client, settings: Settings, records: list[PlayerRecord] | None = None) -> None:
-    for stream, records in lists_by_partition(settings, records).items():
-        await import_records(client, StreamKeys(stream), records)
+    for stream, partition in lists_by_partition(settings, records).items():
+        await import_records(client, StreamKeys(stream), partition)
 
 
 async def publish_routed(client, settings: Settings, messages: list[dict]) -> dict[str, list[str]]:
@@ -51,7 +53,9 @@ async def publish_routed(client, settings: Settings, messages: list[dict]) -> di
     ids: dict[str, list[str]] = {}
     for message in messages:
         stream = partition_of(settings, message).input
-        ids.setdefault(stream, []).append((await client.xadd(stream, {"__data__": json.dumps(message)})).decode())
+        ids.setdefault(stream, []).append(
+            (await client.xadd(stream, {"__data__": json.dumps(message)})).decode()
+        )
     return ids
 
 
@@ -75,22 +79,31 @@ async def wait_applied(client, settings: Settings, streams, timeout: float = 60.
             if cursor == last and pending == 0:
                 break
             if time.monotonic() > deadline:
-                raise AssertionError(f"{stream} not applied in {timeout} s: cursor {cursor!r}, last {last!r}, "
-                                     f"pending {pending}")
+                raise AssertionError(
+                    f"{stream} not applied in {timeout} s: cursor {cursor!r}, last {last!r}, "
+                    f"pending {pending}"
+                )
             await asyncio.sleep(0.1)
 
 
 async def stored(client, stream: str) -> dict[tuple, PlayerRecord]:
     records = {}
-    async for key in client.scan_iter(match=glob_escape(StreamKeys(stream).players("", ""))[:-1] + "*"):
+    async for key in client.scan_iter(
+        match=glob_escape(StreamKeys(stream).players("", ""))[:-1] + "*"
+    ):
         for raw in (await client.hgetall(key)).values():
             record = msgspec.json.decode(raw, type=PlayerRecord)
             records[(record.system, record.pool, record.id)] = record
     return records
 
 
-async def check_partitions(client, settings: Settings, messages: list[dict], tmp_path: Path,
-                           start: list[PlayerRecord] | None = None) -> None:
+async def check_partitions(
+    client,
+    settings: Settings,
+    messages: list[dict],
+    tmp_path: Path,
+    start: list[PlayerRecord] | None = None,
+) -> None:
     """Every partition that was sent messages: applied, once each, in order, records equal to
     the offline re-rate of its entries from `start` (default: the season's lists); nothing
     dead-lettered, pending or half counted."""
@@ -104,13 +117,21 @@ async def check_partitions(client, settings: Settings, messages: list[dict], tmp
         entries = await client.xrange(stream)
         folder = tmp_path / partition.name
         folder.mkdir(exist_ok=True)
-        assert await stored(client, stream) == offline_records(entries, folder, lists.get(stream, []))
-        produced = [msgspec.json.decode(f[b"__data__"], type=RatingsUpdated)
-                    for _, f in await client.xrange(partition.output)]
+        assert await stored(client, stream) == offline_records(
+            entries, folder, lists.get(stream, [])
+        )
+        produced = [
+            msgspec.json.decode(f[b"__data__"], type=RatingsUpdated)
+            for _, f in await client.xrange(partition.output)
+        ]
         expected = [m["event_id"] for m in mine if "event_id" in m]
-        assert [o.event_id for o in produced if o.kind == "event"] == expected  # once each, in order
-        letters = [msgspec.json.decode(f[b"__data__"], type=EventRejected)
-                   for _, f in await client.xrange(partition.dead_letter)]
+        assert [
+            o.event_id for o in produced if o.kind == "event"
+        ] == expected  # once each, in order
+        letters = [
+            msgspec.json.decode(f[b"__data__"], type=EventRejected)
+            for _, f in await client.xrange(partition.dead_letter)
+        ]
         assert letters == []
         keys = StreamKeys(stream)
         cursor = entry_order((await client.get(keys.cursor)).decode())
@@ -125,8 +146,13 @@ def serve_on(settings: Settings, http_port: int = 0) -> Services:
     """`rating-service serve` processes on `settings` (its partition layout too); HTTP on
     127.0.0.1:`http_port` (0: none)."""
     services = Services(settings, command=SERVE)
-    services.env.update({"RATING_PARTITIONS": settings.partitions, "RATING_HTTP_PORT": str(http_port),
-                         "RATING_HTTP_HOST": "127.0.0.1"})
+    services.env.update(
+        {
+            "RATING_PARTITIONS": settings.partitions,
+            "RATING_HTTP_PORT": str(http_port),
+            "RATING_HTTP_HOST": "127.0.0.1",
+        }
+    )
     return services
 
 

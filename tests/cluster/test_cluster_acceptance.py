@@ -33,7 +33,12 @@ from tests.integration.processes import ROOT, Services
 pytestmark = pytest.mark.integration
 SERVE = ("-m", "service", "serve")
 # (case, id tag, the pool it is moved to): four cases, four partitions.
-PLAN = (("cfc", "cr.", None), ("cfc", "ca.", "active"), ("fide-close", "fs.", None), ("naspa", "na.", None))
+PLAN = (
+    ("cfc", "cr.", None),
+    ("cfc", "ca.", "active"),
+    ("fide-close", "fs.", None),
+    ("naspa", "na.", None),
+)
 
 
 def pool_of(message: dict) -> str:
@@ -52,18 +57,30 @@ def season(seed: int) -> tuple[list[tuple[int, dict]], list[Workload], list[Mode
         case, messages = made.case, [m for m in made.messages if pool_of(m) in made.case.pools]
         if moved_to is not None:
             messages = [{**m, "pool": moved_to} for m in messages]
-            case = dataclasses.replace(case, pools=(moved_to,),
-                                       start=tuple(msgspec.structs.replace(r, pool=moved_to) for r in case.start))
+            case = dataclasses.replace(
+                case,
+                pools=(moved_to,),
+                start=tuple(msgspec.structs.replace(r, pool=moved_to) for r in case.start),
+            )
         workloads.append(Workload(case, messages))
     merged = interleave(choose, workloads)
     models = [Model() for _ in workloads]
-    expected = [models[i].apply(decode_input(msgspec.json.encode(m)), n) for n, (i, m) in enumerate(merged, 1)]
+    expected = [
+        models[i].apply(decode_input(msgspec.json.encode(m)), n)
+        for n, (i, m) in enumerate(merged, 1)
+    ]
     return merged, workloads, models, expected
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "service", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 async def until(check, timeout: float = 60.0) -> None:
@@ -74,7 +91,9 @@ async def until(check, timeout: float = 60.0) -> None:
 
 
 async def test_scale_out_on_a_cluster(redis_cluster, cluster_prefix, tmp_path):
-    settings = settings_for(redis_cluster.url, cluster_prefix, partitions="domains", batch_size=8, lease_ms=2000)
+    settings = settings_for(
+        redis_cluster.url, cluster_prefix, partitions="domains", batch_size=8, lease_ms=2000
+    )
     layout = settings.layout
     merged, workloads, models, expected = season(seed=19)
     services = Services(settings, command=SERVE)
@@ -90,7 +109,9 @@ async def test_scale_out_on_a_cluster(redis_cluster, cluster_prefix, tmp_path):
         services.start()
 
         async def publish(chunk: list[tuple[int, dict]]) -> None:
-            async with client.pipeline(transaction=False) as pipe:  # plain XADDs to the documented streams
+            async with client.pipeline(
+                transaction=False
+            ) as pipe:  # plain XADDs to the documented streams
                 for _, message in chunk:
                     stream = layout.route(message["system"], pool_of(message)).input
                     pipe.xadd(stream, {"__data__": json.dumps(message)})
@@ -101,7 +122,9 @@ async def test_scale_out_on_a_cluster(redis_cluster, cluster_prefix, tmp_path):
         await publish(merged[:third])
         await until(lambda: client.xlen(fide.output))  # committing there: move its slot now
         await asyncio.to_thread(redis_cluster.move_key_slot, fide.input, batch=3, pause=0.01)
-        services.kill(first)  # SIGKILL, mid-season: its partitions go to the other replica, then back
+        services.kill(
+            first
+        )  # SIGKILL, mid-season: its partitions go to the other replica, then back
         services.start()
         await publish(merged[third : 2 * third])
         await until(lambda: client.xlen(naspa.output))
@@ -109,18 +132,31 @@ async def test_scale_out_on_a_cluster(redis_cluster, cluster_prefix, tmp_path):
         await publish(merged[2 * third :])
         # A CFC event on the FIDE rapid partition's stream (no traffic of its own).
         wrong = layout.route("fide", "rapid")
-        cfc_event = next(m for _, m in merged if m["schema"] == "event.finished/v1" and m["system"] == "cfc")
-        await client.xadd(wrong.input, {"__data__": json.dumps({**cfc_event, "event_id": "misrouted-1"})})
+        cfc_event = next(
+            m for _, m in merged if m["schema"] == "event.finished/v1" and m["system"] == "cfc"
+        )
+        await client.xadd(
+            wrong.input, {"__data__": json.dumps({**cfc_event, "event_id": "misrouted-1"})}
+        )
 
         used = [layout.route(w.case.system, w.case.pools[0]) for w in workloads]
         await wait_applied(client, settings, [p.input for p in used] + [wrong.input], timeout=120)
         for partition in dict.fromkeys(used):
             mine = [n for n, p in enumerate(used) if p is partition]
             picked = [(k, m) for k, (i, m) in enumerate(merged) if i in mine]
-            part = Mixed([workloads[i] for i in mine], [m for _, m in picked], [expected[k] for k, _ in picked],
-                         [models[i] for i in mine])
-            own = settings_for(redis_cluster.url, cluster_prefix, input_streams=(partition.input,),
-                               output_stream=partition.output, dead_letter_stream=partition.dead_letter)
+            part = Mixed(
+                [workloads[i] for i in mine],
+                [m for _, m in picked],
+                [expected[k] for k, _ in picked],
+                [models[i] for i in mine],
+            )
+            own = settings_for(
+                redis_cluster.url,
+                cluster_prefix,
+                input_streams=(partition.input,),
+                output_stream=partition.output,
+                dead_letter_stream=partition.dead_letter,
+            )
             folder = tmp_path / partition.name
             folder.mkdir()
             await check_against_offline_and_fold(client, own, part, folder)

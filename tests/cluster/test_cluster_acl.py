@@ -10,8 +10,13 @@ from redis.exceptions import NoPermissionError
 
 from service.runtime.connection import connect
 from service.runtime.reads import ReadModel
-from tests.cluster.partitioned import check_partitions, load_lists, mixed_season, publish_routed
-from tests.cluster.partitioned import serve_on
+from tests.cluster.partitioned import (
+    check_partitions,
+    load_lists,
+    mixed_season,
+    publish_routed,
+    serve_on,
+)
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT
 
@@ -20,10 +25,16 @@ pytestmark = pytest.mark.integration
 
 def cluster_acl_rule(prefix: str, password: str) -> list[str]:
     """The README's rule for a cluster, on this test's stream names."""
-    line = next(line for line in (ROOT / "README.md").read_text().splitlines()
-                if "ACL SETUSER rating-service" in line and "+cluster|slots" in line)
-    names = {"events.finished": f"{prefix}.events", "ratings.updated": f"{prefix}.ratings",
-             "events.rejected": f"{prefix}.rejected"}
+    line = next(
+        line
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if "ACL SETUSER rating-service" in line and "+cluster|slots" in line
+    )
+    names = {
+        "events.finished": f"{prefix}.events",
+        "ratings.updated": f"{prefix}.ratings",
+        "events.rejected": f"{prefix}.rejected",
+    }
     rule = []
     for word in line.split("ACL SETUSER ", 1)[1].split():
         for old, new in names.items():
@@ -32,8 +43,9 @@ def cluster_acl_rule(prefix: str, password: str) -> list[str]:
     return rule
 
 
-async def test_the_readme_rule_runs_the_service_on_a_cluster_and_nothing_more(redis_cluster, cluster_prefix,
-                                                                             tmp_path):
+async def test_the_readme_rule_runs_the_service_on_a_cluster_and_nothing_more(
+    redis_cluster, cluster_prefix, tmp_path
+):
     rule = cluster_acl_rule(cluster_prefix, "cl-pw")
     for node in redis_cluster.nodes:
         node.client().execute_command("ACL", "SETUSER", *rule)

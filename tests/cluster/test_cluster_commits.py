@@ -47,7 +47,9 @@ async def test_an_acl_without_cluster_info_is_told_what_to_allow(redis_cluster, 
         node.client().execute_command("ACL", "DELUSER", user)
 
 
-async def test_domains_layout_commits_on_every_partition(client, redis_cluster, cluster_prefix, tmp_path):
+async def test_domains_layout_commits_on_every_partition(
+    client, redis_cluster, cluster_prefix, tmp_path
+):
     settings = settings_for(redis_cluster.url, cluster_prefix, partitions="domains", batch_size=8)
     await load_lists(client, settings)
     messages = mixed_season(60, seed=3)
@@ -63,7 +65,10 @@ async def test_domains_layout_commits_on_every_partition(client, redis_cluster, 
 
 
 async def test_a_slot_moved_while_commits_run_loses_nothing_and_rates_nothing_twice(
-    client, redis_cluster, cluster_prefix, tmp_path,
+    client,
+    redis_cluster,
+    cluster_prefix,
+    tmp_path,
 ):
     settings = settings_for(redis_cluster.url, cluster_prefix, partitions="domains", batch_size=2)
     stream = settings.layout.route("cfc", "regular").input
@@ -72,7 +77,9 @@ async def test_a_slot_moved_while_commits_run_loses_nothing_and_rates_nothing_tw
     ids = [(await client.xadd(stream, {"__data__": json.dumps(e)})).decode() for e in events]
     processor = StreamProcessor(client, settings, stream, default_registry())
     await processor.ensure_group()
-    await client.xreadgroup(settings.group, "c1", {stream: ">"})  # delivered: pending until committed
+    await client.xreadgroup(
+        settings.group, "c1", {stream: ">"}
+    )  # delivered: pending until committed
     slot = redis_cluster.slot_of(stream)
     first_owner = redis_cluster.owner(slot).port
 
@@ -83,9 +90,13 @@ async def test_a_slot_moved_while_commits_run_loses_nothing_and_rates_nothing_tw
 
     async def move_around() -> list[int]:
         owners = []
-        for _ in range(4):  # around the three masters and on: keys moved two at a time, ASK meanwhile
+        for _ in range(
+            4
+        ):  # around the three masters and on: keys moved two at a time, ASK meanwhile
             await asyncio.sleep(0.05)
-            moved = await asyncio.to_thread(redis_cluster.move_slot, slot, None, batch=2, pause=0.01)
+            moved = await asyncio.to_thread(
+                redis_cluster.move_slot, slot, None, batch=2, pause=0.01
+            )
             owners.append(moved.port)
         return owners
 

@@ -10,8 +10,14 @@ import pytest
 
 from service.bench.localcluster import LocalCluster
 from service.runtime.connection import connect
-from tests.cluster.partitioned import check_partitions, load_lists, mixed_season, publish_routed
-from tests.cluster.partitioned import serve_on, until
+from tests.cluster.partitioned import (
+    check_partitions,
+    load_lists,
+    mixed_season,
+    publish_routed,
+    serve_on,
+    until,
+)
 from tests.integration.helpers import settings_for
 
 pytestmark = pytest.mark.integration
@@ -27,7 +33,9 @@ def cluster_with_replicas():
         cluster.stop()
 
 
-async def test_a_master_failing_over_while_the_service_commits(cluster_with_replicas, cluster_prefix, tmp_path):
+async def test_a_master_failing_over_while_the_service_commits(
+    cluster_with_replicas, cluster_prefix, tmp_path
+):
     cluster = cluster_with_replicas
     probe = settings_for(cluster.url, cluster_prefix, partitions="domains")
     fide = probe.layout.route("fide", "standard").input

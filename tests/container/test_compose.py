@@ -24,8 +24,8 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import msgspec
 import pytest
@@ -48,8 +48,15 @@ IDLE_S = 11  # the subscriber must outlive this much idle stream (watch used to 
 
 def _answers(env: dict[str, str]) -> bool:
     try:
-        return subprocess.run(["docker", "version", "--format", "{{.Server.Version}}"], env=env,
-                              capture_output=True, timeout=20).returncode == 0
+        return (
+            subprocess.run(
+                ["docker", "version", "--format", "{{.Server.Version}}"],
+                env=env,
+                capture_output=True,
+                timeout=20,
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -72,7 +79,10 @@ def find_engine() -> tuple[dict[str, str] | None, str]:
         tried.append(env["DOCKER_HOST"])
         if _answers(env):
             return env, ""
-    return None, f"no Docker engine answers ({', '.join(tried)}); .ci/run starts one with ../shared/tools/docker-local.sh"
+    return (
+        None,
+        f"no Docker engine answers ({', '.join(tried)}); .ci/run starts one with ../shared/tools/docker-local.sh",
+    )
 
 
 def free_port() -> int:
@@ -89,27 +99,51 @@ class Stack:
         self.project = f"rating-ct-{suffix}"
         self.image = f"rating-service:ct-{suffix}"
         self.redis_port, self.http_ports = free_port(), (free_port(), free_port())
-        self.env = {**env, "HOST_REDIS_PORT": str(self.redis_port), "HOST_HTTP_PORT_1": str(self.http_ports[0]),
-                    "HOST_HTTP_PORT_2": str(self.http_ports[1])}
+        self.env = {
+            **env,
+            "HOST_REDIS_PORT": str(self.redis_port),
+            "HOST_HTTP_PORT_1": str(self.http_ports[0]),
+            "HOST_HTTP_PORT_2": str(self.http_ports[1]),
+        }
         # The test's own image tag (other checkouts may build rating-service:latest meanwhile),
         # and a 1 s health check interval (the image's 10 s would only slow the demo's start).
         self.override = workdir / "compose.test.yaml"
-        services = {name: {"image": self.image} for name in ("rating-service-1", "rating-service-2", "demo-producer",
-                                                             "demo-subscriber")}
+        services = {
+            name: {"image": self.image}
+            for name in ("rating-service-1", "rating-service-2", "demo-producer", "demo-subscriber")
+        }
         for name in ("rating-service-1", "rating-service-2"):
             services[name]["healthcheck"] = {"interval": "1s"}
         self.override.write_text(json.dumps({"services": services}))
         self.redis_url = f"redis://127.0.0.1:{self.redis_port}/0"
 
-    def run(self, *args: str, timeout: float = 300, check: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run(list(args), cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout)
+    def run(
+        self, *args: str, timeout: float = 300, check: bool = True
+    ) -> subprocess.CompletedProcess:
+        done = subprocess.run(
+            list(args), cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout
+        )
         if check and done.returncode != 0:
-            raise AssertionError(f"{' '.join(args)}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+            raise AssertionError(
+                f"{' '.join(args)}: exit {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+            )
         return done
 
     def compose(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
-        return self.run("docker", "compose", "-p", self.project, "-f", "compose.yaml",
-                        "-f", "deploy/compose.host-network.yaml", "-f", str(self.override), *args, **kwargs)
+        return self.run(
+            "docker",
+            "compose",
+            "-p",
+            self.project,
+            "-f",
+            "compose.yaml",
+            "-f",
+            "deploy/compose.host-network.yaml",
+            "-f",
+            str(self.override),
+            *args,
+            **kwargs,
+        )
 
     def container(self, service: str) -> str:
         ids = self.compose("--profile", "demo", "ps", "-a", "-q", service).stdout.split()
@@ -117,7 +151,11 @@ class Stack:
         return ids[0]
 
     def state(self, service: str) -> dict:
-        return json.loads(self.run("docker", "inspect", "--format", "{{json .State}}", self.container(service)).stdout)
+        return json.loads(
+            self.run(
+                "docker", "inspect", "--format", "{{json .State}}", self.container(service)
+            ).stdout
+        )
 
     def logs(self, service: str) -> subprocess.CompletedProcess:
         return self.run("docker", "logs", self.container(service))
@@ -126,7 +164,9 @@ class Stack:
         return self.compose("--profile", "demo", "logs", "--no-color", check=False).stdout[-6000:]
 
     def down(self) -> None:
-        self.compose("--profile", "demo", "down", "-v", "--remove-orphans", "--timeout", "20", check=False)
+        self.compose(
+            "--profile", "demo", "down", "-v", "--remove-orphans", "--timeout", "20", check=False
+        )
         self.run("docker", "image", "rm", self.image, check=False)
 
 
@@ -134,7 +174,9 @@ def wait_ready(port: int, deadline: float) -> str:
     last = "no answer"
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/ready", timeout=2) as reply:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{port}/health/ready", timeout=2
+            ) as reply:
                 if reply.status == 200:
                     return reply.read().decode()
         except (urllib.error.URLError, OSError) as exc:
@@ -148,12 +190,26 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
     env, why = find_engine()
     if env is None:
         pytest.skip(why)
-    if subprocess.run(["docker", "compose", "version"], env=env, capture_output=True).returncode != 0:
+    if (
+        subprocess.run(["docker", "compose", "version"], env=env, capture_output=True).returncode
+        != 0
+    ):
         pytest.fail("a Docker engine answers but `docker compose` (Compose v2) is missing")
     s = Stack(env, tmp_path_factory.mktemp("compose"))
     try:
         started = time.monotonic()
-        s.run("docker", "build", "--network", "host", "-f", "deploy/Dockerfile", "-t", s.image, ".", timeout=900)
+        s.run(
+            "docker",
+            "build",
+            "--network",
+            "host",
+            "-f",
+            "deploy/Dockerfile",
+            "-t",
+            s.image,
+            ".",
+            timeout=900,
+        )
         s.built_s = time.monotonic() - started
         s.compose("up", "-d", "--no-build")
         deadline = time.monotonic() + 120
@@ -175,7 +231,10 @@ def demo(stack: Stack) -> dict:
     client = redis.Redis.from_url(stack.redis_url)
     try:
         deadline = time.monotonic() + 60
-        while sum(client.xlen(p.output) for p in layout.partitions) < len(DEMO_MESSAGES) and time.monotonic() < deadline:
+        while (
+            sum(client.xlen(p.output) for p in layout.partitions) < len(DEMO_MESSAGES)
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.2)
         entries = [entry for p in layout.partitions for entry in client.xrange(p.output)]
         rejected = [entry for p in layout.partitions for entry in client.xrange(p.dead_letter)]
@@ -196,11 +255,19 @@ def demo(stack: Stack) -> dict:
 def offline_rate(tmp_path: Path) -> list[dict]:
     """`rating-service rate` of the demo's messages, in its order, from all example lists."""
     events = tmp_path / "demo.jsonl"
-    events.write_text("".join(json.dumps(json.loads((EXAMPLES / name).read_text())) + "\n" for name in DEMO_MESSAGES))
+    events.write_text(
+        "".join(
+            json.dumps(json.loads((EXAMPLES / name).read_text())) + "\n" for name in DEMO_MESSAGES
+        )
+    )
     ratings = tmp_path / "lists.jsonl"
     ratings.write_text("".join(p.read_text() for p in sorted(EXAMPLES.glob("*-ratings.jsonl"))))
-    done = subprocess.run([sys.executable, "-m", "service", "rate", str(events), "--ratings", str(ratings)],
-                          cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "service", "rate", str(events), "--ratings", str(ratings)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in done.stdout.splitlines()]
 
@@ -210,7 +277,9 @@ def test_both_replicas_answer_ready(stack):
     # Docker's own check too: the override's, on each replica's port (the image's asks 8080).
     for service in ("rating-service-1", "rating-service-2"):
         deadline = time.monotonic() + 30
-        while (state := stack.state(service))["Health"]["Status"] == "starting" and time.monotonic() < deadline:
+        while (state := stack.state(service))["Health"][
+            "Status"
+        ] == "starting" and time.monotonic() < deadline:
             time.sleep(0.5)
         assert state["Running"] and state["Health"]["Status"] == "healthy", state
 
@@ -225,11 +294,16 @@ def test_the_demo_figures_equal_the_offline_rate(demo, tmp_path):
         ("list", None, "fide", "standard"),
     ]
     # The entries the producer published are the ones rated, in order.
-    assert [o["source_id"] for o in outputs] == demo["producer"].split()[-len(DEMO_MESSAGES):]
+    assert [o["source_id"] for o in outputs] == demo["producer"].split()[-len(DEMO_MESSAGES) :]
     for got, want in zip(outputs, expected):
-        players = [(p["id"], p["old_rating"], p["new_rating"], p["change"], p["status"]) for p in got["players"]]
-        assert players == [(p["id"], p["old_rating"], p["new_rating"], p["change"], p["status"])
-                           for p in want["players"]]
+        players = [
+            (p["id"], p["old_rating"], p["new_rating"], p["change"], p["status"])
+            for p in got["players"]
+        ]
+        assert players == [
+            (p["id"], p["old_rating"], p["new_rating"], p["change"], p["status"])
+            for p in want["players"]
+        ]
         # And every other figure (details: K, bonuses, projections...) too; only source_id,
         # the input entry's id (a file line offline), differs.
         assert {**got, "source_id": None} == {**want, "source_id": None}
@@ -239,8 +313,13 @@ def test_the_demo_subscriber_outlives_an_idle_stream_and_printed_the_tables(stac
     time.sleep(max(0.0, demo["last_output"] + IDLE_S - time.monotonic()))
     state = stack.state("demo-subscriber")
     logs = stack.logs("demo-subscriber")
-    assert state["Running"], f"demo-subscriber stopped: {state}\n{logs.stdout[-2000:]}{logs.stderr[-2000:]}"
+    assert state["Running"], (
+        f"demo-subscriber stopped: {state}\n{logs.stdout[-2000:]}{logs.stderr[-2000:]}"
+    )
     assert logs.stderr == ""
-    tables = "".join(render(msgspec.json.decode(json.dumps(o), type=RatingsUpdated)) + "\n\n" for o in demo["outputs"])
+    tables = "".join(
+        render(msgspec.json.decode(json.dumps(o), type=RatingsUpdated)) + "\n\n"
+        for o in demo["outputs"]
+    )
     # watch follows every partition's stream: the partitions' messages may interleave.
     assert sorted(logs.stdout.split("\n\n")) == sorted(tables.split("\n\n"))

@@ -27,7 +27,9 @@ def _node() -> str:
     node = shutil.which("node")
     if node is None:
         pytest.skip("node not found: the AsyncAPI parser and Ajv checks need Node.js (18+)")
-    missing = [name for name in PACKAGES if not (HERE / "node_modules" / name / "package.json").exists()]
+    missing = [
+        name for name in PACKAGES if not (HERE / "node_modules" / name / "package.json").exists()
+    ]
     if missing:
         reason = f"node_modules not installed ({', '.join(missing)}): run `npm ci --ignore-scripts` in tests/contract"
         if os.environ.get("CI") and shutil.which("npm"):
@@ -40,7 +42,10 @@ def check(*files: Path) -> dict:
     """check.mjs's JSON report on the committed documents and the messages of `files`."""
     done = subprocess.run(
         [_node(), str(HERE / "check.mjs"), *map(str, files)],
-        cwd=HERE, capture_output=True, text=True, timeout=300,
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode in (0, 1), done.stderr[-3000:]
     report = json.loads(done.stdout)
@@ -54,9 +59,21 @@ def rate(tmp_path: Path, name: str, events: list[Path], ratings: Path) -> list[P
     source.write_text("".join(json.dumps(json.loads(p.read_text())) + "\n" for p in events))
     outputs, records = tmp_path / f"{name}-out.jsonl", tmp_path / f"{name}-records.jsonl"
     done = subprocess.run(
-        [sys.executable, "-m", "service", "rate", str(source), "--ratings", str(ratings),
-         "--out-ratings", str(records)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "rate",
+            str(source),
+            "--ratings",
+            str(ratings),
+            "--out-ratings",
+            str(records),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     outputs.write_text(done.stdout)
@@ -69,20 +86,30 @@ def report(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("contract")
     files = sorted(EXAMPLES.glob("*.json")) + sorted(EXAMPLES.glob("*.jsonl"))
     for system in ("cfc", "naspa"):
-        files += rate(tmp, system, [EXAMPLES / f"{system}-event.json"], EXAMPLES / f"{system}-ratings.jsonl")
-    files += rate(tmp, "fide", [EXAMPLES / "fide-event.json", EXAMPLES / "fide-period-closed.json"],
-                  EXAMPLES / "fide-ratings.jsonl")
+        files += rate(
+            tmp, system, [EXAMPLES / f"{system}-event.json"], EXAMPLES / f"{system}-ratings.jsonl"
+        )
+    files += rate(
+        tmp,
+        "fide",
+        [EXAMPLES / "fide-event.json", EXAMPLES / "fide-period-closed.json"],
+        EXAMPLES / "fide-ratings.jsonl",
+    )
     return check(*files)
 
 
 def test_asyncapi_document_passes_the_official_parser(report):
     assert report["asyncapi"]["parsed"]
-    serious = [d for d in report["asyncapi"]["diagnostics"] if d["severity"] in ("error", "warning")]
+    serious = [
+        d for d in report["asyncapi"]["diagnostics"] if d["severity"] in ("error", "warning")
+    ]
     assert serious == [], json.dumps(serious, indent=1)
 
 
 def test_json_schemas_compile_in_ajv_strict_mode(report):
-    assert sorted(report["schemas"]) == sorted(p.name for p in (ROOT / "schemas" / "json").glob("*.json"))
+    assert sorted(report["schemas"]) == sorted(
+        p.name for p in (ROOT / "schemas" / "json").glob("*.json")
+    )
     failed = {name: result for name, result in report["schemas"].items() if not result["ok"]}
     assert failed == {}, json.dumps(failed, indent=1)
 
@@ -91,7 +118,12 @@ def test_examples_and_rate_outputs_validate_against_their_schemas(report):
     invalid = [m for m in report["messages"] if not m["valid"]]
     assert invalid == [], json.dumps(invalid[:10], indent=1)
     kinds = {m["schema"] for m in report["messages"]}
-    assert kinds == {"event.finished/v1", "period.closed/v1", "ratings.updated/v1", "player.record/v1"}
+    assert kinds == {
+        "event.finished/v1",
+        "period.closed/v1",
+        "ratings.updated/v1",
+        "player.record/v1",
+    }
     assert report["ok"]
 
 

@@ -55,10 +55,16 @@ class Mixed:
         return [r for w in self.workloads for r in w.case.start]
 
 
-def mixed(seed: int, cases: tuple[str, ...] = ("cfc", "fide-close", "naspa"), events: int = 20,
-          extra: int = 24) -> Mixed:
+def mixed(
+    seed: int,
+    cases: tuple[str, ...] = ("cfc", "fide-close", "naspa"),
+    events: int = 20,
+    extra: int = 24,
+) -> Mixed:
     choose = Chooser(random.Random(seed))
-    workloads = [workload(choose, name, events, extra, tag=f"{name.replace('-', '')}.") for name in cases]
+    workloads = [
+        workload(choose, name, events, extra, tag=f"{name.replace('-', '')}.") for name in cases
+    ]
     merged = interleave(choose, workloads)
     models = [Model() for _ in workloads]
     expected = []
@@ -110,17 +116,35 @@ def offline(entries: list, start: list[PlayerRecord]) -> Offline:
     return Offline(ledger, produced, rejected)
 
 
-def rate_command(entries: list, start: list[PlayerRecord], tmp_path: Path) -> tuple[dict, list[RatingsUpdated]]:
+def rate_command(
+    entries: list, start: list[PlayerRecord], tmp_path: Path
+) -> tuple[dict, list[RatingsUpdated]]:
     """`rating-service rate --keep-going` over the entries: its final records and outputs."""
     events = tmp_path / "entries.jsonl"
     events.write_bytes(b"".join(fields[DATA_FIELD.encode()] + b"\n" for _, fields in entries))
     ratings = tmp_path / "start.jsonl"
     ratings.write_bytes(render_jsonl(start))
     final = tmp_path / "final.jsonl"
-    done = subprocess.run([sys.executable, "-m", "service", "rate", str(events), "--ratings", str(ratings),
-                           "--keep-going", "--out-ratings", str(final)], cwd=ROOT, capture_output=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "rate",
+            str(events),
+            "--ratings",
+            str(ratings),
+            "--keep-going",
+            "--out-ratings",
+            str(final),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+    )
     assert done.returncode == 0, done.stderr
-    records = [msgspec.json.decode(line, type=PlayerRecord) for line in final.read_bytes().splitlines()]
+    records = [
+        msgspec.json.decode(line, type=PlayerRecord) for line in final.read_bytes().splitlines()
+    ]
     produced = [msgspec.json.decode(line, type=RatingsUpdated) for line in done.stdout.splitlines()]
     return {(r.system, r.pool, r.id): r for r in records}, produced
 
@@ -151,8 +175,9 @@ def ledger_structures(ledger: MemoryLedger, keys: StreamKeys) -> dict:
     return found
 
 
-async def check_against_offline_and_fold(client, settings, m: Mixed, tmp_path: Path | None = None,
-                                         fold: bool = True) -> Offline:
+async def check_against_offline_and_fold(
+    client, settings, m: Mixed, tmp_path: Path | None = None, fold: bool = True
+) -> Offline:
     """The store, the output stream and the dead letters against the offline twin (and
     `rate` itself, with `tmp_path`) and against the date-order fold of the final events."""
     stream = settings.input_streams[0]
@@ -177,12 +202,21 @@ async def check_against_offline_and_fold(client, settings, m: Mixed, tmp_path: P
     # The design's own account: what the model expects of each entry, and the fold.
     ids = [text(i) for i, _ in entries]
     assert len(ids) == len(m.messages)
-    assert dead == [(ids[n], reason, path) for n, (what, reason, path) in enumerate(m.expected) if what == "rejected"]
+    assert dead == [
+        (ids[n], reason, path)
+        for n, (what, reason, path) in enumerate(m.expected)
+        if what == "rejected"
+    ]
     histories = await check_read_model(client, stream, twin.ledger)
     if fold:
         folded = date_order_fold(m.start, m.models, REGISTRY)
-        check_against_fold(stored.values(), last_per_event(produced), [o for o in produced if o.kind == "list"],
-                           m.models, folded)
+        check_against_fold(
+            stored.values(),
+            last_per_event(produced),
+            [o for o in produced if o.kind == "list"],
+            m.models,
+            folded,
+        )
         check_histories(lambda *who: histories[who], histories, folded)
     assert await pending(client, settings) == 0
     return twin
@@ -203,7 +237,11 @@ async def check_read_model(client, stream: str, ledger: MemoryLedger) -> dict:
     for (system, pool), records in ledger.records.items():
         page = await reads.players(system, pool, limit=10_000, unrated=True)
         assert page is not None
-        assert [p.id for p in page.players] == [r.id for r in sorted(records.values(), key=rank_order)]
+        assert [p.id for p in page.players] == [
+            r.id for r in sorted(records.values(), key=rank_order)
+        ]
         rated = sorted((r.rating for r in records.values() if r.rating is not None), reverse=True)
-        assert [p.rank for p in page.players if p.rating is not None] == [rated.index(r) + 1 for r in rated]
+        assert [p.rank for p in page.players if p.rating is not None] == [
+            rated.index(r) + 1 for r in rated
+        ]
     return histories

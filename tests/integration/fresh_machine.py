@@ -60,8 +60,14 @@ def main(spec_path: str) -> int:
 
     seen["default_address_answers"] = _answers(redis, "redis://127.0.0.1:6379/0")
     with open(log_path, "wb") as log:
-        shell = subprocess.Popen(["sh", "-c", spec["command"]], cwd=repo, env=env, stdout=log, stderr=log,
-                                 executable=spec["sh"])
+        shell = subprocess.Popen(
+            ["sh", "-c", spec["command"]],
+            cwd=repo,
+            env=env,
+            stdout=log,
+            stderr=log,
+            executable=spec["sh"],
+        )
     deadline = time.monotonic() + spec["install_timeout"]
     while time.monotonic() < deadline and shell.poll() is None and not ready(8080):
         time.sleep(0.5)
@@ -80,14 +86,20 @@ def main(spec_path: str) -> int:
     data_dir = Path(env["HOME"]) / ".local" / "share" / "rating-service"
     seen["url_file"] = (data_dir / "redis.url").read_text().strip()
     seen["server_alive_while_serving"] = alive(server_pid)
-    serve = [pid for pid in children(shell.pid) if "rating-service" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")]
+    serve = [
+        pid
+        for pid in children(shell.pid)
+        if "rating-service" in Path(f"/proc/{pid}/cmdline").read_text(errors="replace")
+    ]
     seen["serve_found"] = len(serve) == 1
 
     cli = str(repo / ".venv" / "bin" / "rating-service")
     examples = repo / "deploy" / "examples"
 
     def run(*args: str) -> dict:
-        done = subprocess.run([cli, *args], cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [cli, *args], cwd=repo, env=env, capture_output=True, text=True, timeout=60
+        )
         return {"code": done.returncode, "out": done.stdout, "err": done.stderr}
 
     seen["import"] = run("import", str(examples / "cfc-ratings.jsonl"), "--redis-url", url)
@@ -109,7 +121,11 @@ def main(spec_path: str) -> int:
     while alive(server_pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     seen["server_alive_after_stop"] = alive(server_pid)
-    seen["aof_files"] = sorted(p.name for p in (data_dir / "appendonlydir").glob("*")) if (data_dir / "appendonlydir").is_dir() else []
+    seen["aof_files"] = (
+        sorted(p.name for p in (data_dir / "appendonlydir").glob("*"))
+        if (data_dir / "appendonlydir").is_dir()
+        else []
+    )
     seen["data_dir_files"] = sorted(p.name for p in data_dir.iterdir()) if data_dir.is_dir() else []
     seen["stopped_line"] = "embedded server stopped" in log_path.read_text(errors="replace")
     print(json.dumps(seen))

@@ -17,17 +17,38 @@ NASPA_NEWCOMERS = [f"nnew{i}" for i in range(20)]
 def starting_lists() -> list[PlayerRecord]:
     """The three federations' lists before the season."""
     records = [
-        PlayerRecord(system="cfc", pool="regular", id=pid, rating=1000 + 30 * i, status="established",
-                     games=40, highest=1000 + 30 * i)
+        PlayerRecord(
+            system="cfc",
+            pool="regular",
+            id=pid,
+            rating=1000 + 30 * i,
+            status="established",
+            games=40,
+            highest=1000 + 30 * i,
+        )
         for i, pid in enumerate(CFC_PLAYERS)
     ]
     records += [
-        PlayerRecord(system="fide", pool="standard", id=pid, rating=1600 + 25 * i, status="established",
-                     games=60 + i, birth_year=1960 + i)
+        PlayerRecord(
+            system="fide",
+            pool="standard",
+            id=pid,
+            rating=1600 + 25 * i,
+            status="established",
+            games=60 + i,
+            birth_year=1960 + i,
+        )
         for i, pid in enumerate(FIDE_PLAYERS)
     ]
     records += [
-        PlayerRecord(system="naspa", pool="nwl", id=pid, rating=900 + 40 * i, status="established", games=20 + 5 * i)
+        PlayerRecord(
+            system="naspa",
+            pool="nwl",
+            id=pid,
+            rating=900 + 40 * i,
+            status="established",
+            games=20 + 5 * i,
+        )
         for i, pid in enumerate(NASPA_PLAYERS)
     ]
     return records
@@ -58,17 +79,30 @@ def season(count: int, seed: int, per_month: int = 120) -> list[dict]:
             if system == "cfc":
                 ids = rng.sample(CFC_PLAYERS, rng.choice([4, 6]))
             elif system == "fide":
-                ids = rng.sample(FIDE_PLAYERS, 4) + rng.sample(FIDE_NEWCOMERS, rng.choice([0, 0, 2]))
+                ids = rng.sample(FIDE_PLAYERS, 4) + rng.sample(
+                    FIDE_NEWCOMERS, rng.choice([0, 0, 2])
+                )
             else:
-                ids = rng.sample(NASPA_PLAYERS, 4) + rng.sample(NASPA_NEWCOMERS, rng.choice([0, 0, 2]))
+                ids = rng.sample(NASPA_PLAYERS, 4) + rng.sample(
+                    NASPA_NEWCOMERS, rng.choice([0, 0, 2])
+                )
             rounds = rng.randint(2, 4)
-            messages.append({
-                "schema": "event.finished/v1", "event_id": f"s{seed}-{made}", "system": system,
-                "name": f"{system} event {made}", "start_date": f"{period}-{day:02d}",
-                "end_date": f"{period}-{day + 2:02d}", "rounds": rounds,
-                "players": [{"id": i} for i in ids], "games": _round_robin(rng, ids, rounds),
-            })
+            messages.append(
+                {
+                    "schema": "event.finished/v1",
+                    "event_id": f"s{seed}-{made}",
+                    "system": system,
+                    "name": f"{system} event {made}",
+                    "start_date": f"{period}-{day:02d}",
+                    "end_date": f"{period}-{day + 2:02d}",
+                    "rounds": rounds,
+                    "players": [{"id": i} for i in ids],
+                    "games": _round_robin(rng, ids, rounds),
+                }
+            )
             made += 1
-        messages.append({"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": period})
+        messages.append(
+            {"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": period}
+        )
         month += 1
     return messages

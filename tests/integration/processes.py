@@ -29,8 +29,15 @@ ROOT = Path(__file__).resolve().parents[2]
 def club_list(players: int = 24) -> list[PlayerRecord]:
     """The club's established CFC players, 1200 to 2120."""
     return [
-        PlayerRecord(system="cfc", pool="regular", id=f"p{i}", rating=1200 + 40 * i, status="established",
-                     games=30, highest=1200 + 40 * i)
+        PlayerRecord(
+            system="cfc",
+            pool="regular",
+            id=f"p{i}",
+            rating=1200 + 40 * i,
+            status="established",
+            games=30,
+            highest=1200 + 40 * i,
+        )
         for i in range(players)
     ]
 
@@ -43,13 +50,23 @@ def random_events(count: int, seed: int, players: int = 24) -> list[dict]:
         ids = rng.sample([f"p{i}" for i in range(players)], 4)
         games = [
             {"round": r + 1, "a": a, "b": b, "score": rng.choice([0, 0.5, 1])}
-            for r, (a, b) in enumerate([(ids[0], ids[1]), (ids[2], ids[3]), (ids[0], ids[2]), (ids[1], ids[3])])
+            for r, (a, b) in enumerate(
+                [(ids[0], ids[1]), (ids[2], ids[3]), (ids[0], ids[2]), (ids[1], ids[3])]
+            )
         ]
-        events.append({
-            "schema": "event.finished/v1", "event_id": f"ev-{seed}-{n}", "system": "cfc",
-            "name": f"Club night {n}", "start_date": "2025-11-01", "end_date": "2025-11-01",
-            "rounds": 4, "players": [{"id": i} for i in ids], "games": games,
-        })
+        events.append(
+            {
+                "schema": "event.finished/v1",
+                "event_id": f"ev-{seed}-{n}",
+                "system": "cfc",
+                "name": f"Club night {n}",
+                "start_date": "2025-11-01",
+                "end_date": "2025-11-01",
+                "rounds": 4,
+                "players": [{"id": i} for i in ids],
+                "games": games,
+            }
+        )
     return events
 
 
@@ -85,7 +102,10 @@ class Services:
         log = tempfile.NamedTemporaryFile(prefix="rating-service-", suffix=".log", delete=False)
         process = subprocess.Popen(
             [sys.executable, *self.command],
-            cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=log,
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
         )
         log.close()
         self.log_files[process.pid] = Path(log.name)
@@ -120,20 +140,37 @@ async def log_containing(services: Services, process, text: str, timeout: float 
         await asyncio.sleep(0.1)
 
 
-def offline_records(entries, tmp_path: Path, start: list[PlayerRecord] | None = None) -> dict[tuple, PlayerRecord]:
+def offline_records(
+    entries, tmp_path: Path, start: list[PlayerRecord] | None = None
+) -> dict[tuple, PlayerRecord]:
     """`rating-service rate --keep-going` over the stream's own entries, in order."""
     events = tmp_path / "stream.jsonl"
     events.write_bytes(b"".join(fields[b"__data__"] + b"\n" for _, fields in entries))
     ratings = tmp_path / "list.jsonl"
-    ratings.write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in (club_list() if start is None else start)))
+    ratings.write_bytes(
+        b"".join(msgspec.json.encode(r) + b"\n" for r in (club_list() if start is None else start))
+    )
     final = tmp_path / "final.jsonl"
     done = subprocess.run(
-        [sys.executable, "-m", "service", "rate", str(events), "--ratings", str(ratings), "--keep-going",
-         "--out-ratings", str(final)],
-        cwd=ROOT, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "rate",
+            str(events),
+            "--ratings",
+            str(ratings),
+            "--keep-going",
+            "--out-ratings",
+            str(final),
+        ],
+        cwd=ROOT,
+        capture_output=True,
     )
     assert done.returncode == 0, done.stderr
-    records = [msgspec.json.decode(line, type=PlayerRecord) for line in final.read_bytes().splitlines()]
+    records = [
+        msgspec.json.decode(line, type=PlayerRecord) for line in final.read_bytes().splitlines()
+    ]
     return {(r.system, r.pool, r.id): r for r in records}
 
 
@@ -165,8 +202,12 @@ async def load_club(client, settings) -> None:
 
 
 async def check_final_state(
-    client, settings, events: list[dict], tmp_path: Path, start: list[PlayerRecord] | None = None,
-    services: "Services | None" = None,
+    client,
+    settings,
+    events: list[dict],
+    tmp_path: Path,
+    start: list[PlayerRecord] | None = None,
+    services: Services | None = None,
 ) -> None:
     """Everything applied; the records equal the offline twin's; one output per event, in
     order; nothing rejected, pending or half counted. With `services`, a failure to apply
@@ -177,14 +218,18 @@ async def check_final_state(
         if services is None:
             raise
         alive = [p.poll() is None for p in services.running]
-        raise AssertionError(f"{exc}; replicas alive: {alive}; logs:\n{services.logs()[-4000:]}") from None
+        raise AssertionError(
+            f"{exc}; replicas alive: {alive}; logs:\n{services.logs()[-4000:]}"
+        ) from None
     entries = await client.xrange(settings.input_streams[0])
     assert await stored_records(client, settings) == offline_records(entries, tmp_path, start)
     produced = [o for o in await outputs(client, settings) if o.kind == "event"]
     expected = [e["event_id"] for e in events if "event_id" in e]
     assert [o.event_id for o in produced] == expected  # once each, in order
     by_event = {e["event_id"]: i for i, e in enumerate(events) if "event_id" in e}
-    assert [o.source_id for o in produced] == [entries[by_event[o.event_id]][0].decode() for o in produced]
+    assert [o.source_id for o in produced] == [
+        entries[by_event[o.event_id]][0].decode() for o in produced
+    ]
     assert await rejections(client, settings) == []
     assert await pending(client, settings) == 0
     # No attempt count for an entry still to apply (a replica SIGKILLed right after counting
@@ -234,9 +279,24 @@ class PrivateRedis:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [server_binary().path, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
-             "--appendfsync", "always", "--dir", self.dir, *self.extra],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                server_binary().path,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--dir",
+                self.dir,
+                *self.extra,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
     def stop(self) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from service.runtime.app import ServiceFailed, serve
 from service.engine.registry import default_registry
+from service.runtime.app import ServiceFailed, serve
 from service.runtime.settings import load_settings
 from tests.engines import counting_registry
 

@@ -9,8 +9,14 @@ import socket
 
 
 class CuttingProxy:
-    def __init__(self, target_host: str, target_port: int, cut_on: bytes = b"", cut_occurrences: frozenset = frozenset(),
-                 stall_occurrences: frozenset = frozenset()):
+    def __init__(
+        self,
+        target_host: str,
+        target_port: int,
+        cut_on: bytes = b"",
+        cut_occurrences: frozenset = frozenset(),
+        stall_occurrences: frozenset = frozenset(),
+    ):
         """`cut_on` / `cut_occurrences`: also cut everything when a client sends the n-th
         command containing `cut_on` (n counted from 1), for each n in `cut_occurrences`;
         `stall_occurrences`: hold that command instead (never forwarded, never answered),
@@ -44,19 +50,25 @@ class CuttingProxy:
             sock = writer.get_extra_info("socket")
             if sock is not None:
                 try:
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+                    sock.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+                    )
                 except OSError:
                     pass
             writer.close()
         self.connections.clear()
         self.cuts += 1
 
-    async def cut_at_random(self, rng: random.Random, low: float, high: float, until: asyncio.Event) -> None:
+    async def cut_at_random(
+        self, rng: random.Random, low: float, high: float, until: asyncio.Event
+    ) -> None:
         while not until.is_set():
             await asyncio.sleep(rng.uniform(low, high))
             self.cut()
 
-    async def _accept(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
+    async def _accept(
+        self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter
+    ) -> None:
         try:
             upstream_reader, upstream_writer = await asyncio.open_connection(*self.target)
         except OSError:
@@ -64,14 +76,17 @@ class CuttingProxy:
             return
         self.connections.update((client_writer, upstream_writer))
         await asyncio.gather(
-            self._pipe(client_reader, upstream_writer, watch=True), self._pipe(upstream_reader, client_writer),
+            self._pipe(client_reader, upstream_writer, watch=True),
+            self._pipe(upstream_reader, client_writer),
             return_exceptions=True,
         )
         for writer in (client_writer, upstream_writer):
             self.connections.discard(writer)
             writer.close()
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, watch: bool = False) -> None:
+    async def _pipe(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, watch: bool = False
+    ) -> None:
         while True:
             data = await reader.read(65536)
             if not data:

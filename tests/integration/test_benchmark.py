@@ -31,22 +31,40 @@ async def test_ceiling_consumer_copies_each_entry_once_and_acks(redis_url, key_p
 
 
 def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
-    tiny = Sizes(runs=1, engine_runs=1, two_player_events=20, swiss_events=2, latency_seconds=0.5,
-                 memory_records=500, platform_players=100, cascade_players=100, cascade_events=20, scale_runs=1,
-                 scale_events=20, scale_players=50, cluster_events=20)
+    tiny = Sizes(
+        runs=1,
+        engine_runs=1,
+        two_player_events=20,
+        swiss_events=2,
+        latency_seconds=0.5,
+        memory_records=500,
+        platform_players=100,
+        cascade_players=100,
+        cascade_events=20,
+        scale_runs=1,
+        scale_events=20,
+        scale_players=50,
+        cluster_events=20,
+    )
     engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
     engines["fide_close"] = {"players": 1, "seconds": 1.0}
     engines["apply"] = {"system": "cfc", "us_per_event": 1.0, "stages_us": {"engine": 1.0}}
-    report = msgspec.json.decode(msgspec.json.encode(run(redis_url, True, sizes=tiny, engines=engines)))
+    report = msgspec.json.decode(
+        msgspec.json.encode(run(redis_url, True, sizes=tiny, engines=engines))
+    )
     assert {k: set(report[k]) for k in REPORT_KEYS} == REPORT_KEYS
-    assert set(report["service"]["two_player"]) == set(report["service"]["swiss_64x7"]) == SERVICE_KEYS
+    assert (
+        set(report["service"]["two_player"]) == set(report["service"]["swiss_64x7"]) == SERVICE_KEYS
+    )
     assert report["settings"]["redis"] == "given URL" and report["memory"]["records"] == 500
     names = [t["name"] for t in report["targets"]]
     assert len(names) == 22 and names[:2] == ["CFC engine", "FIDE engine"]
     assert names[-2:] == ["two replicas on one partition", "two replicas, two busy partitions"]
     assert all(set(t) == {"name", "value", "target", "met"} for t in report["targets"])
     two = report["scale_out"]["two_partitions"]
-    assert two["partitions"] == ["cfc.regular", "fide.rapid"] and len(set(two["owners"].values())) == 2
+    assert (
+        two["partitions"] == ["cfc.regular", "fide.rapid"] and len(set(two["owners"].values())) == 2
+    )
     assert report["scale_out"]["one_partition"]["two_replicas"]["events"] == 20
     assert two["one_replica_one_at_a_time"]["events"] == two["two_replicas"]["events"] == 40
     assert report["machine"]["cores"] >= 1 and isinstance(report["machine"]["warnings"], list)
@@ -59,9 +77,21 @@ def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
 
 
 def test_bench_without_a_url_runs_on_a_private_embedded_server_and_stops_it():
-    tiny = Sizes(runs=1, engine_runs=1, two_player_events=20, swiss_events=2, latency_seconds=0.5,
-                 memory_records=200, platform_players=100, cascade_players=100, cascade_events=20, scale_runs=1,
-                 scale_events=20, scale_players=50, cluster_events=20)
+    tiny = Sizes(
+        runs=1,
+        engine_runs=1,
+        two_player_events=20,
+        swiss_events=2,
+        latency_seconds=0.5,
+        memory_records=200,
+        platform_players=100,
+        cascade_players=100,
+        cascade_events=20,
+        scale_runs=1,
+        scale_events=20,
+        scale_players=50,
+        cluster_events=20,
+    )
     engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
     engines["fide_close"] = {"players": 1, "seconds": 1.0}
     engines["apply"] = {"system": "cfc", "us_per_event": 1.0, "stages_us": {"engine": 1.0}}
@@ -98,7 +128,10 @@ def test_bench_profile_reads_the_service_s_commit_stages(redis_url):
     for kind, events in (("two_player", 40), ("swiss_64x7", 3)):
         figures = profile[kind]
         assert set(figures) == profile_keys() and figures["events"] == events
-        assert all(figures["stages_us_per_event"][stage] > 0 for stage in ("decode", "read", "rate", "encode", "write"))
+        assert all(
+            figures["stages_us_per_event"][stage] > 0
+            for stage in ("decode", "read", "rate", "encode", "write")
+        )
         assert figures["entries_per_commit"] >= 1 and figures["wall_us_per_event"] > 0
     text = render_profile(profile)
     assert "rate (engines, ledger)" in text and "40 two-player events, 3 64x7 events" in text
@@ -113,8 +146,18 @@ def test_an_unreachable_redis_is_one_line_without_the_password(capsys, monkeypat
     url = "redis://:s3cret@127.0.0.1:1/0"
     assert main(["bench", "--profile", "--quick", "--json", "--redis-url", url]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "Redis at redis://:***@127.0.0.1:1/0" in err and "s3cret" not in err
-    monkeypatch.setattr(instructions.shutil, "which", lambda name: f"/usr/bin/{name}")  # valgrind or not
+    assert (
+        err.count("\n") == 0
+        and "Redis at redis://:***@127.0.0.1:1/0" in err
+        and "s3cret" not in err
+    )
+    monkeypatch.setattr(
+        instructions.shutil, "which", lambda name: f"/usr/bin/{name}"
+    )  # valgrind or not
     assert instructions.main(["--events", "10", "--redis-url", url]) == 1
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "Redis at redis://:***@127.0.0.1:1/0" in err and "s3cret" not in err
+    assert (
+        err.count("\n") == 0
+        and "Redis at redis://:***@127.0.0.1:1/0" in err
+        and "s3cret" not in err
+    )

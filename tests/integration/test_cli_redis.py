@@ -16,8 +16,16 @@ pytestmark = pytest.mark.integration
 
 def records(*ratings):
     return [
-        {"schema": "player.record/v1", "system": "cfc", "pool": "regular", "id": f"p{i}", "rating": r,
-         "status": "established", "games": 30, "highest": r}
+        {
+            "schema": "player.record/v1",
+            "system": "cfc",
+            "pool": "regular",
+            "id": f"p{i}",
+            "rating": r,
+            "status": "established",
+            "games": 30,
+            "highest": r,
+        }
         for i, r in enumerate(ratings)
     ]
 
@@ -37,10 +45,41 @@ def test_import_then_export_round_trips(tmp_path, redis_url, key_prefix, capsys)
     assert StreamKeys(stream).players("cfc", "regular") == f"{{{stream}}}:players:cfc:regular"
     client.close()
     out = tmp_path / "out.jsonl"
-    assert main(["export", "--system", "cfc", "--pool", "regular", "--stream", stream, "--redis-url", redis_url,
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--system",
+                "cfc",
+                "--pool",
+                "regular",
+                "--stream",
+                stream,
+                "--redis-url",
+                redis_url,
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert [json.loads(line) for line in out.read_text().splitlines()] == records(1500, 1720, 2250)
-    assert main(["export", "--system", "cfc", "--pool", "active", "--stream", stream, "--redis-url", redis_url]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--system",
+                "cfc",
+                "--pool",
+                "active",
+                "--stream",
+                stream,
+                "--redis-url",
+                redis_url,
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out == ""
 
 
@@ -81,7 +120,10 @@ def test_unreachable_redis_is_one_line(tmp_path, capsys):
     source.write_text(json.dumps(records(1500)[0]) + "\n")
     assert main(["import", str(source), "--redis-url", "redis://127.0.0.1:1/0"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("rating-service import: Redis at redis://127.0.0.1:1/0:") and err.count("\n") == 1
+    assert (
+        err.startswith("rating-service import: Redis at redis://127.0.0.1:1/0:")
+        and err.count("\n") == 1
+    )
 
 
 def test_watch_prints_a_table_per_message(tmp_path, redis_url, key_prefix, capsys):
@@ -95,9 +137,23 @@ def test_watch_prints_a_table_per_message(tmp_path, redis_url, key_prefix, capsy
     client = redis.Redis.from_url(redis_url)
     client.xadd(stream, {"__data__": message})
     client.close()
-    assert main(["watch", "--stream", stream, "--from-start", "--count", "1", "--redis-url", redis_url]) == 0
+    assert (
+        main(
+            ["watch", "--stream", stream, "--from-start", "--count", "1", "--redis-url", redis_url]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("club-2025-11-a  cfc/regular  cfc-2009")
-    assert lines[1].split() == ["player", "old", "new", "change", "status", "games", "event", "score"]
+    assert lines[1].split() == [
+        "player",
+        "old",
+        "new",
+        "change",
+        "status",
+        "games",
+        "event",
+        "score",
+    ]
     # One row per player of the event, in its order (p0 of the list did not play).
     assert [line.split()[0] for line in lines[2:5]] == ["p1", "p2", "p3"]

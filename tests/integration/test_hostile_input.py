@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schemas import REASONS
-from service.runtime.processor import StreamProcessor
 from service.engine.registry import default_registry
+from service.runtime.processor import StreamProcessor
 from service.runtime.store import StreamKeys, import_records
 from tests.integration.helpers import outputs, pending, rejections, settings_for
 from tests.integration.processes import club_list
@@ -33,23 +33,53 @@ def good(n: int) -> dict:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=10,
 )
-REQUIRED = ["schema", "event_id", "system", "name", "start_date", "end_date", "rounds", "players", "games"]
+REQUIRED = [
+    "schema",
+    "event_id",
+    "system",
+    "name",
+    "start_date",
+    "end_date",
+    "rounds",
+    "players",
+    "games",
+]
 
 
 @st.composite
-def bad_entries(draw) -> dict[bytes, bytes]:
+def bad_entries(draw) -> dict[bytes, bytes]:  # noqa: C901
     """One entry that must be dead-lettered."""
     base = good(0)
-    kind = draw(st.sampled_from([
-        "bytes", "truncated", "nested", "nested_field", "huge_string", "too_big", "huge_array",
-        "wrong_type", "odd_unicode_id", "lone_surrogate", "missing", "extra", "cross_field", "no_data",
-        "not_object",
-    ]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "bytes",
+                "truncated",
+                "nested",
+                "nested_field",
+                "huge_string",
+                "too_big",
+                "huge_array",
+                "wrong_type",
+                "odd_unicode_id",
+                "lone_surrogate",
+                "missing",
+                "extra",
+                "cross_field",
+                "no_data",
+                "not_object",
+            ]
+        )
+    )
     if kind == "bytes":
-        data = draw(st.binary(min_size=1, max_size=300).filter(lambda b: not b.strip().startswith(b"{")))
+        data = draw(
+            st.binary(min_size=1, max_size=300).filter(lambda b: not b.strip().startswith(b"{"))
+        )
     elif kind == "truncated":
         text = json.dumps(base)
         data = text[: draw(st.integers(0, len(text) - 1))].encode()
@@ -79,7 +109,12 @@ def bad_entries(draw) -> dict[bytes, bytes]:
         field = draw(st.sampled_from(REQUIRED))
         data = json.dumps({k: v for k, v in base.items() if k != field}).encode()
     elif kind == "extra":
-        data = json.dumps(dict(base, **{draw(st.sampled_from(["colour", "Rounds", "__proto__"])): draw(json_values)})).encode()
+        data = json.dumps(
+            dict(
+                base,
+                **{draw(st.sampled_from(["colour", "Rounds", "__proto__"])): draw(json_values)},
+            )
+        ).encode()
     elif kind == "cross_field":
         broken = json.loads(json.dumps(base))
         how = draw(st.sampled_from(["score", "undeclared", "self", "twice", "round", "dates"]))
@@ -97,9 +132,14 @@ def bad_entries(draw) -> dict[bytes, bytes]:
             broken["end_date"] = "2025-10-01"
         data = json.dumps(broken).encode()
     elif kind == "no_data":
-        return {b"payload": json.dumps(base).encode(), draw(st.binary(min_size=1, max_size=5)): b"\xff"}
+        return {
+            b"payload": json.dumps(base).encode(),
+            draw(st.binary(min_size=1, max_size=5)): b"\xff",
+        }
     else:
-        data = json.dumps(draw(st.lists(json_values, max_size=3) | st.text(max_size=10) | st.integers())).encode()
+        data = json.dumps(
+            draw(st.lists(json_values, max_size=3) | st.text(max_size=10) | st.integers())
+        ).encode()
     return {b"__data__": data}
 
 
@@ -119,11 +159,15 @@ async def run_example(redis_url: str, entries: list[tuple[str, dict[bytes, bytes
         rated = {o.source_id: o for o in await outputs(client, config)}
         dead = {r.source_id: r for r in await rejections(client, config)}
         for entry_id, (kind, _) in zip(ids, entries):
-            assert (entry_id in rated) != (entry_id in dead), f"{kind} {entry_id}: exactly one outcome"
+            assert (entry_id in rated) != (entry_id in dead), (
+                f"{kind} {entry_id}: exactly one outcome"
+            )
             if kind == "good":
                 assert entry_id in rated
             else:
-                assert entry_id in dead, f"a bad entry was rated: {entries[ids.index(entry_id)]!r:.300}"
+                assert entry_id in dead, (
+                    f"a bad entry was rated: {entries[ids.index(entry_id)]!r:.300}"
+                )
                 assert dead[entry_id].reason in REASONS and dead[entry_id].message
         assert await pending(client, config) == 0
         return [dead[i].reason for i in ids if i in dead]
@@ -134,7 +178,11 @@ async def run_example(redis_url: str, entries: list[tuple[str, dict[bytes, bytes
         await client.aclose()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(st.lists(bad_entries(), min_size=1, max_size=6), st.integers(0, 10_000))
 def test_bad_entries_interleaved_with_good_ones(redis_url, bad, seed):
     entries: list[tuple[str, dict]] = []
@@ -147,5 +195,8 @@ def test_bad_entries_interleaved_with_good_ones(redis_url, bad, seed):
 
 def test_an_oversized_message_is_rejected_before_it_is_parsed(redis_url):
     # 2 MB of "[" would be a RecursionError if parsed; over the limit it is never parsed.
-    entries = [("bad", {b"__data__": b"[" * 2_000_000}), ("good", {b"__data__": json.dumps(good(1)).encode()})]
+    entries = [
+        ("bad", {b"__data__": b"[" * 2_000_000}),
+        ("good", {b"__data__": json.dumps(good(1)).encode()}),
+    ]
     assert asyncio.run(run_example(redis_url, entries)) == ["too_large"]

@@ -70,7 +70,9 @@ async def test_a_commit_under_another_owners_lease_writes_nothing(client, redis_
     await nothing_committed(client, settings)
 
 
-async def test_a_lease_taken_between_the_check_and_exec_aborts_the_commit(client, redis_url, key_prefix, monkeypatch):
+async def test_a_lease_taken_between_the_check_and_exec_aborts_the_commit(
+    client, redis_url, key_prefix, monkeypatch
+):
     """The interleaving the GET alone cannot catch: the lease changes after this replica read
     its own value and before its EXEC. WATCH on the lease key aborts the EXEC; the retry then
     reads the new owner's value and stops."""
@@ -97,7 +99,9 @@ async def test_a_lease_taken_between_the_check_and_exec_aborts_the_commit(client
     finally:
         other.close()
     await nothing_committed(client, settings)
-    assert processor.metrics.retries.labels(settings.input_streams[0])._value.get() == 1  # the aborted EXEC
+    assert (
+        processor.metrics.retries.labels(settings.input_streams[0])._value.get() == 1
+    )  # the aborted EXEC
 
 
 async def test_a_standby_processor_without_the_lease_commits_nothing(client, redis_url, key_prefix):
@@ -125,7 +129,9 @@ async def owner(client, settings, services: Services, timeout: float = 20.0, oth
                 if value.endswith(f"-{process.pid}") and process is not other_than:
                     return process
         await asyncio.sleep(0.02)
-    raise AssertionError(f"no replica took the lease in {timeout}s; logs:\n{services.logs()[-3000:]}")
+    raise AssertionError(
+        f"no replica took the lease in {timeout}s; logs:\n{services.logs()[-3000:]}"
+    )
 
 
 async def live_replicas(client, settings, count: int, timeout: float = 20.0) -> None:
@@ -149,7 +155,9 @@ async def test_a_paused_owner_resumes_and_cannot_commit(client, redis_url, key_p
         first.send_signal(signal.SIGSTOP)  # paused while it owns the stream, past its lease
         paused_value = await lease_value(client, settings)
         second = services.start()
-        assert await owner(client, settings, services, other_than=first) is second  # after the lease ran out
+        assert (
+            await owner(client, settings, services, other_than=first) is second
+        )  # after the lease ran out
         await publish(client, settings, *events[80:160])
         await asyncio.sleep(0.3)  # the new owner commits meanwhile
         first.send_signal(signal.SIGCONT)
@@ -197,7 +205,9 @@ async def test_sigterm_hands_over_at_once(client, redis_url, key_prefix, tmp_pat
         services.stop_all()
 
 
-async def test_a_replica_restarted_under_its_own_name_takes_its_lease_at_once(client, redis_url, key_prefix, tmp_path):
+async def test_a_replica_restarted_under_its_own_name_takes_its_lease_at_once(
+    client, redis_url, key_prefix, tmp_path
+):
     """A container restarted in its pod keeps its name (RATING_CONSUMER): its predecessor's
     lease is taken on start-up, not after it expires, and the new token fences the old one."""
     settings = settings_for(redis_url, key_prefix, lease_ms=10_000)
@@ -212,7 +222,9 @@ async def test_a_replica_restarted_under_its_own_name_takes_its_lease_at_once(cl
         before = await lease_value(client, settings)
         assert before.endswith(f" {key_prefix}-replica")
         services.kill(first)  # SIGKILL: the lease stays behind
-        await client.persist(lease_key(settings.input_streams[0]))  # and would never expire by itself
+        await client.persist(
+            lease_key(settings.input_streams[0])
+        )  # and would never expire by itself
         services.start()
         await publish(client, settings, *events[10:])
         await check_final_state(client, settings, events, tmp_path, services=services)
@@ -295,22 +307,38 @@ async def test_no_stream_is_ever_owned_by_two_replicas(client, redis_url, key_pr
             process.send_signal(signal.SIGCONT)
         services.stop_all()
     tokens = [token_of(v) for v in seen]
-    assert len(tokens) >= 3 and tokens == sorted(set(tokens))  # a new owner, a new greater token, every time
+    assert len(tokens) >= 3 and tokens == sorted(
+        set(tokens)
+    )  # a new owner, a new greater token, every time
     owners = {token_of(v): v.partition(" ")[2] for v in seen}
-    commits = sorted((c for log in logs.values() for c in commit_lines(log)), key=lambda c: entry_order(c["first_id"]))
+    commits = sorted(
+        (c for log in logs.values() for c in commit_lines(log)),
+        key=lambda c: entry_order(c["first_id"]),
+    )
     assert sum(c["entries"] for c in commits) >= len(events)
     for before, after in zip(commits, commits[1:]):
-        assert entry_order(before["last_id"]) < entry_order(after["first_id"]), (before, after)  # none applied twice
+        assert entry_order(before["last_id"]) < entry_order(after["first_id"]), (
+            before,
+            after,
+        )  # none applied twice
     tokens = [c["lease_token"] for c in commits]
     assert tokens == sorted(tokens)  # terms never interleave
     for pid, log in logs.items():  # a token's commits are its owner's
-        assert all(owners[c["lease_token"]].endswith(f"-{pid}") for c in commit_lines(log) if c["lease_token"] in owners)
+        assert all(
+            owners[c["lease_token"]].endswith(f"-{pid}")
+            for c in commit_lines(log)
+            if c["lease_token"] in owners
+        )
 
 
-async def test_leases_spread_over_the_replicas_and_rebalance_when_one_joins(client, redis_url, key_prefix):
+async def test_leases_spread_over_the_replicas_and_rebalance_when_one_joins(
+    client, redis_url, key_prefix
+):
     """Two input streams: one replica owns both; a second joins and the first gives one back
     (over its fair share ceil(2 / 2) = 1), so each owns one."""
-    settings = settings_for(redis_url, key_prefix, input_streams=(f"{key_prefix}.a", f"{key_prefix}.b"))
+    settings = settings_for(
+        redis_url, key_prefix, input_streams=(f"{key_prefix}.a", f"{key_prefix}.b")
+    )
     services = Services(settings)
     keys = [lease_key(s) for s in settings.input_streams]
 
@@ -328,7 +356,11 @@ async def test_leases_spread_over_the_replicas_and_rebalance_when_one_joins(clie
         first = services.start()
         await until(lambda h: all(x.endswith(f"-{first.pid}") for x in h))
         second = services.start()
-        found = await until(lambda h: sorted(x.rpartition("-")[2] for x in h) == sorted([str(first.pid), str(second.pid)]))
+        found = await until(
+            lambda h: (
+                sorted(x.rpartition("-")[2] for x in h) == sorted([str(first.pid), str(second.pid)])
+            )
+        )
         await asyncio.sleep(1.0)  # and it stays so
         assert await holders() == found
     finally:

@@ -32,30 +32,56 @@ def example(name: str, **changes) -> dict:
 
 
 def start_list() -> list[PlayerRecord]:
-    return [msgspec.json.decode(line, type=PlayerRecord) for name in LISTS
-            for line in (EXAMPLES / name).read_bytes().splitlines() if line.strip()]
+    return [
+        msgspec.json.decode(line, type=PlayerRecord)
+        for name in LISTS
+        for line in (EXAMPLES / name).read_bytes().splitlines()
+        if line.strip()
+    ]
 
 
 async def rate(client, processor: StreamProcessor, *messages: dict) -> None:
-    ids = [(await client.xadd(processor.stream, {"__data__": json.dumps(m)})).decode() for m in messages]
+    ids = [
+        (await client.xadd(processor.stream, {"__data__": json.dumps(m)})).decode()
+        for m in messages
+    ]
     await processor.handle(*ids)
 
 
 def cli(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "service", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_a_single_layout_store_moves_into_partitions_and_goes_on(tmp_path, redis_url, key_prefix):
     single = settings_for(redis_url, key_prefix)
     domains = settings_for(redis_url, key_prefix, partitions="domains")
     first = example("cfc-event.json")
-    later = example("cfc-event.json", event_id="cfc-later", start_date="2025-12-06", end_date="2025-12-07")
-    corrected = {**first, "schema": "event.corrected/v1",
-                 "games": [{**g, "score": 1 - g["score"]} if i == 0 else g for i, g in enumerate(first["games"])]}
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "RATING_REDIS_URL": redis_url,
-           "RATING_INPUT_STREAMS": single.input_streams[0], "RATING_OUTPUT_STREAM": single.output_stream,
-           "RATING_DEAD_LETTER_STREAM": single.dead_letter_stream, "RATING_GROUP": single.group}
+    later = example(
+        "cfc-event.json", event_id="cfc-later", start_date="2025-12-06", end_date="2025-12-07"
+    )
+    corrected = {
+        **first,
+        "schema": "event.corrected/v1",
+        "games": [
+            {**g, "score": 1 - g["score"]} if i == 0 else g for i, g in enumerate(first["games"])
+        ],
+    }
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(ROOT),
+        "RATING_REDIS_URL": redis_url,
+        "RATING_INPUT_STREAMS": single.input_streams[0],
+        "RATING_OUTPUT_STREAM": single.output_stream,
+        "RATING_DEAD_LETTER_STREAM": single.dead_letter_stream,
+        "RATING_GROUP": single.group,
+    }
 
     async def before() -> None:
         client = aioredis.Redis.from_url(redis_url)
@@ -63,8 +89,15 @@ def test_a_single_layout_store_moves_into_partitions_and_goes_on(tmp_path, redis
             await import_records(client, StreamKeys(single.input_streams[0]), start_list())
             old = StreamProcessor(client, single, single.input_streams[0], default_registry())
             await old.ensure_group()
-            await rate(client, old, first, example("fide-event.json"), example("naspa-event.json"), later,
-                       example("fide-period-closed.json"))
+            await rate(
+                client,
+                old,
+                first,
+                example("fide-event.json"),
+                example("naspa-event.json"),
+                later,
+                example("fide-period-closed.json"),
+            )
         finally:
             await client.aclose()
 
@@ -90,16 +123,27 @@ def test_a_single_layout_store_moves_into_partitions_and_goes_on(tmp_path, redis
             outputs = [json.loads(f[b"__data__"]) for _, f in await client.xrange(cfc.output)]
             # The correction re-rates the event (revision 1) and the later event rated before the move.
             assert [(o["kind"], o["event_id"], o.get("revision")) for o in outputs] == [
-                ("revision", first["event_id"], 1), ("revision", "cfc-later", 1)]
-            whole = [(b"0-1", {b"__data__": json.dumps(m).encode()}) for m in (first, later, corrected)]
-            offline = offline_records(whole, tmp_path, [r for r in start_list() if r.system == "cfc"])
-            stored = {(r.system, r.pool, r.id): r
-                      for r in await export_records(client, StreamKeys(cfc.input), "cfc", "regular")}
+                ("revision", first["event_id"], 1),
+                ("revision", "cfc-later", 1),
+            ]
+            whole = [
+                (b"0-1", {b"__data__": json.dumps(m).encode()}) for m in (first, later, corrected)
+            ]
+            offline = offline_records(
+                whole, tmp_path, [r for r in start_list() if r.system == "cfc"]
+            )
+            stored = {
+                (r.system, r.pool, r.id): r
+                for r in await export_records(client, StreamKeys(cfc.input), "cfc", "regular")
+            }
             assert stored == offline
             # FIDE and NASPA moved as they were; their histories and results with them.
             fide = layout.route("fide", "standard")
-            assert await export_records(client, StreamKeys(fide.input), "fide", "standard") == \
-                await export_records(client, StreamKeys(single.input_streams[0]), "fide", "standard")
+            assert await export_records(
+                client, StreamKeys(fide.input), "fide", "standard"
+            ) == await export_records(
+                client, StreamKeys(single.input_streams[0]), "fide", "standard"
+            )
             reads = ReadModel(client, list(layout.inputs))
             history = await reads.history("fide", "standard", "2010001")
             assert [e.kind for e in history.entries] == ["event", "list"]

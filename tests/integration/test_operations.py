@@ -20,14 +20,21 @@ import redis
 import redis.asyncio as aioredis
 
 from service.runtime.app import build_app
-from service.runtime.processor import StreamProcessor
 from service.runtime.health import Health
 from service.runtime.metrics import Metrics
+from service.runtime.processor import StreamProcessor
 from service.web.app import create_app
 from service.web.server import HttpServer
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
-from tests.integration.processes import ROOT, PrivateRedis, Services, free_port, http_get, log_containing
+from tests.integration.processes import (
+    ROOT,
+    PrivateRedis,
+    Services,
+    free_port,
+    http_get,
+    log_containing,
+)
 from tests.integration.tcpproxy import CuttingProxy
 from tests.messages import event
 from tests.reads import FakeReads
@@ -63,7 +70,10 @@ async def test_readiness_flips_when_redis_stops_and_comes_back(private_redis):
         status, body = await http_get(port, "/openapi.json")
         assert status == 200 and json.loads(body)["openapi"].startswith("3.1")
         assert (await http_get(port, "/docs"))[0] == 200
-        assert (await http_get(port, "/nope")) == (404, b'{"error":"not_found","message":"no such path: /nope"}')
+        assert (await http_get(port, "/nope")) == (
+            404,
+            b'{"error":"not_found","message":"no such path: /nope"}',
+        )
 
 
 async def test_the_http_server_serves_in_the_loop_and_leaves_the_signals_to_the_service(redis_url):
@@ -72,13 +82,18 @@ async def test_the_http_server_serves_in_the_loop_and_leaves_the_signals_to_the_
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
     metrics = Metrics()
     client = aioredis.Redis.from_url(redis_url)
-    server = HttpServer(create_app(FakeReads(), Health(client, metrics, redis_url), metrics), "127.0.0.1", 0)
+    server = HttpServer(
+        create_app(FakeReads(), Health(client, metrics, redis_url), metrics), "127.0.0.1", 0
+    )
     await server.start()
     try:
         assert server.port != 0
         status, body = await http_get(server.port, "/v1/pools/cfc/regular/players/100001")
         assert status == 200 and json.loads(body)["name"] == "Anne Tremblay"
-        assert await http_get(server.port, "/health/ready") == (200, b'{"status":"ready","redis":"ok"}')
+        assert await http_get(server.port, "/health/ready") == (
+            200,
+            b'{"status":"ready","redis":"ok"}',
+        )
         status, body = await http_get(server.port, "/pools/cfc/regular")
         assert status == 200 and b"Anne Tremblay" in body
         assert {sig: signal.getsignal(sig) for sig in before} == before
@@ -105,7 +120,9 @@ async def test_each_metric_moves_when_its_event_happens(redis_url, key_prefix):
     metrics = Metrics()
     processor = StreamProcessor(client, settings, stream, counting_registry(), metrics)
     await processor.ensure_group()
-    ids = await publish(client, settings, event(), event(), b"nonsense", event(event_id="x", system="go"))
+    ids = await publish(
+        client, settings, event(), event(), b"nonsense", event(event_id="x", system="go")
+    )
     await processor.observe_group()
     assert sample(metrics, "rating_consumer_group_lag", stream=stream) == 4
     assert sample(metrics, "rating_consumer_group_pending", stream=stream) == 0
@@ -119,7 +136,9 @@ async def test_each_metric_moves_when_its_event_happens(redis_url, key_prefix):
     assert sample(metrics, "rating_events_rated_total", stream=stream, system="cfc") == 1
     assert sample(metrics, "rating_events_duplicate_total", stream=stream) == 1
     assert sample(metrics, "rating_events_rejected_total", stream=stream, reason="malformed") == 1
-    assert sample(metrics, "rating_events_rejected_total", stream=stream, reason="unknown_system") == 1
+    assert (
+        sample(metrics, "rating_events_rejected_total", stream=stream, reason="unknown_system") == 1
+    )
     assert sample(metrics, "rating_commit_seconds_count", stream=stream) == 1  # one batch of four
     assert sample(metrics, "rating_entries_per_commit_sum", stream=stream) == 4
     assert sample(metrics, "rating_transaction_retries_total", stream=stream) == 0
@@ -139,7 +158,9 @@ async def test_each_metric_moves_when_its_event_happens(redis_url, key_prefix):
     await racing.handle(late)
     winner.close()
     assert sample(metrics, "rating_transaction_retries_total", stream=stream) == 1
-    assert [o.event_id for o in await outputs(client, settings)] == ["club-2025-11-a"]  # the loser wrote nothing
+    assert [o.event_id for o in await outputs(client, settings)] == [
+        "club-2025-11-a"
+    ]  # the loser wrote nothing
     await client.aclose()
 
 
@@ -152,7 +173,9 @@ async def test_lag_in_seconds_dead_letters_and_a_recreated_group_move(redis_url,
     await processor.ensure_group()
     assert await processor.observe_group()
     assert sample(metrics, "rating_consumer_lag_seconds", stream=stream) == 0
-    assert sample(metrics, "rating_dead_letter_stream_length", stream=settings.dead_letter_stream) == 0
+    assert (
+        sample(metrics, "rating_dead_letter_stream_length", stream=settings.dead_letter_stream) == 0
+    )
     # Entries waiting (nobody consumes): the lag is the age of the oldest one not applied.
     first, second = await publish(client, settings, event(), b"nonsense")
     await asyncio.sleep(0.3)
@@ -161,11 +184,15 @@ async def test_lag_in_seconds_dead_letters_and_a_recreated_group_move(redis_url,
     await processor.handle(first)
     await asyncio.sleep(0.1)
     await processor.observe_group()
-    assert sample(metrics, "rating_consumer_lag_seconds", stream=stream) >= 0.3  # the second still waits
+    assert (
+        sample(metrics, "rating_consumer_lag_seconds", stream=stream) >= 0.3
+    )  # the second still waits
     await processor.handle(second)
     await processor.observe_group()
     assert sample(metrics, "rating_consumer_lag_seconds", stream=stream) == 0
-    assert sample(metrics, "rating_dead_letter_stream_length", stream=settings.dead_letter_stream) == 1
+    assert (
+        sample(metrics, "rating_dead_letter_stream_length", stream=settings.dead_letter_stream) == 1
+    )
     # The group is lost (XGROUP DESTROY of this test's own group): found missing, created
     # again at the applied cursor, counted.
     await client.xgroup_destroy(stream, settings.group)
@@ -184,7 +211,8 @@ def scrape(text: str) -> dict[tuple, float]:
 
     return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(text) for s in family.samples
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
     }
 
 
@@ -196,7 +224,10 @@ async def test_metrics_page_has_process_build_lag_and_dead_letter_metrics(redis_
         status, body = await http_get(port, "/metrics")
         assert status == 200
         page = scrape(body.decode())
-        expected_build = (("python", platform.python_version()), ("version", importlib.metadata.version("rating-service")))
+        expected_build = (
+            ("python", platform.python_version()),
+            ("version", importlib.metadata.version("rating-service")),
+        )
         assert page[("rating_service_build_info", expected_build)] == 1
         assert page[("process_resident_memory_bytes", ())] > 10_000_000
         assert ("python_gc_collections_total", (("generation", "0"),)) in page
@@ -231,10 +262,16 @@ async def wait_exit(process: subprocess.Popen, timeout: float = 30.0) -> tuple[i
 @pytest.mark.parametrize(
     ("environment", "code", "line"),
     [
-        ({"RATING_HTTP_HOST": "127.0.0.1", "RATING_HTTP_PORT": "{port}"}, 1,
-         "rating-service serve: HTTP port 127.0.0.1:{port} is already in use (RATING_HTTP_PORT)"),
-        ({"RATING_HTTP_PORT": "eighty"}, 2,
-         "rating-service serve: RATING_HTTP_PORT='eighty': invalid literal for int() with base 10: 'eighty'"),
+        (
+            {"RATING_HTTP_HOST": "127.0.0.1", "RATING_HTTP_PORT": "{port}"},
+            1,
+            "rating-service serve: HTTP port 127.0.0.1:{port} is already in use (RATING_HTTP_PORT)",
+        ),
+        (
+            {"RATING_HTTP_PORT": "eighty"},
+            2,
+            "rating-service serve: RATING_HTTP_PORT='eighty': invalid literal for int() with base 10: 'eighty'",
+        ),
     ],
     ids=["http-port-in-use", "bad-setting"],
 )
@@ -244,20 +281,34 @@ def test_a_start_up_that_retrying_cannot_fix_exits_at_once_with_one_line(environ
         taken.listen()
         port = taken.getsockname()[1]
         env = {
-            **os.environ, "PYTHONPATH": str(ROOT), "RATING_LOG_JSON": "true",
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "RATING_LOG_JSON": "true",
             # No Redis there: the service fails before it would wait for one.
             "RATING_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0",
             **{k: v.format(port=port) for k, v in environment.items()},
         }
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "service", "serve"], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "service", "serve"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert (done.returncode, done.stderr) == (code, line.format(port=port) + "\n")
     assert time.monotonic() - started < 10
 
 
-STAGES = ["at-once", "waiting-for-redis", "between-start-up-tries", "during-faststream-start", "right-after-ready",
-          "redis-away-after-ready"]
+STAGES = [
+    "at-once",
+    "waiting-for-redis",
+    "between-start-up-tries",
+    "during-faststream-start",
+    "right-after-ready",
+    "redis-away-after-ready",
+]
 # FastStream's own XGROUP CREATE (at "$"); the service's own creates the group at 0 or the cursor.
 FASTSTREAM_XGROUP = b"$1\r\n$\r\n"
 
@@ -273,9 +324,16 @@ async def test_sigterm_is_honoured_at_every_stage_of_start_up(stage):
         server.start()
         await server.wait_ready()
     if stage == "between-start-up-tries":  # FastStream's start-up is cut, again and again
-        proxy = CuttingProxy("127.0.0.1", server.port, cut_on=FASTSTREAM_XGROUP, cut_occurrences=frozenset(range(1, 100)))
+        proxy = CuttingProxy(
+            "127.0.0.1",
+            server.port,
+            cut_on=FASTSTREAM_XGROUP,
+            cut_occurrences=frozenset(range(1, 100)),
+        )
     if stage == "during-faststream-start":  # FastStream's first XGROUP is never answered
-        proxy = CuttingProxy("127.0.0.1", server.port, cut_on=FASTSTREAM_XGROUP, stall_occurrences=frozenset({1}))
+        proxy = CuttingProxy(
+            "127.0.0.1", server.port, cut_on=FASTSTREAM_XGROUP, stall_occurrences=frozenset({1})
+        )
     if proxy is not None:
         await proxy.start()
     url = f"redis://127.0.0.1:{proxy.port}/0" if proxy else server.url

@@ -30,8 +30,14 @@ EXAMPLES = ROOT / "deploy" / "examples"
 
 
 def cli(env: dict, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "service", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def example(name: str, **changes) -> dict:
@@ -44,10 +50,14 @@ def season(tmp_path) -> tuple[str, list[dict]]:
         example("cfc-event.json"),
         example("fide-event.json"),
         example("naspa-event.json"),
-        example("cfc-event.json", event_id="cfc-second", start_date="2025-12-06", end_date="2025-12-07"),
+        example(
+            "cfc-event.json", event_id="cfc-second", start_date="2025-12-06", end_date="2025-12-07"
+        ),
     ]
     corrected = {**events[0], "schema": "event.corrected/v1"}
-    corrected["games"] = [{**g, "score": 1 - g["score"]} if i == 0 else g for i, g in enumerate(corrected["games"])]
+    corrected["games"] = [
+        {**g, "score": 1 - g["score"]} if i == 0 else g for i, g in enumerate(corrected["games"])
+    ]
     path = tmp_path / "season.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in [*events, corrected]))
     return str(path), events
@@ -81,7 +91,9 @@ def test_domains_layout_end_to_end(tmp_path, redis_url, key_prefix):
             client = aioredis.Redis.from_url(redis_url)
             try:
                 deadline = time.monotonic() + 30
-                while await client.get(layout_key(layout.base)) is None:  # the service advertises its layout
+                while (
+                    await client.get(layout_key(layout.base)) is None
+                ):  # the service advertises its layout
                     assert time.monotonic() < deadline, services.logs()[-3000:]
                     await asyncio.sleep(0.1)
 
@@ -105,27 +117,43 @@ def test_domains_layout_end_to_end(tmp_path, redis_url, key_prefix):
                 await settled(client, list(layout.inputs))
 
                 # The leases: every partition owned by exactly one of the two replicas, three each.
-                owners = [(await client.get(lease_key(p.input))).decode().split(" ", 1)[1] for p in layout.partitions]
+                owners = [
+                    (await client.get(lease_key(p.input))).decode().split(" ", 1)[1]
+                    for p in layout.partitions
+                ]
                 assert sorted(owners.count(o) for o in set(owners)) == [3, 3], owners
 
                 for partition in layout.partitions:
                     entries = await client.xrange(partition.input)
                     kept = [(i, f) for i, f in entries if b"fide-misrouted" not in f[b"__data__"]]
                     stored = {}
-                    for system, pool in [(s, p) for d in partition.domains for s, p in domain_pools(d)]:
-                        for record in await export_records(client, StreamKeys(partition.input), system, pool):
+                    for system, pool in [
+                        (s, p) for d in partition.domains for s, p in domain_pools(d)
+                    ]:
+                        for record in await export_records(
+                            client, StreamKeys(partition.input), system, pool
+                        ):
                             stored[(record.system, record.pool, record.id)] = record
                     if not kept:
                         assert not stored, partition.name
                         continue
-                    start = [msgspec.json.decode(line, type=PlayerRecord)
-                             for name in ("cfc-ratings.jsonl", "fide-ratings.jsonl", "naspa-ratings.jsonl")
-                             for line in (EXAMPLES / name).read_bytes().splitlines() if line.strip()]
+                    start = [
+                        msgspec.json.decode(line, type=PlayerRecord)
+                        for name in (
+                            "cfc-ratings.jsonl",
+                            "fide-ratings.jsonl",
+                            "naspa-ratings.jsonl",
+                        )
+                        for line in (EXAMPLES / name).read_bytes().splitlines()
+                        if line.strip()
+                    ]
                     start = [r for r in start if partition.takes(r.system, r.pool)]
                     offline = offline_records(kept, tmp_path, start)
                     assert stored == offline, partition.name
-                    outputs = [msgspec.json.decode(f[b"__data__"], type=RatingsUpdated)
-                               for _, f in await client.xrange(partition.output)]
+                    outputs = [
+                        msgspec.json.decode(f[b"__data__"], type=RatingsUpdated)
+                        for _, f in await client.xrange(partition.output)
+                    ]
                     assert all(partition.takes(o.system, o.pool) for o in outputs)
 
                 letters = await client.xrange(cfc.dead_letter)
@@ -150,12 +178,18 @@ def test_domains_layout_end_to_end(tmp_path, redis_url, key_prefix):
         # and the second CFC event re-rated.
         watched = cli(env, "watch", "--from-start", "--count", "6", "--block-ms", "2000")
         assert watched.returncode == 0, watched.stderr
-        for event_id in ("ottawa-fall-open-2025", "montreal-international-2025", "toronto-scrabble-club-2025-11-20",
-                         "cfc-second"):
+        for event_id in (
+            "ottawa-fall-open-2025",
+            "montreal-international-2025",
+            "toronto-scrabble-club-2025-11-20",
+            "cfc-second",
+        ):
             assert event_id in watched.stdout
         rejected = cli(env, "rejected", "list")
         assert "misrouted" in rejected.stdout and "fide-misrouted" in rejected.stdout
-        assert rejected.stdout.count("dead letter(s) in") == 1  # the partitions without letters are not listed
+        assert (
+            rejected.stdout.count("dead letter(s) in") == 1
+        )  # the partitions without letters are not listed
         player = cli(env, "player", "fide", "standard", "2010001")
         assert player.returncode == 0 and "Ana Ferreira" in player.stdout, player.stderr
         shown = cli(env, "streams")

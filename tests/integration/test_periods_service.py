@@ -22,14 +22,17 @@ async def client(redis_url):
     await client.aclose()
 
 
-async def test_a_typo_in_a_close_is_dead_lettered_and_later_events_are_still_rated(client, redis_url, key_prefix):
+async def test_a_typo_in_a_close_is_dead_lettered_and_later_events_are_still_rated(
+    client, redis_url, key_prefix
+):
     settings = settings_for(redis_url, key_prefix)
     await import_records(client, StreamKeys(settings.input_streams[0]), LIST)
     services = Services(settings)
     try:
         services.start()
         ids = await publish(
-            client, settings,
+            client,
+            settings,
             event("nov-1", "2025-11-08", "2025-11-09"),
             close("2052-11"),  # the typo
             close("2025-11", "cfc"),  # CFC has no periods
@@ -48,7 +51,10 @@ async def test_a_typo_in_a_close_is_dead_lettered_and_later_events_are_still_rat
     assert (cfc.reason, cfc.path, cfc.source_id) == ("invalid", "$.system", ids[2])
     published = await outputs(client, settings)
     assert [(o.kind, o.event_id, o.source_id) for o in published] == [
-        ("event", "nov-1", ids[0]), ("event", "nov-2", ids[3]), ("list", None, ids[4])]
+        ("event", "nov-1", ids[0]),
+        ("event", "nov-2", ids[3]),
+        ("list", None, ids[4]),
+    ]
     # Two wins of A over B at K 20: 2000 + 20 x (.5 + .5) = 2020.
     assert {p.id: p.new_rating for p in published[-1].players} == {"A": 2020, "B": 1980}
     pools = await client.hgetall(StreamKeys(settings.input_streams[0]).pools)

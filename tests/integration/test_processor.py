@@ -38,7 +38,9 @@ async def processor(client, settings):
 
 async def deliver(client, settings, consumer="c1", count=100):
     """Read new entries for a consumer, as the service's subscriber does."""
-    reply = await client.xreadgroup(settings.group, consumer, {settings.input_streams[0]: ">"}, count=count)
+    reply = await client.xreadgroup(
+        settings.group, consumer, {settings.input_streams[0]: ">"}, count=count
+    )
     return [raw_id.decode() for _, entries in reply for raw_id, _ in entries]
 
 
@@ -48,7 +50,11 @@ async def test_applied_output_records_ack(client, settings, processor):
     await processor.handle(entry)
     [out] = await outputs(client, settings)
     assert out.kind == "event" and out.event_id == "club-2025-11-a" and out.source_id == entry
-    assert [p.new_rating for p in out.players] == [1021, 1018, 1018]  # 31000+4+17, 31000+1+17 mod 3000
+    assert [p.new_rating for p in out.players] == [
+        1021,
+        1018,
+        1018,
+    ]  # 31000+4+17, 31000+1+17 mod 3000
     raw = await client.hget(StreamKeys(settings.input_streams[0]).players("cfc", "regular"), "p1")
     assert b'"rating":1021' in raw  # the read model: one HGET
     assert await pending(client, settings) == 0
@@ -80,7 +86,11 @@ async def test_conflict_is_dead_lettered_and_the_next_event_is_rated(client, set
     for entry in ids:
         await processor.handle(entry)
     [rejected] = await rejections(client, settings)
-    assert (rejected.reason, rejected.source_id, rejected.event_id) == ("conflict", ids[1], "club-2025-11-a")
+    assert (rejected.reason, rejected.source_id, rejected.event_id) == (
+        "conflict",
+        ids[1],
+        "club-2025-11-a",
+    )
     assert '"Other name"' in rejected.fields["__data__"]
     assert [o.event_id for o in await outputs(client, settings)] == ["club-2025-11-a", "next"]
 
@@ -98,7 +108,9 @@ BAD_INPUTS = [
 
 
 @pytest.mark.parametrize("bad,reason,path", BAD_INPUTS)
-async def test_bad_input_is_dead_lettered_and_the_next_event_is_rated(client, redis_url, key_prefix, bad, reason, path):
+async def test_bad_input_is_dead_lettered_and_the_next_event_is_rated(
+    client, redis_url, key_prefix, bad, reason, path
+):
     settings = settings_for(redis_url, key_prefix, max_players=5)
     processor = StreamProcessor(client, settings, settings.input_streams[0], counting_registry())
     await processor.ensure_group()
@@ -109,7 +121,9 @@ async def test_bad_input_is_dead_lettered_and_the_next_event_is_rated(client, re
     [rejected] = await rejections(client, settings)
     assert (rejected.reason, rejected.path, rejected.source_id) == (reason, path, ids[0])
     assert rejected.message
-    assert rejected.fields["__data__"] == (bad.decode() if isinstance(bad, bytes) else rejected.fields["__data__"])
+    assert rejected.fields["__data__"] == (
+        bad.decode() if isinstance(bad, bytes) else rejected.fields["__data__"]
+    )
     assert [o.event_id for o in await outputs(client, settings)] == ["good"]
     assert await pending(client, settings) == 0
 
@@ -131,13 +145,21 @@ async def test_oversized_message_and_missing_data_field(client, redis_url, key_p
 
 async def test_closed_period(client, settings, processor):
     closing = {"schema": "period.closed/v1", "system": "fide", "period": "2025-11"}
-    ids = await publish(client, settings, closing, event(system="fide", period="2025-11"),
-                        event(system="fide", event_id="later", period="2025-12"))
+    ids = await publish(
+        client,
+        settings,
+        closing,
+        event(system="fide", period="2025-11"),
+        event(system="fide", event_id="later", period="2025-12"),
+    )
     await deliver(client, settings)
     await processor.handle(ids[-1])
     [rejected] = await rejections(client, settings)
     assert (rejected.reason, rejected.path) == ("period_closed", "$.period")
-    assert [(o.kind, o.event_id) for o in await outputs(client, settings)] == [("list", None), ("event", "later")]
+    assert [(o.kind, o.event_id) for o in await outputs(client, settings)] == [
+        ("list", None),
+        ("event", "later"),
+    ]
 
 
 async def test_poison_entry_is_dead_lettered_after_max_deliveries(client, redis_url, key_prefix):
@@ -187,20 +209,28 @@ async def test_out_of_order_delivery_applies_in_stream_order(client, redis_url, 
     assert await client.hlen(StreamKeys(settings.input_streams[0]).attempts) == 0
 
 
-async def test_racing_replicas_apply_each_entry_once_in_order(redis_url, client, settings, processor):
-    ids = await publish(client, settings, *[event(event_id=f"e{i}", name=f"Event {i}") for i in range(60)])
+async def test_racing_replicas_apply_each_entry_once_in_order(
+    redis_url, client, settings, processor
+):
+    ids = await publish(
+        client, settings, *[event(event_id=f"e{i}", name=f"Event {i}") for i in range(60)]
+    )
     delivered = await deliver(client, settings, count=1000)
     assert delivered == ids
     replicas = []
     for _ in range(3):
         own = aioredis.Redis.from_url(redis_url)
-        replicas.append((own, StreamProcessor(own, settings, settings.input_streams[0], counting_registry())))
+        replicas.append(
+            (own, StreamProcessor(own, settings, settings.input_streams[0], counting_registry()))
+        )
 
     async def run(processor, order):
         for entry in order:
             await processor.handle(entry)
 
-    await asyncio.gather(*(run(p, ids[i::3] if i != 1 else list(reversed(ids))) for i, (_, p) in enumerate(replicas)))
+    await asyncio.gather(
+        *(run(p, ids[i::3] if i != 1 else list(reversed(ids))) for i, (_, p) in enumerate(replicas))
+    )
     for own, _ in replicas:
         await own.aclose()
     assert [o.source_id for o in await outputs(client, settings)] == ids
@@ -208,17 +238,26 @@ async def test_racing_replicas_apply_each_entry_once_in_order(redis_url, client,
     assert await client.hlen(StreamKeys(settings.input_streams[0]).attempts) == 0
 
 
-async def test_a_failing_entry_inside_a_batch_does_not_hold_back_the_others(client, redis_url, key_prefix):
+async def test_a_failing_entry_inside_a_batch_does_not_hold_back_the_others(
+    client, redis_url, key_prefix
+):
     settings = settings_for(redis_url, key_prefix, max_deliveries=2)
     processor = StreamProcessor(client, settings, settings.input_streams[0], counting_registry())
     await processor.ensure_group()
-    ids = await publish(client, settings, event(event_id="one"), event(event_id="bad", name="explode"),
-                        event(event_id="two"))
+    ids = await publish(
+        client,
+        settings,
+        event(event_id="one"),
+        event(event_id="bad", name="explode"),
+        event(event_id="two"),
+    )
     await deliver(client, settings)
     for _ in range(2):
         with pytest.raises(RuntimeError):
             await processor.handle(ids[-1])
-    assert [o.event_id for o in await outputs(client, settings)] == ["one"]  # committed before the failure
+    assert [o.event_id for o in await outputs(client, settings)] == [
+        "one"
+    ]  # committed before the failure
     await processor.handle(ids[-1])
     [rejected] = await rejections(client, settings)
     assert (rejected.reason, rejected.event_id) == ("poison", "bad")
@@ -228,7 +267,9 @@ async def test_a_failing_entry_inside_a_batch_does_not_hold_back_the_others(clie
 
 async def read_group(client, settings, count=100):
     """A subscriber's read: the ids and the bodies (fields), as FastStream hands them over."""
-    reply = await client.xreadgroup(settings.group, "c1", {settings.input_streams[0]: ">"}, count=count)
+    reply = await client.xreadgroup(
+        settings.group, "c1", {settings.input_streams[0]: ">"}, count=count
+    )
     entries = [(raw_id.decode(), fields) for _, batch in reply for raw_id, fields in batch]
     return [i for i, _ in entries], [f for _, f in entries]
 
@@ -243,7 +284,9 @@ class CountingReads:
         return getattr(self.client, name)
 
     async def xrange(self, stream, *args, **kwargs):
-        if stream == self.stream and kwargs.get("max", "+") == "+":  # an entries read, not a gap check
+        if (
+            stream == self.stream and kwargs.get("max", "+") == "+"
+        ):  # an entries read, not a gap check
             self.reads += 1
         return await self.client.xrange(stream, *args, **kwargs)
 
@@ -261,7 +304,9 @@ async def test_handed_bodies_that_follow_the_cursor_are_not_read_again(client, s
     assert await pending(client, settings) == 0
 
 
-async def test_handed_bodies_after_a_gap_wait_for_the_entry_before_them(client, settings, processor):
+async def test_handed_bodies_after_a_gap_wait_for_the_entry_before_them(
+    client, settings, processor
+):
     """An entry between the cursor and the handed bodies (delivered to another consumer) is
     applied first, read from the stream: nothing skipped, stream order kept."""
     await publish(client, settings, event(event_id="e1"))
@@ -291,11 +336,17 @@ async def test_a_stale_cursor_guess_never_skips_entries(client, settings, proces
 def with_players(event_id: str, players: int) -> dict:
     """An event of `players` players, each playing the next once (a chain)."""
     ids = [f"{event_id}-p{i}" for i in range(players)]
-    return event(event_id=event_id, rounds=1, players=[{"id": pid} for pid in ids],
-                 games=[{"round": 1, "a": a, "b": b, "score": 1} for a, b in zip(ids[::2], ids[1::2])])
+    return event(
+        event_id=event_id,
+        rounds=1,
+        players=[{"id": pid} for pid in ids],
+        games=[{"round": 1, "a": a, "b": b, "score": 1} for a, b in zip(ids[::2], ids[1::2])],
+    )
 
 
-async def test_a_batch_is_committed_in_pieces_of_at_most_the_commit_players(client, redis_url, key_prefix):
+async def test_a_batch_is_committed_in_pieces_of_at_most_the_commit_players(
+    client, redis_url, key_prefix
+):
     """RATING_COMMIT_PLAYERS: small events share a commit up to the budget, a bigger one is
     committed alone; every entry once, in stream order, the handed bodies not read again."""
     settings = settings_for(redis_url, key_prefix, commit_players=6)
@@ -303,13 +354,22 @@ async def test_a_batch_is_committed_in_pieces_of_at_most_the_commit_players(clie
     spy = CountingReads(client, stream)
     processor = StreamProcessor(spy, settings, stream, counting_registry())
     await processor.ensure_group()
-    sizes = {"a": 2, "b": 2, "c": 2, "d": 8, "e": 2, "f": 4}  # commits: a b c (6), d (8, alone), e f (6)
+    sizes = {
+        "a": 2,
+        "b": 2,
+        "c": 2,
+        "d": 8,
+        "e": 2,
+        "f": 4,
+    }  # commits: a b c (6), d (8, alone), e f (6)
     await publish(client, settings, *[with_players(name, n) for name, n in sizes.items()])
     ids, bodies = await read_group(client, settings)
     await processor.handle(*ids, bodies=bodies)
     assert [o.event_id for o in await outputs(client, settings)] == list(sizes)
     assert spy.reads == 0 and await pending(client, settings) == 0
-    commits = processor.metrics.registry.get_sample_value("rating_entries_per_commit_count", {"stream": stream})
+    commits = processor.metrics.registry.get_sample_value(
+        "rating_entries_per_commit_count", {"stream": stream}
+    )
     assert commits == 3
 
 
@@ -327,5 +387,7 @@ async def test_entries_read_but_left_by_a_commit_are_not_read_again(client, redi
     await processor.handle(ids[-1])
     assert [o.event_id for o in await outputs(client, settings)] == names
     assert spy.reads == 1 and await pending(client, settings) == 0
-    commits = processor.metrics.registry.get_sample_value("rating_entries_per_commit_count", {"stream": stream})
+    commits = processor.metrics.registry.get_sample_value(
+        "rating_entries_per_commit_count", {"stream": stream}
+    )
     assert commits == 3

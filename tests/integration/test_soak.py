@@ -33,7 +33,9 @@ async def soak(redis_url: str, prefix: str, tmp_path, events: int, kill_every: f
 
     async def killer(victim) -> None:
         nonlocal kills
-        while not publishing_done.is_set() or await client.get(StreamKeys(stream).cursor) != last_id:
+        while (
+            not publishing_done.is_set() or await client.get(StreamKeys(stream).cursor) != last_id
+        ):
             await asyncio.sleep(kill_every)
             services.kill(victim)  # SIGKILL, whatever it is doing
             victim = services.start()
@@ -49,8 +51,12 @@ async def soak(redis_url: str, prefix: str, tmp_path, events: int, kill_every: f
             await asyncio.sleep(0.1)
         publishing_done.set()
         await asyncio.wait_for(killing, timeout=300)
-        await check_final_state(client, settings, messages, tmp_path, starting_lists(), services=services)
-        [group] = [g for g in await client.xinfo_groups(stream) if g["name"].decode() == settings.group]
+        await check_final_state(
+            client, settings, messages, tmp_path, starting_lists(), services=services
+        )
+        [group] = [
+            g for g in await client.xinfo_groups(stream) if g["name"].decode() == settings.group
+        ]
         assert group["lag"] == 0 and group["pending"] == 0
         assert steady.poll() is None
     finally:

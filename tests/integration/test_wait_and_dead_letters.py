@@ -39,8 +39,14 @@ def service(redis_url, key_prefix):
 
 
 def cli(env: dict, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "service", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def event_file(tmp_path, name: str, **changes) -> str:
@@ -53,7 +59,10 @@ def event_file(tmp_path, name: str, **changes) -> str:
 def outputs_of(redis_url: str, stream: str) -> list[RatingsUpdated]:
     client = redis.Redis.from_url(redis_url)
     try:
-        return [msgspec.json.decode(f[b"__data__"], type=RatingsUpdated) for _, f in client.xrange(stream)]
+        return [
+            msgspec.json.decode(f[b"__data__"], type=RatingsUpdated)
+            for _, f in client.xrange(stream)
+        ]
     finally:
         client.close()
 
@@ -61,7 +70,9 @@ def outputs_of(redis_url: str, stream: str) -> list[RatingsUpdated]:
 def test_publish_wait_rated_duplicate_and_rejected(tmp_path, service, redis_url):
     settings, env = service
     stream = settings.input_streams[0]
-    assert cli(env, "import", str(EXAMPLES / "cfc-ratings.jsonl"), "--stream", stream).returncode == 0
+    assert (
+        cli(env, "import", str(EXAMPLES / "cfc-ratings.jsonl"), "--stream", stream).returncode == 0
+    )
     # A good event: its table, exit 0. 1850 + 9 (the README's figure for 100001).
     done = cli(env, "publish", str(EXAMPLES / "cfc-event.json"), "--stream", stream, "--wait")
     assert done.returncode == 0, done.stderr
@@ -73,7 +84,9 @@ def test_publish_wait_rated_duplicate_and_rejected(tmp_path, service, redis_url)
     assert again.returncode == 0, again.stderr
     assert "duplicate: already applied with this content, nothing changed" in again.stdout
     # Same id, other content: a conflict. Exit 1, the reason, the path and the message.
-    typo = event_file(tmp_path, "typo.json", games=[{"round": 1, "a": "100001", "b": "100002", "score": 0}])
+    typo = event_file(
+        tmp_path, "typo.json", games=[{"round": 1, "a": "100001", "b": "100002", "score": 0}]
+    )
     rejected = cli(env, "publish", typo, "--stream", stream, "--wait")
     assert rejected.returncode == 1, rejected.stderr
     assert "ottawa-fall-open-2025: REJECTED (conflict), dead letter" in rejected.stdout
@@ -81,15 +94,26 @@ def test_publish_wait_rated_duplicate_and_rejected(tmp_path, service, redis_url)
     assert "  at   $\n" in rejected.stdout
     # Without --wait, off a terminal: the entry id only, as before.
     plain = cli(env, "publish", str(EXAMPLES / "cfc-event.json"), "--stream", stream)
-    assert plain.returncode == 0 and len(plain.stdout.split()) == 1 and plain.stdout.strip().count("-") == 1
+    assert (
+        plain.returncode == 0
+        and len(plain.stdout.split()) == 1
+        and plain.stdout.strip().count("-") == 1
+    )
 
 
 def test_dead_letters_listed_shown_and_redriven_fixed(tmp_path, service, redis_url):
     settings, env = service
     stream = settings.input_streams[0]
     cli(env, "import", str(EXAMPLES / "cfc-ratings.jsonl"), "--stream", stream)
-    assert cli(env, "publish", str(EXAMPLES / "cfc-event.json"), "--stream", stream, "--wait").returncode == 0
-    typo = event_file(tmp_path, "typo.json", games=[{"round": 1, "a": "100001", "b": "100002", "score": 0}])
+    assert (
+        cli(
+            env, "publish", str(EXAMPLES / "cfc-event.json"), "--stream", stream, "--wait"
+        ).returncode
+        == 0
+    )
+    typo = event_file(
+        tmp_path, "typo.json", games=[{"round": 1, "a": "100001", "b": "100002", "score": 0}]
+    )
     rejected = cli(env, "publish", typo, "--stream", stream, "--wait")
     assert rejected.returncode == 1
     source = rejected.stdout.split()[0]
@@ -108,19 +132,29 @@ def test_dead_letters_listed_shown_and_redriven_fixed(tmp_path, service, redis_u
     assert watched.returncode == 0, watched.stderr
     assert f"ottawa-fall-open-2025  REJECTED: conflict  dead letter {letter}" in watched.stdout
     # Redriven with a fix (a new event id): the fixed event is rated.
-    fixed = event_file(tmp_path, "fixed.json", event_id="ottawa-fall-open-2025-b",
-                       games=[{"round": 1, "a": "100001", "b": "100002", "score": 0}])
+    fixed = event_file(
+        tmp_path,
+        "fixed.json",
+        event_id="ottawa-fall-open-2025-b",
+        games=[{"round": 1, "a": "100001", "b": "100002", "score": 0}],
+    )
     redriven = cli(env, "rejected", "redrive", letter, "--file", fixed, "--wait")
     assert redriven.returncode == 0, redriven.stderr
     assert "ottawa-fall-open-2025-b: rated" in redriven.stdout
     new_entry = redriven.stdout.split("as entry ")[1].split()[0]
-    [output] = [o for o in outputs_of(redis_url, settings.output_stream) if o.source_id == new_entry]
+    [output] = [
+        o for o in outputs_of(redis_url, settings.output_stream) if o.source_id == new_entry
+    ]
     assert output.event_id == "ottawa-fall-open-2025-b" and output.kind == "event"
     # The list shows it redriven; a second redrive is refused without --again.
     assert f"redriven as {new_entry}" in cli(env, "rejected", "list").stdout
     assert "no dead letters" in cli(env, "rejected", "list", "--open").stdout
     twice = cli(env, "rejected", "redrive", letter, "--file", fixed)
-    assert twice.returncode == 2 and "redriven already" in twice.stderr and "Traceback" not in twice.stderr
+    assert (
+        twice.returncode == 2
+        and "redriven already" in twice.stderr
+        and "Traceback" not in twice.stderr
+    )
     # A correction of the first event re-rates the later one: its own result first.
     corrected = cli(env, "correct", typo, "--stream", stream, "--wait")
     assert corrected.returncode == 0, corrected.stderr
@@ -138,7 +172,12 @@ def test_close_period_wait_prints_the_list(tmp_path, service):
     settings, env = service
     stream = settings.input_streams[0]
     cli(env, "import", str(EXAMPLES / "fide-ratings.jsonl"), "--stream", stream)
-    assert cli(env, "publish", str(EXAMPLES / "fide-event.json"), "--stream", stream, "--wait").returncode == 0
+    assert (
+        cli(
+            env, "publish", str(EXAMPLES / "fide-event.json"), "--stream", stream, "--wait"
+        ).returncode
+        == 0
+    )
     closed = cli(env, "close-period", "fide", "standard", "2025-11", "--stream", stream, "--wait")
     assert closed.returncode == 0, closed.stderr
     assert "period fide/standard 2025-11: rated" in closed.stdout
@@ -155,8 +194,16 @@ def test_no_service_times_out_with_exit_3(redis_url, key_prefix):
     settings = settings_for(redis_url, key_prefix)
     env = Services(settings).env  # the same environment, and no service started
     started = time.monotonic()
-    done = cli(env, "publish", str(EXAMPLES / "cfc-event.json"), "--stream", settings.input_streams[0],
-               "--wait", "--timeout", "1")
+    done = cli(
+        env,
+        "publish",
+        str(EXAMPLES / "cfc-event.json"),
+        "--stream",
+        settings.input_streams[0],
+        "--wait",
+        "--timeout",
+        "1",
+    )
     assert done.returncode == 3
     assert "no outcome within 1 s" in done.stdout
     assert done.stderr.count("\n") == 1 and "no consumer group" in done.stderr
@@ -171,7 +218,9 @@ async def test_oldest_open_dead_letter_age_metric(redis_url, key_prefix):
     client = aioredis.Redis.from_url(redis_url)
     settings = settings_for(redis_url, key_prefix)
     metrics = Metrics()
-    processor = StreamProcessor(client, settings, settings.input_streams[0], counting_registry(), metrics)
+    processor = StreamProcessor(
+        client, settings, settings.input_streams[0], counting_registry(), metrics
+    )
     await processor.ensure_group()
     gauge = "rating_dead_letter_oldest_age_seconds"
     labels = {"stream": settings.dead_letter_stream}

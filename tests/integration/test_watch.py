@@ -25,10 +25,21 @@ HEADING = "ottawa-fall-open-2025  cfc/regular  cfc-2009"
 def ratings_updated(tmp_path, event_id: str = "ottawa-fall-open-2025") -> bytes:
     """One real ratings.updated/v1 message: the offline `rate` of the example CFC event."""
     events = tmp_path / f"{event_id}.json"
-    events.write_text(json.dumps({**json.loads((EXAMPLES / "cfc-event.json").read_text()), "event_id": event_id}))
+    events.write_text(
+        json.dumps({**json.loads((EXAMPLES / "cfc-event.json").read_text()), "event_id": event_id})
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "service", "rate", str(events), "--ratings", str(EXAMPLES / "cfc-ratings.jsonl")],
-        cwd=ROOT, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "rate",
+            str(events),
+            "--ratings",
+            str(EXAMPLES / "cfc-ratings.jsonl"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
@@ -37,8 +48,21 @@ def ratings_updated(tmp_path, event_id: str = "ottawa-fall-open-2025") -> bytes:
 def watch(redis_url: str, stream: str, *options: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "service", "watch", "--stream", stream, "--redis-url", redis_url, *options],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "service",
+            "watch",
+            "--stream",
+            stream,
+            "--redis-url",
+            redis_url,
+            *options,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         bufsize=0,  # unbuffered: select() on the pipe sees every line read_line has not taken
     )
 
@@ -111,7 +135,9 @@ def test_watch_ends_quietly_when_its_reader_left_before_a_write(tmp_path, redis_
     watch ends with 0, and nothing is printed at interpreter exit either."""
     stream = f"{key_prefix}.ratings"
     add(redis_url, stream, ratings_updated(tmp_path, "first"))
-    process = watch(redis_url, stream, "--from-start", "--block-ms", "60000")  # no idle check in time
+    process = watch(
+        redis_url, stream, "--from-start", "--block-ms", "60000"
+    )  # no idle check in time
     try:
         assert read_line(process, timeout=10).startswith("first  cfc/regular")
         process.stdout.close()

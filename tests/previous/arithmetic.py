@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import gcd
-from typing import Union
 
-Number = Union[int, Fraction]
+Number = int | Fraction
 
 # The output messages' precision for decimals (schemas/ratings.py, "Numbers"): hundredths,
 # the unit of the CFC and FIDE tables, so that their values print exactly (PD 0.76).
@@ -73,6 +72,7 @@ def score_halves(score: float) -> int:
 
 # Integer forms of the exact rounding of a ratio num/den (den > 0), for the hot paths:
 # the same results as half_up / half_away_from_zero / to_exact on Fraction(num, den).
+
 
 def ratio_half_up(num: int, den: int) -> int:
     """floor(num/den + 1/2): half up (FIDE 8.2 Ru, performance Ra and p)."""

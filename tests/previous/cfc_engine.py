@@ -6,7 +6,7 @@ Pure: reads the event and the players' records, runs the calculation of 717
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import msgspec
 
@@ -14,10 +14,17 @@ from schemas.cfc import CfcDetails, CfcState
 from schemas.events import PeriodClosed
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState, unrated_record
+from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
 from tests.previous.arithmetic import decimal_number, ratio_number, to_exact
 from tests.previous.cfc_order import Rated, calculate
-from tests.previous.cfc_standing import Prior, Tally, read_priors, record_problems, status_for, tally_games
-from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
+from tests.previous.cfc_standing import (
+    Prior,
+    Tally,
+    read_priors,
+    record_problems,
+    status_for,
+    tally_games,
+)
 
 
 class CfcEngine:
@@ -39,7 +46,9 @@ class CfcEngine:
         rated = calculate(priors, tallies, event.rounds)
         results, records = [], []
         for ref in event.players:
-            record = data.records.get(ref.id) or unrated_record("cfc", event.pool or "regular", ref.id)
+            record = data.records.get(ref.id) or unrated_record(
+                "cfc", event.pool or "regular", ref.id
+            )
             calc = rated.get(ref.id)
             if calc is None:
                 results.append(_unchanged(record))
@@ -58,11 +67,18 @@ class CfcEngine:
         """Unrated, provisional under 25 games, established from 25 (715)."""
         return status_for(rating, games)
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
-                     last_end: object = None) -> Outcome:
+    def close_period(
+        self,
+        message: PeriodClosed,
+        records: Mapping[str, PlayerRecord],
+        pool: PoolState,
+        last_end: object = None,
+    ) -> Outcome:
         """CFC rates event by event: there are no rating periods to close (the decode step
         refuses such a message first: schemas.common.PERIOD_SYSTEMS)."""
-        raise EngineRejection("unratable", "CFC has no rating periods: rate each event as it finishes", "$.system")
+        raise EngineRejection(
+            "unratable", "CFC has no rating periods: rate each event as it finishes", "$.system"
+        )
 
 
 def _new_record(record: PlayerRecord, prior: Prior, calc: Rated) -> PlayerRecord:
@@ -87,7 +103,9 @@ def _exact(x) -> str | None:
 _number = decimal_number
 
 
-def _result(old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: Rated) -> PlayerResult:
+def _result(
+    old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: Rated
+) -> PlayerResult:
     performance = _number(calc.performance)
     details = CfcDetails(
         method=calc.method,  # type: ignore[arg-type]

@@ -6,9 +6,9 @@ happens in the caller, once, with `half_up`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 from math import gcd
-from typing import Iterable
 
 from service.engine.tables import cfc_expected
 
@@ -75,7 +75,9 @@ def expected_hundredths(old: int, values: list[int]) -> int:
     return sum(cfc_expected(old, value) for value in values)
 
 
-def established_rating(old: int, score_halves: int, sx_hundredths: int) -> tuple[Fraction, int, bool]:
+def established_rating(
+    old: int, score_halves: int, sx_hundredths: int
+) -> tuple[Fraction, int, bool]:
     """714b: Rn = Ro + K(S - Sx), and the 2199 rule (C2: none for going down).
 
     Returns (Rn unrounded, K, whether the 2199 rule cut the gain).

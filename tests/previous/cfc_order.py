@@ -15,24 +15,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Mapping, Union
 
 import msgspec
 
 from schemas.cfc import CfcOpponentValue
-from tests.previous.arithmetic import decimal_number, half_up, ratio_half_up, ratio_number, to_exact
-from tests.previous import cfc_formulas as f
-from tests.previous.cfc_standing import Prior, Tally
 from service.engine.contract import EngineRejection
 from service.engine.tables import cfc_expected
+from tests.previous import cfc_formulas as f
+from tests.previous.arithmetic import decimal_number, half_up, ratio_half_up, ratio_number, to_exact
+from tests.previous.cfc_standing import Prior, Tally
 
 UNRATED_OPPONENT_OFFSET = 200  # 717: AR - 200
 SUB_800 = 800  # 717: "first those with ratings below 800"
 
 # An opponent's value: a whole rating stays an int (exact, and cheap to add); only
 # 717's AR - 200 and pass-1 values are Fractions.
-Value = Union[int, Fraction]
+Value = int | Fraction
 # One step's opponent values: player id -> (value, basis, value as exact text, value as
 # the output's rounded number): built once per opponent and step, looked up per game.
 Values = Mapping[str, tuple[Value, str, str, float]]
@@ -70,7 +70,9 @@ class Rated(msgspec.Struct, frozen=True, gc=False):
     floor: str | None = None
 
 
-def _entries(tally: Tally, values: Values, own: int | None = None) -> tuple[list[CfcOpponentValue], Value, int]:
+def _entries(
+    tally: Tally, values: Values, own: int | None = None
+) -> tuple[list[CfcOpponentValue], Value, int]:
     """The player's games with each opponent's value in this step (as published), the
     values' sum and, with `own` (a 714b player's rating), Sx: each game's expected score
     from the table (C3) in hundredths, summed (else 0)."""
@@ -87,13 +89,21 @@ def _entries(tally: Tally, values: Values, own: int | None = None) -> tuple[list
             sx += hundredths
             expected = EXPECTED_NUMBERS[hundredths]
         # round, opponent, value, value_exact, basis, score, expected (positional: one per game and side)
-        entries.append(CfcOpponentValue(game.round, game.opponent, number, text, basis, SCORES[game.halves], expected))  # type: ignore[arg-type]
+        entries.append(
+            CfcOpponentValue(
+                game.round, game.opponent, number, text, basis, SCORES[game.halves], expected
+            )
+        )  # type: ignore[arg-type]
     return entries, total, sx
 
 
 def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) -> Fraction:
     """717 AR over the rated (provisional or established) players who played."""
-    rated = [(priors[pid].rating, t.wins, t.losses, t.n) for pid, t in tallies.items() if priors[pid].category != "unrated"]
+    rated = [
+        (priors[pid].rating, t.wins, t.losses, t.n)
+        for pid, t in tallies.items()
+        if priors[pid].category != "unrated"
+    ]
     if not rated:
         raise EngineRejection(
             "unratable",
@@ -104,10 +114,14 @@ def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) ->
     return f.average_rating(rated)  # type: ignore[arg-type]
 
 
-def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds: int) -> dict[str, Rated]:
+def calculate(
+    priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds: int
+) -> dict[str, Rated]:
     """Rate every player with at least one rated game, in the order of 717."""
     if not tallies:
-        raise EngineRejection("unratable", "the event has no rated game (forfeits and byes are not rated)", "$.games")
+        raise EngineRejection(
+            "unratable", "the event has no rated game (forfeits and byes are not rated)", "$.games"
+        )
     ar = average_rating(priors, tallies)
     order = list(tallies)  # first appearance in the games; each step's result is order-free
     cat = {pid: priors[pid].category for pid in order}
@@ -120,7 +134,10 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
     at_pre = {pid: _value(pre[pid], "pre_event") for pid in order if cat[pid] != "unrated"}
 
     # Steps 2 and 3: the two passes for the unrated players.
-    pass_1_values = {**at_pre, **{pid: _value(ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200") for pid in unrated}}
+    pass_1_values = {
+        **at_pre,
+        **{pid: _value(ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200") for pid in unrated},
+    }
     pass_1 = {}
     for pid in unrated:
         t = tallies[pid]
@@ -155,7 +172,14 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
     for pid in provisional:
         prior, t = priors[pid], tallies[pid]
         if prior.games + t.n > f.PROVISIONAL_GAMES:  # 715, C7: the 25th game is in this event
-            rated[pid] = _established("provisional", prior, t, *_entries(t, provisional_values, prior.rating), rounds, True)
+            rated[pid] = _established(
+                "provisional",
+                prior,
+                t,
+                *_entries(t, provisional_values, prior.rating),
+                rounds,
+                True,
+            )
         else:
             entries, values_sum, _ = _entries(t, provisional_values)
             total = prior.provisional_sum + f.performance_sum(values_sum, t.wins, t.losses)  # type: ignore[operator]
@@ -181,8 +205,14 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
     below_800_values = {**at_pre, **at_post}
     for pid in established:
         if pid in below_800:
-            rated[pid] = _established("established_below_800", priors[pid], tallies[pid],
-                                      *_entries(tallies[pid], below_800_values, pre[pid]), rounds, False)
+            rated[pid] = _established(
+                "established_below_800",
+                priors[pid],
+                tallies[pid],
+                *_entries(tallies[pid], below_800_values, pre[pid]),
+                rounds,
+                False,
+            )
             post[pid] = rated[pid].rounded_before_bonus
     # C10: a player of 800 or more counts an established opponent below 800 at the
     # higher of its pre- and post-event rating.
@@ -190,14 +220,26 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
     values_800_plus = {**below_800_values, **higher}
     for pid in established:
         if pid not in below_800:
-            rated[pid] = _established("established", priors[pid], tallies[pid],
-                                      *_entries(tallies[pid], values_800_plus, pre[pid]), rounds, False)
+            rated[pid] = _established(
+                "established",
+                priors[pid],
+                tallies[pid],
+                *_entries(tallies[pid], values_800_plus, pre[pid]),
+                rounds,
+                False,
+            )
             post[pid] = rated[pid].rounded_before_bonus
     return rated
 
 
 def _established(
-    step: str, prior: Prior, t: Tally, entries: list[CfcOpponentValue], values_sum: Value, sx: int, rounds: int,
+    step: str,
+    prior: Prior,
+    t: Tally,
+    entries: list[CfcOpponentValue],
+    values_sum: Value,
+    sx: int,
+    rounds: int,
     becomes: bool,
 ) -> Rated:
     """714b for one player: Sx from the table per game (C3, summed by `_entries` with the
@@ -207,7 +249,9 @@ def _established(
     assert type(values_sum) is int
     rn, k, cut = f.established_rating(old, t.halves, sx)
     performance = f.performance(values_sum, t.wins, t.losses, t.n)
-    participation, percent, bonus, before_floor, rating, floor = _step_6(prior, t, rounds, performance, rn)
+    participation, percent, bonus, before_floor, rating, floor = _step_6(
+        prior, t, rounds, performance, rn
+    )
     return Rated(
         step=step,
         method="established",
@@ -245,7 +289,11 @@ def _step_6(
             bonus = f.result_bonus(percent)
     # half_up(Rn + participation + bonus) over a common denominator, without Fraction sums
     den = rn.denominator * participation.denominator
-    num = rn.numerator * participation.denominator + participation.numerator * rn.denominator + bonus * den
+    num = (
+        rn.numerator * participation.denominator
+        + participation.numerator * rn.denominator
+        + bonus * den
+    )
     before_floor = ratio_half_up(num, den)
     rating, floor = _floors(before_floor, prior)
     return participation, percent, bonus, before_floor, rating, floor

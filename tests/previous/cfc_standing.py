@@ -3,15 +3,16 @@ record) and their rated games in it (forfeits and byes are not rated and not in 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Literal, Mapping
+from typing import Literal
 
 import msgspec
 
 from schemas.events import EventFinished
 from schemas.records import PlayerRecord
-from tests.previous.arithmetic import from_exact, score_halves
 from service.engine.contract import RecordProblem, record_rejection
+from tests.previous.arithmetic import from_exact, score_halves
 
 Category = Literal["unrated", "provisional", "established"]
 
@@ -64,7 +65,9 @@ def record_problems(record: PlayerRecord) -> list[RecordProblem]:
     if record.status == "unrated":
         problems = []
         if record.rating is not None:
-            problems.append(RecordProblem("status", f"status 'unrated' with rating {record.rating}"))
+            problems.append(
+                RecordProblem("status", f"status 'unrated' with rating {record.rating}")
+            )
         if record.games:
             problems.append(RecordProblem("games", f"status 'unrated' with {record.games} games"))
         return problems

@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime as dt
 from fractions import Fraction
 
-from tests.previous.arithmetic import ratio_half_away_from_zero
 from service.engine.tables import fide_pd
+from tests.previous.arithmetic import ratio_half_away_from_zero
 
 # FIDE 8.3.1 as amended: from this date, a player rated 2650 or more uses the true D (F3).
 EXEMPTION_FROM = dt.date(2025, 10, 1)
@@ -30,7 +30,9 @@ def rating_difference(own: int, opponent: int, start_date: dt.date, pool: str) -
     difference = own - opponent
     if abs(difference) <= CAP:
         return difference
-    exempt = pool in POOLS_WITH_EXEMPTION and start_date >= EXEMPTION_FROM and own >= EXEMPTION_RATING
+    exempt = (
+        pool in POOLS_WITH_EXEMPTION and start_date >= EXEMPTION_FROM and own >= EXEMPTION_RATING
+    )
     if exempt:
         return difference
     return CAP if difference > 0 else -CAP
@@ -42,7 +44,9 @@ def rating_difference(own: int, opponent: int, start_date: dt.date, pool: str) -
 GameFigures = tuple[int, int, int]
 
 
-def game_figures(own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str) -> GameFigures:
+def game_figures(
+    own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str
+) -> GameFigures:
     """FIDE 8.3.1-8.3.2: (D, PD, score - PD) of `own` against `opponent`: D after the
     400-point rule, PD for D from Table 8.1.2 (the higher-rated player's column, the lower
     one 1 - it), PD and score - PD in hundredths. The one place a game's figures are
@@ -52,7 +56,9 @@ def game_figures(own: int, opponent: int, score_halves: int, start_date: dt.date
     return difference, pd, score_halves * 50 - pd
 
 
-def game_term(own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str) -> tuple[int, int]:
+def game_term(
+    own: int, opponent: int, score_halves: int, start_date: dt.date, pool: str
+) -> tuple[int, int]:
     """FIDE 8.3.2: (score - PD, PD) of one game, in hundredths (`game_figures`)."""
     _, pd, term = game_figures(own, opponent, score_halves, start_date, pool)
     return term, pd

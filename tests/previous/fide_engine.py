@@ -12,10 +12,10 @@ close_period: the new list (service.engine.fide.lists).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import attrgetter
-from typing import Mapping
 
 import msgspec
 
@@ -23,13 +23,15 @@ from schemas.events import EventFinished, PeriodClosed
 from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodSums
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
-from tests.previous.arithmetic import hundredths_number
-from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem, record_rejection
-from tests.previous.fide_change import capped_k, game_figures, period_change
-from tests.previous.arithmetic import ratio_text
+from service.engine.contract import (
+    EngineRejection,
+    EventInput,
+    Outcome,
+    RecordProblem,
+    record_rejection,
+)
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
 from service.engine.fide.lists import close_period
-from tests.previous.fide_performance import norms_met, performance
 from service.engine.fide.periods import add_months, month_of, rating_in_force
 from service.engine.fide.records import (
     check_open,
@@ -39,6 +41,9 @@ from service.engine.fide.records import (
     record_problems,
     status_for,
 )
+from tests.previous.arithmetic import hundredths_number, ratio_text
+from tests.previous.fide_change import capped_k, game_figures, period_change
+from tests.previous.fide_performance import norms_met, performance
 
 
 class _Game(msgspec.Struct, frozen=True, gc=False):
@@ -106,7 +111,9 @@ class FideEngine:
         start_month = month_of(event.start_date)
         if period < start_month:
             raise EngineRejection(
-                "unratable", f"period {period} is before the event's start month {start_month}", "$.period"
+                "unratable",
+                f"period {period} is before the event's start month {start_month}",
+                "$.period",
             )
         closed = data.pool.closed_through
         if closed is not None and start_month > add_months(closed, 1):
@@ -133,7 +140,13 @@ class FideEngine:
         # the current list, while opponents still count them as unrated (F2). A player
         # no longer on the list has no rating to change.
         own = {
-            pid: (None if r.rating is None else at_start[pid] if at_start[pid] is not None else r.rating)
+            pid: (
+                None
+                if r.rating is None
+                else at_start[pid]
+                if at_start[pid] is not None
+                else r.rating
+            )
             for pid, r in records.items()
         }
 
@@ -161,13 +174,17 @@ class FideEngine:
                     score_halves=halves,
                 )
                 if mine is not None:
-                    difference, pd, term = game_figures(mine, opponent, halves, start_date, pool_name)
+                    difference, pd, term = game_figures(
+                        mine, opponent, halves, start_date, pool_name
+                    )
                     tally.sum_hundredths += term  # FIDE 8.3.4: the sum of W - We
                     tally.pd_hundredths += pd
                     tally.rated_games += 1
                     tally.rated_halves += halves
                     tally.counted.append(game_played)
-                    tally.games.append(_Game(game.round, other, opponent, halves, difference, pd, term))
+                    tally.games.append(
+                        _Game(game.round, other, opponent, halves, difference, pd, term)
+                    )
                 else:
                     tally.pooled.append(game_played)
                     tally.games.append(_Game(game.round, other, opponent, halves))
@@ -182,7 +199,9 @@ class FideEngine:
         return Outcome(results=results, records=new_records, pool=data.pool)
 
     @staticmethod
-    def _record_event(record: PlayerRecord, tally: _Tally, period: str, event: EventFinished) -> PlayerRecord:
+    def _record_event(
+        record: PlayerRecord, tally: _Tally, period: str, event: EventFinished
+    ) -> PlayerRecord:
         state = fide_state(record)
         changes: dict = {}
         if tally.rated_games:
@@ -201,14 +220,19 @@ class FideEngine:
             if never_rated(record):
                 candidate = FirstEvent(start_date=event.start_date, event_id=event.event_id)
                 first = state.first_event
-                if first is None or (candidate.start_date, candidate.event_id) < (first.start_date, first.event_id):
+                if first is None or (candidate.start_date, candidate.event_id) < (
+                    first.start_date,
+                    first.event_id,
+                ):
                     changes["first_event"] = candidate
         if not changes:
             return record
         return msgspec.structs.replace(record, fide=msgspec.structs.replace(state, **changes))
 
     @staticmethod
-    def _event_result(record: PlayerRecord, tally: _Tally, period: str, own: int | None) -> PlayerResult:
+    def _event_result(
+        record: PlayerRecord, tally: _Tally, period: str, own: int | None
+    ) -> PlayerResult:
         state = fide_state(record)
         open_games = sum(s.games for s in state.periods)
         sums = next((s for s in state.periods if s.period == period), None)
@@ -227,20 +251,30 @@ class FideEngine:
         if own is not None:
             k = capped_k(k_for_period(record, period), sums.games if sums else 0)
             period_sum = sums.sum_hundredths if sums else 0
-            projected = record.rating + period_change(k, period_sum) if record.rating is not None else None
+            projected = (
+                record.rating + period_change(k, period_sum) if record.rating is not None else None
+            )
             # The output's numbers of whole hundredths: `hundredths_number` (n / 100), inlined
             # on the engine's hot path, once per player.
-            event_sum, event_text = tally.sum_hundredths / 100, _hundredths_text(tally.sum_hundredths)
+            event_sum, event_text = (
+                tally.sum_hundredths / 100,
+                _hundredths_text(tally.sum_hundredths),
+            )
             if period_sum == tally.sum_hundredths:  # the period's first event: the same figures
                 period_number, period_text = event_sum, event_text
             else:
-                period_number, period_text = hundredths_number(period_sum), _hundredths_text(period_sum)
+                period_number, period_text = (
+                    hundredths_number(period_sum),
+                    _hundredths_text(period_sum),
+                )
             details = FideDetails(
                 period=period,
                 k=k,
                 event_change=k * tally.sum_hundredths / 100,
                 event_change_exact=_hundredths_text(k * tally.sum_hundredths),
-                projected_rating=projected if projected is not None and projected >= MIN_PUBLISHED else None,
+                projected_rating=projected
+                if projected is not None and projected >= MIN_PUBLISHED
+                else None,
                 projection=True,
                 games_counted=tally.rated_games,
                 rating_used=own,
@@ -289,8 +323,13 @@ class FideEngine:
     def status_for(self, rating: int | None, games: int) -> str:
         return status_for(rating, games)
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
-                     last_end: dt.date | None = None) -> Outcome:
+    def close_period(
+        self,
+        message: PeriodClosed,
+        records: Mapping[str, PlayerRecord],
+        pool: PoolState,
+        last_end: dt.date | None = None,
+    ) -> Outcome:
         """Publish the period's new list (service.engine.fide.lists), when it is due."""
         return close_period(message, records, pool, last_end)
 
@@ -304,19 +343,29 @@ def _listed_games(games: list[_Game], k: int | None) -> list[FideGame]:
     k_times = _K_TIMES.get(k) if k is not None else None
     for g in sorted(games, key=_round_of):
         if g.term is None or g.pd is None or k is None:
-            listed.append(FideGame(round=g.round, opponent=g.opponent, opponent_rating=g.opponent_rating,
-                                   score=g.score_halves / 2))
+            listed.append(
+                FideGame(
+                    round=g.round,
+                    opponent=g.opponent,
+                    opponent_rating=g.opponent_rating,
+                    score=g.score_halves / 2,
+                )
+            )
             continue
-        listed.append(FideGame(
-            round=g.round,
-            opponent=g.opponent,
-            opponent_rating=g.opponent_rating,
-            difference=g.difference,  # FIDE 8.3.1
-            expected=hundredths[g.pd],  # table 8.1.2
-            score=g.score_halves / 2,
-            change=hundredths[g.term],  # FIDE 8.3.2: W - We
-            k=k,
-            # K x (W - We), unrounded
-            rating_change=k_times[g.term] if k_times is not None else hundredths_number(k * g.term),
-        ))
+        listed.append(
+            FideGame(
+                round=g.round,
+                opponent=g.opponent,
+                opponent_rating=g.opponent_rating,
+                difference=g.difference,  # FIDE 8.3.1
+                expected=hundredths[g.pd],  # table 8.1.2
+                score=g.score_halves / 2,
+                change=hundredths[g.term],  # FIDE 8.3.2: W - We
+                k=k,
+                # K x (W - We), unrounded
+                rating_change=k_times[g.term]
+                if k_times is not None
+                else hundredths_number(k * g.term),
+            )
+        )
     return listed

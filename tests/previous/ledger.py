@@ -5,7 +5,7 @@ reference their optimized versions must match byte for byte
 
 from __future__ import annotations
 
-from typing import Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 import msgspec
 
@@ -39,11 +39,25 @@ def pack_state(record: PlayerRecord) -> bytes:
     """A record without what its key already says (system, pool, id): its fields in a fixed
     order, trailing defaults left out, as MessagePack (a CFC established player: ~8 bytes)."""
     r = record
-    values = [r.rating, _STATUS_CODES[r.status], r.games, r.highest, r.birth_year, r.ever_2300, r.ever_2400, r.k,
-              r.cfc, r.fide]
+    values = [
+        r.rating,
+        _STATUS_CODES[r.status],
+        r.games,
+        r.highest,
+        r.birth_year,
+        r.ever_2300,
+        r.ever_2400,
+        r.k,
+        r.cfc,
+        r.fide,
+    ]
     n = 10
-    while n and (values[n - 1] is None or values[n - 1] is False or (n == 3 and values[2] == 0) or
-                 (n == 2 and values[1] == 0)):
+    while n and (
+        values[n - 1] is None
+        or values[n - 1] is False
+        or (n == 3 and values[2] == 0)
+        or (n == 2 and values[1] == 0)
+    ):
         n -= 1
     return _packer.encode(values[:n])
 
@@ -59,31 +73,74 @@ def entries_of(message: RatingsUpdated) -> Iterator[tuple[str, str, HistoryEntry
     if message.kind == "list":
         assert message.period is not None
         for r in message.players:
-            yield r.id, list_field(message.period), HistoryEntry(
-                kind="list", event_id=None, name=None, start_date=None, end_date=None, period=message.period,
-                list_period=message.list_period, old_rating=r.old_rating, new_rating=r.new_rating, change=r.change,
-                old_status=r.old_status, status=r.status, games=r.games, event_games=r.event_games, score=r.score,
-                expected=r.expected, performance=r.performance,
+            yield (
+                r.id,
+                list_field(message.period),
+                HistoryEntry(
+                    kind="list",
+                    event_id=None,
+                    name=None,
+                    start_date=None,
+                    end_date=None,
+                    period=message.period,
+                    list_period=message.list_period,
+                    old_rating=r.old_rating,
+                    new_rating=r.new_rating,
+                    change=r.change,
+                    old_status=r.old_status,
+                    status=r.status,
+                    games=r.games,
+                    event_games=r.event_games,
+                    score=r.score,
+                    expected=r.expected,
+                    performance=r.performance,
+                ),
             )
         return
     assert message.event_id is not None
     for r in message.players:
         new, change = r.new_rating, r.change
         projected = getattr(r.details, "projected_rating", None) if fide else None
-        if projected is not None:  # FIDE: the rating stays until the list; the line shows the projection (F9)
+        if (
+            projected is not None
+        ):  # FIDE: the rating stays until the list; the line shows the projection (F9)
             new = projected
             change = projected - r.old_rating if r.old_rating is not None else None
-        yield r.id, message.event_id, HistoryEntry(
-            kind="event", event_id=message.event_id, name=message.name, start_date=message.start_date,
-            end_date=message.end_date, period=message.period if fide else None, list_period=None,
-            old_rating=r.old_rating, new_rating=new, change=change, old_status=r.old_status,
-            status=r.status, games=r.games, event_games=r.event_games, score=r.score, expected=r.expected,
-            performance=r.performance, revision=message.revision or 0, projection=projected is not None,
+        yield (
+            r.id,
+            message.event_id,
+            HistoryEntry(
+                kind="event",
+                event_id=message.event_id,
+                name=message.name,
+                start_date=message.start_date,
+                end_date=message.end_date,
+                period=message.period if fide else None,
+                list_period=None,
+                old_rating=r.old_rating,
+                new_rating=new,
+                change=change,
+                old_status=r.old_status,
+                status=r.status,
+                games=r.games,
+                event_games=r.event_games,
+                score=r.score,
+                expected=r.expected,
+                performance=r.performance,
+                revision=message.revision or 0,
+                projection=projected is not None,
+            ),
         )
 
 
-def event_output(event: EventFinished, engine: Engine, results: list, source_id: str,
-                 records: Mapping[str, PlayerRecord] | None = None, **revision) -> RatingsUpdated:
+def event_output(
+    event: EventFinished,
+    engine: Engine,
+    results: list,
+    source_id: str,
+    records: Mapping[str, PlayerRecord] | None = None,
+    **revision,
+) -> RatingsUpdated:
     """The `ratings.updated/v1` of one event (a first result, or a revision of it). Each
     player's name is their record's (`records`: the records the event was rated from, named
     from the list, else from an event), else the event's."""
@@ -91,10 +148,21 @@ def event_output(event: EventFinished, engine: Engine, results: list, source_id:
     if records:
         names.update((pid, r.name) for pid, r in records.items() if r.name)
     if names:
-        results = [msgspec.structs.replace(r, name=names[r.id]) if r.id in names else r for r in results]
+        results = [
+            msgspec.structs.replace(r, name=names[r.id]) if r.id in names else r for r in results
+        ]
     kind = "revision" if revision else "event"
     return RatingsUpdated(
-        kind=kind, system=event.system, pool=event.pool or "", ruleset=engine.ruleset, source_id=source_id,
-        players=results, event_id=event.event_id, period=event.period, name=event.name,
-        start_date=event.start_date, end_date=event.end_date, **revision,
+        kind=kind,
+        system=event.system,
+        pool=event.pool or "",
+        ruleset=engine.ruleset,
+        source_id=source_id,
+        players=results,
+        event_id=event.event_id,
+        period=event.period,
+        name=event.name,
+        start_date=event.start_date,
+        end_date=event.end_date,
+        **revision,
     )

@@ -11,8 +11,8 @@ The reference simulates one pool: imported records, events rated in arrival orde
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from collections import Counter
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from service.engine.tables import fide_dp, fide_pd
@@ -66,7 +66,14 @@ def next_period(period: str) -> str:
 
 
 # --- K (8.3.3, F5/F6/F7) ---------------------------------------------------------------
-def base_k(rating: int, games: int, birth_year: int | None, ever_2300: bool, ever_2400: bool, list_year: int) -> int:
+def base_k(
+    rating: int,
+    games: int,
+    birth_year: int | None,
+    ever_2300: bool,
+    ever_2400: bool,
+    list_year: int,
+) -> int:
     """K from the state on the list opening the period, in F6's order. A rating on the
     list is a published rating, so a current 2400+ (2300+) counts as 'ever published'."""
     if ever_2400 or rating >= 2400:
@@ -191,7 +198,9 @@ class Reference:
         self.events: dict[str, list] = {}  # period -> events rated into it, still open
 
     def add(self, pid, rating, games, birth_year=None, ever_2300=False, ever_2400=False):
-        self.players[pid] = RefPlayer(pid, rating, games, birth_year, ever_2300, ever_2400, ever_rated=rating is not None)
+        self.players[pid] = RefPlayer(
+            pid, rating, games, birth_year, ever_2300, ever_2400, ever_rated=rating is not None
+        )
 
     def player(self, pid) -> RefPlayer:
         if pid not in self.players:
@@ -212,7 +221,15 @@ class Reference:
         per: dict[str, dict] = {}
         for ref in event.players:
             self.player(ref.id)
-            per[ref.id] = {"sum": 0, "n": 0, "perf_opp": [], "perf_pts": 0, "norm_opp": [], "norm_pts": 0, "pooled": 0}
+            per[ref.id] = {
+                "sum": 0,
+                "n": 0,
+                "perf_opp": [],
+                "perf_pts": 0,
+                "norm_opp": [],
+                "norm_pts": 0,
+                "pooled": 0,
+            }
         for g in event.games:
             if g.forfeit:  # forfeits are never rated
                 continue
@@ -265,14 +282,22 @@ class Reference:
             p = self.players[pid]
             k = ch = projected = None
             if acc["n"]:
-                k = capped_k(self.k_for(p, period), games_so_far[pid])  # the period's K as known so far
+                k = capped_k(
+                    self.k_for(p, period), games_so_far[pid]
+                )  # the period's K as known so far
                 ch = Fraction(k * acc["sum"], 100)
                 # F9: published + the period's change so far, rounded (None under 1400)
-                projected = p.rating_in(period) + round_half_away(Fraction(k * sum_so_far[pid], 100))
+                projected = p.rating_in(period) + round_half_away(
+                    Fraction(k * sum_so_far[pid], 100)
+                )
                 projected = projected if projected >= 1400 else None
             out[pid] = EventRef(
-                k, ch, acc["n"] + acc["pooled"], performance(acc["perf_opp"], acc["perf_pts"]),
-                norms(acc["norm_opp"], acc["norm_pts"]), projected,
+                k,
+                ch,
+                acc["n"] + acc["pooled"],
+                performance(acc["perf_opp"], acc["perf_pts"]),
+                norms(acc["norm_opp"], acc["norm_pts"]),
+                projected,
             )
         return out
 

@@ -128,7 +128,7 @@ def test_eighths_the_only_float_ties(k):
     assert decimal_number(x) == decimal_number(Fraction(k, 8))
 
 
-@given(st.integers(-10**7, 10**7))
+@given(st.integers(-(10**7), 10**7))
 def test_hundredths_number_is_ratio_number(n):
     from service.engine.arithmetic import hundredths_number
 

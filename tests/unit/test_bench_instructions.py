@@ -11,8 +11,10 @@ from service.bench import instructions
 
 def test_totals_reads_the_dump_s_instruction_count(tmp_path):
     dump = tmp_path / "cg.123.1"
-    dump.write_text("# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\nevents: Ir\n"
-                    "fn=(1) main\n0 12\nsummary: 1721530144\ntotals: 1721530144\n")
+    dump.write_text(
+        "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\nevents: Ir\n"
+        "fn=(1) main\n0 12\nsummary: 1721530144\ntotals: 1721530144\n"
+    )
     assert instructions.totals(str(dump)) == 1_721_530_144
 
 
@@ -24,11 +26,13 @@ def test_a_dump_without_totals_is_an_error_not_zero(tmp_path):
 
 
 def test_render_names_the_settings_and_each_workload():
-    text = instructions.render({
-        "settings": {"RATING_BATCH_SIZE": "64"},
-        "two_player": {"events": 2000, "instructions_per_event": 860341.2},
-        "swiss_64x7": {"events": 50, "instructions_per_event": 24_512_000.0},
-    })
+    text = instructions.render(
+        {
+            "settings": {"RATING_BATCH_SIZE": "64"},
+            "two_player": {"events": 2000, "instructions_per_event": 860341.2},
+            "swiss_64x7": {"events": 50, "instructions_per_event": 24_512_000.0},
+        }
+    )
     assert "RATING_BATCH_SIZE=64" in text
     assert "two-player events" in text and "860,341" in text
     assert "64-player 7-round events" in text and "24,512,000" in text

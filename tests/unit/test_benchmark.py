@@ -13,9 +13,18 @@ import pytest
 
 from schemas.events import EventFinished
 from schemas.validation import decode_input
-from service.bench.benchmark import ENGINE_KEYS, REPORT_KEYS, SERVICE_KEYS, TARGETS, check_targets, engine_input, render
 from service.bench import machine
-from service.bench.scaleout import FIGURES as SCALE_FIGURES, Drained, second_partition
+from service.bench.benchmark import (
+    ENGINE_KEYS,
+    REPORT_KEYS,
+    SERVICE_KEYS,
+    TARGETS,
+    check_targets,
+    engine_input,
+    render,
+)
+from service.bench.scaleout import FIGURES as SCALE_FIGURES
+from service.bench.scaleout import Drained, second_partition
 from service.bench.workloads import minimal_records, rated_list, swiss_event, two_player_event
 from service.runtime.partitions import layout_of
 
@@ -27,7 +36,10 @@ def test_swiss_event_is_a_valid_event(system, players, rounds):
     assert isinstance(event, EventFinished) and event.system == system and event.rounds == rounds
     assert {p.id for p in event.players} == {r.id for r in records}
     for rnd in range(1, rounds + 1):
-        seen = Counter([g.a for g in event.games if g.round == rnd] + [g.b for g in event.games if g.round == rnd])
+        seen = Counter(
+            [g.a for g in event.games if g.round == rnd]
+            + [g.b for g in event.games if g.round == rnd]
+        )
         seen.update(b.player for b in event.byes if b.round == rnd)
         assert set(seen.values()) == {1} and len(seen) == players  # everyone once a round
     # players // 2 games a round: 10 -> 5 x 3 = 15; 8 -> 4 x 4 = 16; 7 -> 3 x 5 = 15 (and 5 byes)
@@ -45,7 +57,9 @@ def test_swiss_pairs_by_score_groups():
 
 
 def test_workloads_are_deterministic_and_rated_lists_import_cleanly():
-    assert swiss_event("fide", rated_list("fide", 6), 3) == swiss_event("fide", rated_list("fide", 6), 3)
+    assert swiss_event("fide", rated_list("fide", 6), 3) == swiss_event(
+        "fide", rated_list("fide", 6), 3
+    )
     cfc = rated_list("cfc", 50)
     assert Counter(r.status for r in cfc).keys() <= {"established", "provisional"}
     a, b = cfc[:2]
@@ -61,48 +75,112 @@ def test_engine_input_carries_every_players_record():
 
 
 def _drained(events_per_second: float) -> dict:
-    return {**dict.fromkeys(SCALE_FIGURES, 1.0), "events_per_second": events_per_second,
-            "runs_events_per_second": [events_per_second]}
+    return {
+        **dict.fromkeys(SCALE_FIGURES, 1.0),
+        "events_per_second": events_per_second,
+        "runs_events_per_second": [events_per_second],
+    }
 
 
 def _fake_report() -> dict:
     engine = dict.fromkeys(ENGINE_KEYS, 1.0)
     service = dict.fromkeys(SERVICE_KEYS, 1.0)
-    pair = {**_drained(1_590.0), "each_events_per_second": {"cfc.regular": 800.0, "fide.rapid": 790.0}}
+    pair = {
+        **_drained(1_590.0),
+        "each_events_per_second": {"cfc.regular": 800.0, "fide.rapid": 790.0},
+    }
     return {
-        "engines": {"cfc": {**engine, "games_per_second": 250_000.0}, "fide": {**engine, "games_per_second": 150_000.0},
-                    "naspa": {**engine, "seconds": 0.4}, "fide_close": {"players": 20_000, "seconds": 2.0},
-                    "apply": {"system": "cfc", "us_per_event": 10.0, "stages_us": {"engine": 4.0}}},
-        "service": {"two_player": {**service, "events_per_second": 5_000.0, "p99_ms": 50.0},
-                    "swiss_64x7": {**service, "events_per_second": 299.0}},
+        "engines": {
+            "cfc": {**engine, "games_per_second": 250_000.0},
+            "fide": {**engine, "games_per_second": 150_000.0},
+            "naspa": {**engine, "seconds": 0.4},
+            "fide_close": {"players": 20_000, "seconds": 2.0},
+            "apply": {"system": "cfc", "us_per_event": 10.0, "stages_us": {"engine": 4.0}},
+        },
+        "service": {
+            "two_player": {**service, "events_per_second": 5_000.0, "p99_ms": 50.0},
+            "swiss_64x7": {**service, "events_per_second": 299.0},
+        },
         "ceiling": {"events_per_second": 10_000.0, "ratio": 0.5, "batch_size": 64},
         "memory": {"records": 100, "redis_bytes_per_record": 300.0, "service_peak_rss_mb": 199.9},
-        "date_order": {"archive": {"events": 10, "bytes_per_event": 400.0, "player_events": 20,
-                                   "bytes_per_player_event": 121.0},
-                       "correction": {"players": 100, "later_events": 9, "seconds": 9.9, "revisions": 5,
-                                      "history_seconds": 1.0, "service_peak_rss_mb": 500.0}},
-        "reads": {"players": 100, "player_events": 1_000, "history_lines": 200, "rate": 200.0, "seconds": 3.0,
-                  "player": {"requests": 300, "p50_ms": 2.0, "p99_ms": 9.9},
-                  "history": {"requests": 180, "p50_ms": 5.0, "p99_ms": 20.0},
-                  "list": {"requests": 120, "p50_ms": 3.0, "p99_ms": 19.0},
-                  "throughput": {"events_per_second": 1_000.0, "under_read_load": 899.0, "ratio": 0.899, "runs": 1}},
-        "cluster": {"events": 100, "players": 50, "runs": 1, "redis": "valkey 9",
-                    "standalone": {"events_per_second": 1_000.0, "runs": [1_000.0]},
-                    "cluster": {"events_per_second": 900.0, "runs": [900.0]},
-                    "cluster_pipeline": {"events_per_second": 300.0, "runs": [300.0]},
-                    "ratio": 0.9, "pipeline_ratio": 0.3},
-        "scale_out": {"players": 100,
-                      "one_partition": {"runs": 1, "events": 10, "one_replica": _drained(1_000.0),
-                                        "two_replicas": _drained(950.0), "ratio_of_runs": 0.95, "ratio": 0.95},
-                      "two_partitions": {"runs": 1, "events": 10, "partitions": ["cfc.regular", "fide.rapid"],
-                                         "owners": {"cfc.regular": "r-1", "fide.rapid": "r-2"},
-                                         "one_replica_one_at_a_time": _drained(1_000.0),
-                                         "one_replica_alone": {"cfc.regular": _drained(1_000.0),
-                                                               "fide.rapid": _drained(1_000.0)},
-                                         "one_replica_both_at_once": _drained(1_200.0), "two_replicas": pair,
-                                         "ratio_of_runs": 1.59, "same_work_ratio_of_runs": 1.3, "ratio": 1.59}},
-        "machine": {"cores": 2, "load_average_at_start": 2.5, "load_average_at_end": 3.0, "other_cpu_cores": 0.1,
-                    "busy": True, "warnings": ["the machine was busy: load average 2.50 above its 2 cores"]},
+        "date_order": {
+            "archive": {
+                "events": 10,
+                "bytes_per_event": 400.0,
+                "player_events": 20,
+                "bytes_per_player_event": 121.0,
+            },
+            "correction": {
+                "players": 100,
+                "later_events": 9,
+                "seconds": 9.9,
+                "revisions": 5,
+                "history_seconds": 1.0,
+                "service_peak_rss_mb": 500.0,
+            },
+        },
+        "reads": {
+            "players": 100,
+            "player_events": 1_000,
+            "history_lines": 200,
+            "rate": 200.0,
+            "seconds": 3.0,
+            "player": {"requests": 300, "p50_ms": 2.0, "p99_ms": 9.9},
+            "history": {"requests": 180, "p50_ms": 5.0, "p99_ms": 20.0},
+            "list": {"requests": 120, "p50_ms": 3.0, "p99_ms": 19.0},
+            "throughput": {
+                "events_per_second": 1_000.0,
+                "under_read_load": 899.0,
+                "ratio": 0.899,
+                "runs": 1,
+            },
+        },
+        "cluster": {
+            "events": 100,
+            "players": 50,
+            "runs": 1,
+            "redis": "valkey 9",
+            "standalone": {"events_per_second": 1_000.0, "runs": [1_000.0]},
+            "cluster": {"events_per_second": 900.0, "runs": [900.0]},
+            "cluster_pipeline": {"events_per_second": 300.0, "runs": [300.0]},
+            "ratio": 0.9,
+            "pipeline_ratio": 0.3,
+        },
+        "scale_out": {
+            "players": 100,
+            "one_partition": {
+                "runs": 1,
+                "events": 10,
+                "one_replica": _drained(1_000.0),
+                "two_replicas": _drained(950.0),
+                "ratio_of_runs": 0.95,
+                "ratio": 0.95,
+            },
+            "two_partitions": {
+                "runs": 1,
+                "events": 10,
+                "partitions": ["cfc.regular", "fide.rapid"],
+                "owners": {"cfc.regular": "r-1", "fide.rapid": "r-2"},
+                "one_replica_one_at_a_time": _drained(1_000.0),
+                "one_replica_alone": {
+                    "cfc.regular": _drained(1_000.0),
+                    "fide.rapid": _drained(1_000.0),
+                },
+                "one_replica_both_at_once": _drained(1_200.0),
+                "two_replicas": pair,
+                "ratio_of_runs": 1.59,
+                "same_work_ratio_of_runs": 1.3,
+                "ratio": 1.59,
+            },
+        },
+        "machine": {
+            "cores": 2,
+            "load_average_at_start": 2.5,
+            "load_average_at_end": 3.0,
+            "other_cpu_cores": 0.1,
+            "busy": True,
+            "warnings": ["the machine was busy: load average 2.50 above its 2 cores"],
+        },
         "settings": {"engine_runs": 1, "runs": 1, "quick": True, "redis_cpu": "INFO"},
     }
 
@@ -142,17 +220,23 @@ def test_targets_compare_as_the_issue_says():
     assert "NOT met  FIDE engine" in text and "met      CFC engine" in text and "--quick" in text
     assert "cluster, commits on the owner          900  (0.90x standalone)" in text
     assert text.startswith("WARNING: the machine was busy: load average 2.50")
-    assert "2 replicas, 2 partitions / 1 on one          1.59x" in text and "cfc.regular and fide.rapid" in text
+    assert (
+        "2 replicas, 2 partitions / 1 on one          1.59x" in text
+        and "cfc.regular and fide.rapid" in text
+    )
 
 
 def test_the_machine_counts_as_busy_when_its_load_average_was_above_its_cores(monkeypatch):
     monkeypatch.setattr(machine, "cores", lambda: 2)
     monkeypatch.setattr(machine.os, "getloadavg", lambda: (2.5, 1.0, 1.0))
     busy = machine.Neighbours().report()
-    assert busy["busy"] and busy["warnings"][0] == ("the machine was busy: load average 2.50 above its 2 cores "
-                                                     "when the bench started")
+    assert busy["busy"] and busy["warnings"][0] == (
+        "the machine was busy: load average 2.50 above its 2 cores when the bench started"
+    )
     monkeypatch.setattr(machine.os, "getloadavg", lambda: (2.0, 1.0, 1.0))
-    assert not any("load average" in w for w in machine.Neighbours().report()["warnings"])  # 2.0 is not above 2
+    assert not any(
+        "load average" in w for w in machine.Neighbours().report()["warnings"]
+    )  # 2.0 is not above 2
 
 
 def test_cpu_seconds_of_a_process_grow_with_its_work():
@@ -176,16 +260,18 @@ def test_drains_add_up_and_the_second_busy_partition_is_the_second_replicas_firs
 def test_profile_reads_one_stream_s_stage_counters_from_a_metrics_page():
     from service.bench.profile import stage_counters
 
-    page = "\n".join([
-        "# TYPE rating_commit_stage_seconds counter",
-        'rating_commit_stage_seconds_total{stage="rate",stream="a"} 1.5',
-        'rating_commit_stage_seconds_total{stage="write",stream="a"} 0.25',
-        'rating_commit_stage_seconds_total{stage="rate",stream="b"} 9.0',
-        "# TYPE rating_entries_per_commit histogram",
-        'rating_entries_per_commit_count{stream="a"} 4.0',
-        'rating_entries_per_commit_sum{stream="a"} 100.0',
-        "",
-    ])
+    page = "\n".join(
+        [
+            "# TYPE rating_commit_stage_seconds counter",
+            'rating_commit_stage_seconds_total{stage="rate",stream="a"} 1.5',
+            'rating_commit_stage_seconds_total{stage="write",stream="a"} 0.25',
+            'rating_commit_stage_seconds_total{stage="rate",stream="b"} 9.0',
+            "# TYPE rating_entries_per_commit histogram",
+            'rating_entries_per_commit_count{stream="a"} 4.0',
+            'rating_entries_per_commit_sum{stream="a"} 100.0',
+            "",
+        ]
+    )
     found = stage_counters(page, "a")
     assert found["rate"] == 1.5 and found["write"] == 0.25 and found["decode"] == 0.0
     assert found["commits"] == 4.0 and found["entries"] == 100.0

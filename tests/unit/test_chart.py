@@ -11,9 +11,25 @@ D = dt.date
 
 
 def entry(day: dt.date | None, rating: int | None, kind: str = "event", **more) -> HistoryEntry:
-    fields = dict(kind=kind, event_id=f"e-{day}", name=f"Open {day}", start_date=day, end_date=day, period=None,
-                  list_period=None, old_rating=None, new_rating=rating, change=None, old_status="established",
-                  status="established", games=10, event_games=5, score=2.5, expected=None, performance=None)
+    fields = dict(
+        kind=kind,
+        event_id=f"e-{day}",
+        name=f"Open {day}",
+        start_date=day,
+        end_date=day,
+        period=None,
+        list_period=None,
+        old_rating=None,
+        new_rating=rating,
+        change=None,
+        old_status="established",
+        status="established",
+        games=10,
+        event_games=5,
+        score=2.5,
+        expected=None,
+        performance=None,
+    )
     fields.update(more)
     return HistoryEntry(**fields)  # type: ignore[arg-type]
 
@@ -35,12 +51,22 @@ def test_date_ticks_are_month_or_year_starts_and_few():
     assert [label for _, label in ticks] == ["2025-02", "2025-03", "2025-04", "2025-05", "2025-06"]
     years = date_ticks(D(2015, 3, 1), D(2025, 3, 1))
     assert all(len(label) == 4 for _, label in years) and 2 <= len(years) <= 6
-    assert [label for _, label in date_ticks(D(2025, 3, 3), D(2025, 3, 20))] == ["2025-03-03", "2025-03-20"]
+    assert [label for _, label in date_ticks(D(2025, 3, 3), D(2025, 3, 20))] == [
+        "2025-03-03",
+        "2025-03-20",
+    ]
 
 
 def test_points_follow_dates_and_ratings_inside_the_plot():
-    chart = rating_chart([entry(D(2025, 1, 10), 1500), entry(D(2025, 3, 1), None), entry(D(2025, 6, 1), 1620),
-                          entry(D(2025, 9, 1), 1580)], name="Ann")
+    chart = rating_chart(
+        [
+            entry(D(2025, 1, 10), 1500),
+            entry(D(2025, 3, 1), None),
+            entry(D(2025, 6, 1), 1620),
+            entry(D(2025, 9, 1), 1580),
+        ],
+        name="Ann",
+    )
     assert chart is not None
     assert [p.rating for p in chart.points] == [1500, 1620, 1580]  # no point without a rating
     xs, ys = [p.x for p in chart.points], [p.y for p in chart.points]
@@ -54,7 +80,13 @@ def test_points_follow_dates_and_ratings_inside_the_plot():
     assert "3 rated events from 2025-01-10 to 2025-09-01" in chart.description
     assert all(chart.top <= t.at <= chart.bottom for t in chart.y_ticks)
     assert [t.label for t in chart.y_ticks] == ["1500", "1550", "1600", "1650"]
-    assert [t.label for t in chart.x_ticks] == ["2025-01", "2025-03", "2025-05", "2025-07", "2025-09"]
+    assert [t.label for t in chart.x_ticks] == [
+        "2025-01",
+        "2025-03",
+        "2025-05",
+        "2025-07",
+        "2025-09",
+    ]
 
 
 def test_fide_lists_are_a_step_line():
@@ -68,7 +100,12 @@ def test_fide_lists_are_a_step_line():
     assert chart is not None and len(chart.points) == 2
     assert chart.points[0].title.endswith("(projected)")
     parts = chart.steps.split()
-    assert parts[0].startswith("M") and parts[2].startswith("H") and parts[3].startswith("V") and parts[-1].startswith("H")
+    assert (
+        parts[0].startswith("M")
+        and parts[2].startswith("H")
+        and parts[3].startswith("V")
+        and parts[-1].startswith("H")
+    )
     assert float(parts[-1][1:]) == chart.right  # the last list holds to the chart's end
     assert "2 published lists" in chart.description
 
@@ -77,4 +114,8 @@ def test_no_rating_no_chart_and_one_event_is_centred():
     assert rating_chart([entry(D(2025, 1, 1), None)], name="X") is None
     assert rating_chart([], name="X") is None
     chart = rating_chart([entry(D(2025, 1, 1), 1500)], name="X")
-    assert chart is not None and chart.points[0].x == (chart.left + chart.right) / 2 and chart.line == ""
+    assert (
+        chart is not None
+        and chart.points[0].x == (chart.left + chart.right) / 2
+        and chart.line == ""
+    )

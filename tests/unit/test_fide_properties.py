@@ -37,7 +37,14 @@ def periods(draw):
         games = []
         for r in range(draw(st.integers(1, 12))):
             a, b = draw(st.lists(st.integers(0, n - 1), min_size=2, max_size=2, unique=True))
-            games.append((f"p{a}", f"p{b}", draw(st.sampled_from([0.0, 0.5, 1.0])), draw(st.booleans()) and r == 0))
+            games.append(
+                (
+                    f"p{a}",
+                    f"p{b}",
+                    draw(st.sampled_from([0.0, 0.5, 1.0])),
+                    draw(st.booleans()) and r == 0,
+                )
+            )
         events.append((f"e{e}", start, games))
     return records, events
 
@@ -51,7 +58,9 @@ def event(eid, start, games):
         end_date=max(start, dt.date(2025, 10, 1)),
         rounds=len(games),
         players=[PlayerRef(id=p) for p in sorted({g[0] for g in games} | {g[1] for g in games})],
-        games=[Game(round=i + 1, a=a, b=b, score=s, forfeit=f) for i, (a, b, s, f) in enumerate(games)],
+        games=[
+            Game(round=i + 1, a=a, b=b, score=s, forfeit=f) for i, (a, b, s, f) in enumerate(games)
+        ],
         pool="standard",
         ruleset="fide-2024",
         period=PERIOD,
@@ -65,9 +74,16 @@ def run(records, events):
         e = event(eid, start, games)
         outcome = ENGINE.rate_event(EventInput(e, {p.id: store[p.id] for p in e.players}, pool))
         store.update({r.id: r for r in outcome.records})
-    last_end = max(event(eid, start, games).end_date for eid, start, games in events) if events else None
-    closed = ENGINE.close_period(PeriodClosed(system="fide", pool="standard", period=PERIOD), store, pool, last_end)
-    return [(r.id, r.old_rating, r.new_rating, r.change, r.event_games, r.details.k_applied) for r in closed.results]
+    last_end = (
+        max(event(eid, start, games).end_date for eid, start, games in events) if events else None
+    )
+    closed = ENGINE.close_period(
+        PeriodClosed(system="fide", pool="standard", period=PERIOD), store, pool, last_end
+    )
+    return [
+        (r.id, r.old_rating, r.new_rating, r.change, r.event_games, r.details.k_applied)
+        for r in closed.results
+    ]
 
 
 @settings(max_examples=150, deadline=None)

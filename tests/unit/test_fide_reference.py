@@ -32,16 +32,25 @@ class Office:
         self.last_end = None
 
     def rate(self, event):
-        records = {p.id: self.records.get(p.id) or unrated_record("fide", self.pool.pool, p.id) for p in event.players}
+        records = {
+            p.id: self.records.get(p.id) or unrated_record("fide", self.pool.pool, p.id)
+            for p in event.players
+        }
         outcome = ENGINE.rate_event(EventInput(event, records, self.pool))
-        self.last_end = max(self.last_end or event.end_date, event.end_date)  # the ledger's timeline tail
+        self.last_end = max(
+            self.last_end or event.end_date, event.end_date
+        )  # the ledger's timeline tail
         self.records.update({r.id: r for r in outcome.records})
         self.pool = outcome.pool
         return {r.id: r for r in outcome.results}
 
     def close(self, period):
-        outcome = ENGINE.close_period(PeriodClosed(system="fide", pool=self.pool.pool, period=period), dict(self.records),
-                                      self.pool, self.last_end)
+        outcome = ENGINE.close_period(
+            PeriodClosed(system="fide", pool=self.pool.pool, period=period),
+            dict(self.records),
+            self.pool,
+            self.last_end,
+        )
         self.records.update({r.id: r for r in outcome.records})
         self.pool = outcome.pool
         return {r.id: r for r in outcome.results}
@@ -62,7 +71,10 @@ def make_event(eid, games, start, end, period, pool):
             end_date=end,
             rounds=len(games),
             players=[PlayerRef(id=p) for p in ids],
-            games=[Game(round=i + 1, a=a, b=b, score=s, forfeit=f) for i, (a, b, s, f) in enumerate(games)],
+            games=[
+                Game(round=i + 1, a=a, b=b, score=s, forfeit=f)
+                for i, (a, b, s, f) in enumerate(games)
+            ],
             pool=pool,
             period=period,
         )
@@ -92,7 +104,14 @@ def player(draw, i):
     birth = draw(st.sampled_from([None, None, 1975, 2005, 2006, 2007, 2008, 2012]))
     e2400 = rating is not None and draw(st.booleans()) and draw(st.booleans())
     e2300 = e2400 or (rating is not None and draw(st.booleans()) and draw(st.booleans()))
-    return dict(id=f"p{i:02d}", rating=rating, games=games, birth_year=birth, ever_2300=e2300, ever_2400=e2400)
+    return dict(
+        id=f"p{i:02d}",
+        rating=rating,
+        games=games,
+        birth_year=birth,
+        ever_2300=e2300,
+        ever_2400=e2400,
+    )
 
 
 @st.composite
@@ -125,7 +144,8 @@ def scenario(draw):
     last = max(starts1)
     end_p2 = month_start(next_period(p2)) - dt.timedelta(days=1)
     starts2 = sorted(
-        last + dt.timedelta(days=o) for o in draw(st.lists(st.integers(0, (end_p2 - last).days), min_size=n2, max_size=n2))
+        last + dt.timedelta(days=o)
+        for o in draw(st.lists(st.integers(0, (end_p2 - last).days), min_size=n2, max_size=n2))
     )
     events = []
     for k, start in enumerate(starts1 + starts2):
@@ -136,7 +156,16 @@ def scenario(draw):
     order2 = draw(st.permutations(range(n2)))
     # a next-period event that started in the first period may arrive before that closes
     early = [i for i in range(n2) if starts2[i] < month_start(p2) and draw(st.booleans())]
-    return dict(p1=p1, p2=p2, pool=pool, players=players, events=events, order1=order1, order2=order2, early=early)
+    return dict(
+        p1=p1,
+        p2=p2,
+        pool=pool,
+        players=players,
+        events=events,
+        order1=order1,
+        order2=order2,
+        early=early,
+    )
 
 
 def run(sc):
@@ -149,9 +178,15 @@ def run(sc):
         if p["rating"] is not None or p["birth_year"] is not None:
             records.append(
                 PlayerRecord(
-                    system="fide", pool=pool, id=p["id"], rating=p["rating"],
+                    system="fide",
+                    pool=pool,
+                    id=p["id"],
+                    rating=p["rating"],
                     status="established" if p["rating"] is not None else "unrated",
-                    games=p["games"], birth_year=p["birth_year"], ever_2300=p["ever_2300"], ever_2400=p["ever_2400"],
+                    games=p["games"],
+                    birth_year=p["birth_year"],
+                    ever_2300=p["ever_2300"],
+                    ever_2400=p["ever_2400"],
                 )
             )
     office = Office(records, pool)
@@ -171,25 +206,55 @@ def run(sc):
                 change = None if d.event_change is None else Fraction(d.event_change_exact)
                 mine = (w.games_counted, w.k, w.event_change)
                 rated = d.event_change is not None
-                theirs = (d.games_counted, d.k, change) if d.games_counted and rated else (d.games_counted, None, None)
+                theirs = (
+                    (d.games_counted, d.k, change)
+                    if d.games_counted and rated
+                    else (d.games_counted, None, None)
+                )
                 if mine != theirs:
                     bad.append(("event", eid, pid, "ref", mine, "engine", theirs))
                 if w.games_counted and w.k is not None and w.projected != d.projected_rating:
-                    bad.append(("projected", eid, pid, "ref", w.projected, "engine", d.projected_rating))
+                    bad.append(
+                        ("projected", eid, pid, "ref", w.projected, "engine", d.projected_rating)
+                    )
                 if (w.performance, w.norms) != (d.performance, [n.title for n in d.norms]):
-                    bad.append(("perf", eid, pid, "ref", (w.performance, w.norms), "engine", (d.performance, [n.title for n in d.norms])))
+                    bad.append(
+                        (
+                            "perf",
+                            eid,
+                            pid,
+                            "ref",
+                            (w.performance, w.norms),
+                            "engine",
+                            (d.performance, [n.title for n in d.norms]),
+                        )
+                    )
         got = office.close(period)
         want = ref.close(period)
         for pid in sorted(set(got) | set(want)):
             w, g = want.get(pid), got.get(pid)
             mine = None if w is None else (w.old, w.new, w.k_applied, w.k_next)
-            theirs = None if g is None else (g.old_rating, g.new_rating, g.details.k_applied, g.details.k)
+            theirs = (
+                None
+                if g is None
+                else (g.old_rating, g.new_rating, g.details.k_applied, g.details.k)
+            )
             if mine != theirs:
                 bad.append(("list", period, pid, "ref", mine, "engine", theirs))
         for pid, p in ref.players.items():
             r = office.records.get(pid)
             if (r.rating if r else None) != p.rating_in(next_period(period)):
-                bad.append(("record", period, pid, "ref", p.rating_in(next_period(period)), "engine", r and r.rating))
+                bad.append(
+                    (
+                        "record",
+                        period,
+                        pid,
+                        "ref",
+                        p.rating_in(next_period(period)),
+                        "engine",
+                        r and r.rating,
+                    )
+                )
     return bad
 
 
@@ -209,12 +274,30 @@ def _b1(early: bool):
     2025-11-02 (period November); L scores 2.5/5 against five players rated 2000.
     `early`: B arrives before October closes, else after."""
     pool = "standard"
-    records = [PlayerRecord(system="fide", pool=pool, id=p, rating=r, status="established", games=100, birth_year=1980)
-               for p, r in [("L", 1409), ("l", 1409)] + [(f"r{i}", 2000) for i in range(5)]]
+    records = [
+        PlayerRecord(
+            system="fide",
+            pool=pool,
+            id=p,
+            rating=r,
+            status="established",
+            games=100,
+            birth_year=1980,
+        )
+        for p, r in [("L", 1409), ("l", 1409)] + [(f"r{i}", 2000) for i in range(5)]
+    ]
     office = Office(records, pool)
-    a = make_event("A", [("L", "l", 0, False)], dt.date(2025, 10, 5), dt.date(2025, 10, 5), "2025-10", pool)
-    b = make_event("B", [("L", f"r{i}", s, False) for i, s in enumerate([1, 1, 0.5, 0, 0])],
-                   dt.date(2025, 10, 28), dt.date(2025, 11, 2), "2025-11", pool)
+    a = make_event(
+        "A", [("L", "l", 0, False)], dt.date(2025, 10, 5), dt.date(2025, 10, 5), "2025-10", pool
+    )
+    b = make_event(
+        "B",
+        [("L", f"r{i}", s, False) for i, s in enumerate([1, 1, 0.5, 0, 0])],
+        dt.date(2025, 10, 28),
+        dt.date(2025, 11, 2),
+        "2025-11",
+        pool,
+    )
     office.rate(a)
     if early:
         office.rate(b)

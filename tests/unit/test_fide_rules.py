@@ -115,7 +115,13 @@ def test_700_over_n_cap_at_35_and_36_games():
 # --- FIDE 8.2 initial ratings (F8) ------------------------------------------------
 def _games(opponents, halves, event="e1", period="2025-11"):
     return [
-        InitialGame(period=period, event_id=event, start_date=dt.date(2025, 11, 1), opponent_rating=r, score_halves=h)
+        InitialGame(
+            period=period,
+            event_id=event,
+            start_date=dt.date(2025, 11, 1),
+            opponent_rating=r,
+            score_halves=h,
+        )
         for r, h in zip(opponents, halves)
     ]
 
@@ -172,11 +178,15 @@ def test_zero_first_event_disregarded():
     # first event 0/3 vs 2000 is disregarded; the rest 3/5 vs 9507 -> 1922 as above
     first = _games([2000] * 3, [0] * 3, event="first")
     rest = _games([1900, 1900, 1900, 1900, 1907], [2, 2, 2, 0, 0], event="second")
-    result = initial_rating(first + rest, FirstEvent(start_date=dt.date(2025, 11, 1), event_id="first"))
+    result = initial_rating(
+        first + rest, FirstEvent(start_date=dt.date(2025, 11, 1), event_id="first")
+    )
     assert (result.games, result.rating, result.disregarded_event) == (5, 1922, "first")
     # a zero event that is not the first one counts: 8 games, 3 points, sum 15507:
     # Ra = (15507 + 3600)/10 = 1910.7; p = 4/10 = .40 -> dp -72; Ru = 1838.7 -> 1839
-    later = initial_rating(rest + first, FirstEvent(start_date=dt.date(2025, 10, 1), event_id="older"))
+    later = initial_rating(
+        rest + first, FirstEvent(start_date=dt.date(2025, 10, 1), event_id="older")
+    )
     assert (later.games, later.rating) == (8, 1839)
 
 
@@ -230,7 +240,11 @@ def test_floor_raise_makes_the_gm_average():
     # IM floor 2050: 21410/9 = 2378.9 -> 2379; Rp 2599 -> IM. WGM floor 2000: no raise,
     # Ra 2373, Rp 2593 -> WGM. WIM: 2373 -> WIM.
     norms = {n.title: n for n in norms_met([2420] * 8 + [2000], 14)}
-    assert (norms["GM"].average_opponent, norms["GM"].performance, norms["GM"].raised_from) == (2396, 2616, 2000)
+    assert (norms["GM"].average_opponent, norms["GM"].performance, norms["GM"].raised_from) == (
+        2396,
+        2616,
+        2000,
+    )
     assert (norms["IM"].average_opponent, norms["IM"].raised_from) == (2379, 2000)
     assert (norms["WGM"].average_opponent, norms["WGM"].raised_from) == (2373, None)
 
@@ -253,7 +267,11 @@ def test_unrated_opponents_one_raised_others_1400():
     # IM: raised to 2050: 22050/9 = 2450 -> Rp 2575 -> IM
     norms = {n.title: n for n in norms_met([2500] * 8 + [None], 12)}
     assert "GM" not in norms
-    assert (norms["IM"].average_opponent, norms["IM"].raised_from, norms["IM"].unrated_opponents) == (2450, 1400, 1)
+    assert (
+        norms["IM"].average_opponent,
+        norms["IM"].raised_from,
+        norms["IM"].unrated_opponents,
+    ) == (2450, 1400, 1)
     # 7 x 2500 and two unrated, 7.5/9 = 83.3% -> 83; dp 273. GM: one raised to 2200, the
     # other 1400: (17500 + 2200 + 1400)/9 = 2344.4 -> 2344 < 2380: no GM. IM: (17500 +
     # 2050 + 1400)/9 = 2327.8 -> 2328 >= 2230, Rp 2601 -> IM

@@ -16,8 +16,15 @@ def test_committed_schemas_are_current():
 def test_every_message_has_a_schema_file():
     names = sorted(p.name for p in jsonschema.JSON_DIR.glob("*.json"))
     assert names == sorted(
-        ["event.finished.v1.json", "period.closed.v1.json", "ratings.updated.v1.json",
-         "event.rejected.v1.json", "player.record.v1.json", "event.corrected.v1.json", "event.withdrawn.v1.json"]
+        [
+            "event.finished.v1.json",
+            "period.closed.v1.json",
+            "ratings.updated.v1.json",
+            "event.rejected.v1.json",
+            "player.record.v1.json",
+            "event.corrected.v1.json",
+            "event.withdrawn.v1.json",
+        ]
     )
 
 
@@ -36,13 +43,18 @@ def test_schema_carries_the_constraints():
     document = jsonschema.schema_of("event.finished/v1")
     game = document["$defs"]["Game"]["properties"]
     assert game["score"]["enum"] == [0, 0.5, 1]
-    assert document["$defs"]["EventFinished"]["properties"]["event_id"]["pattern"] == "^[A-Za-z0-9._:-]{1,128}$"
+    assert (
+        document["$defs"]["EventFinished"]["properties"]["event_id"]["pattern"]
+        == "^[A-Za-z0-9._:-]{1,128}$"
+    )
 
 
 def test_asyncapi_document_is_current_and_complete():
     from schemas import asyncapi
 
-    assert not asyncapi.stale(), "stale schemas/asyncapi.json: run `rating-service schemas` and commit"
+    assert not asyncapi.stale(), (
+        "stale schemas/asyncapi.json: run `rating-service schemas` and commit"
+    )
     document = json.loads(asyncapi.ASYNCAPI_FILE.read_text())
     assert document["asyncapi"].startswith("3.")
     assert set(document["channels"]) == {"events.finished", "ratings.updated", "events.rejected"}

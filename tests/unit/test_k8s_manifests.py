@@ -36,7 +36,12 @@ def validator():
 
 
 def documents() -> list[tuple[str, dict]]:
-    return [(f"{p.name}:{doc['kind']}", doc) for p in MANIFESTS for doc in yaml.safe_load_all(p.read_text()) if doc]
+    return [
+        (f"{p.name}:{doc['kind']}", doc)
+        for p in MANIFESTS
+        for doc in yaml.safe_load_all(p.read_text())
+        if doc
+    ]
 
 
 def test_there_are_manifests():
@@ -63,10 +68,15 @@ def test_the_validation_is_not_vacuous():
     kv = validator()
     deployment = dict(documents())["deployment.yaml:Deployment"]
     misspelt = copy.deepcopy(deployment)
-    misspelt["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["httpGet"]["paths"] = "/health/live"
+    misspelt["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["httpGet"]["paths"] = (
+        "/health/live"
+    )
     wrong_type = copy.deepcopy(deployment)
     wrong_type["spec"]["replicas"] = "two"
-    removed_api = {**dict(documents())["pdb.yaml:PodDisruptionBudget"], "apiVersion": "policy/v1beta1"}
+    removed_api = {
+        **dict(documents())["pdb.yaml:PodDisruptionBudget"],
+        "apiVersion": "policy/v1beta1",
+    }
     for bad in (misspelt, wrong_type):
         with pytest.raises(kv.ValidationError):
             kv.validate(bad, OLDEST, strict=True)

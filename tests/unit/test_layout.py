@@ -25,7 +25,9 @@ def module_name(path: Path) -> str:
 
 
 def project_modules() -> dict[str, Path]:
-    return {module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))}
+    return {
+        module_name(p): p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))
+    }
 
 
 def imports_of(path: Path, modules: dict[str, Path]) -> set[str]:
@@ -74,40 +76,83 @@ def test_the_walker_sees_every_kind_of_import(tmp_path):
 
 
 def test_engine_imports_nothing_of_the_service_outside_it(graph):
-    bad = {m: sorted(i for i in deps if inside(i, "service") and not inside(i, "service.engine"))
-           for m, deps in graph.items() if inside(m, "service.engine")}
+    bad = {
+        m: sorted(i for i in deps if inside(i, "service") and not inside(i, "service.engine"))
+        for m, deps in graph.items()
+        if inside(m, "service.engine")
+    }
     assert {m: d for m, d in bad.items() if d} == {}
 
 
 def test_schemas_import_nothing_of_the_service(graph):
-    bad = {m: sorted(i for i in deps if inside(i, "service")) for m, deps in graph.items() if inside(m, "schemas")}
+    bad = {
+        m: sorted(i for i in deps if inside(i, "service"))
+        for m, deps in graph.items()
+        if inside(m, "schemas")
+    }
     assert {m: d for m, d in bad.items() if d} == {}
 
 
 def test_nothing_outside_the_command_line_imports_it(graph):
     # `python -m service` is the command line's own entry point, like the console script.
-    bad = {m: sorted(i for i in deps if inside(i, "service.cli"))
-           for m, deps in graph.items() if not inside(m, "service.cli") and m != "service.__main__"}
+    bad = {
+        m: sorted(i for i in deps if inside(i, "service.cli"))
+        for m, deps in graph.items()
+        if not inside(m, "service.cli") and m != "service.__main__"
+    }
     assert {m: d for m, d in bad.items() if d} == {}
 
 
 @pytest.mark.parametrize(
     "lower, forbidden",
     [
-        ("service.formats", ("service.runtime", "service.bench", "service.calculators", "service.rating")),
-        ("service.calculators", ("service.runtime", "service.formats", "service.bench", "service.rating")),
-        ("service.rating", ("service.runtime", "service.formats", "service.bench", "service.calculators")),
-        ("service.timeline", ("service.runtime", "service.formats", "service.bench", "service.calculators",
-                              "service.rating", "service.engine")),
-        ("service.readmodel", ("service.runtime", "service.formats", "service.bench", "service.calculators",
-                               "service.rating", "service.engine")),
+        (
+            "service.formats",
+            ("service.runtime", "service.bench", "service.calculators", "service.rating"),
+        ),
+        (
+            "service.calculators",
+            ("service.runtime", "service.formats", "service.bench", "service.rating"),
+        ),
+        (
+            "service.rating",
+            ("service.runtime", "service.formats", "service.bench", "service.calculators"),
+        ),
+        (
+            "service.timeline",
+            (
+                "service.runtime",
+                "service.formats",
+                "service.bench",
+                "service.calculators",
+                "service.rating",
+                "service.engine",
+            ),
+        ),
+        (
+            "service.readmodel",
+            (
+                "service.runtime",
+                "service.formats",
+                "service.bench",
+                "service.calculators",
+                "service.rating",
+                "service.engine",
+            ),
+        ),
         ("service.runtime", ("service.bench", "service.calculators", "service.formats")),
-        ("service.web", ("service.bench", "service.calculators", "service.formats", "service.runtime.app")),
+        (
+            "service.web",
+            ("service.bench", "service.calculators", "service.formats", "service.runtime.app"),
+        ),
     ],
 )
 def test_no_module_imports_upwards(graph, lower, forbidden):
-    bad = {m: sorted(i for i in deps if any(inside(i, f) for f in forbidden))
-           for m, deps in graph.items() if inside(m, lower)}
+    bad = {
+        m: sorted(i for i in deps if any(inside(i, f) for f in forbidden))
+        for m, deps in graph.items()
+        if inside(m, lower)
+    }
     assert {m: d for m, d in bad.items() if d} == {}
 
 
@@ -115,8 +160,11 @@ def test_only_the_wiring_and_the_command_line_import_the_web_side(graph):
     # The HTTP side sits above the runtime: runtime/app.py builds it from the settings (as it
     # builds the broker), and nothing else below it may reach up into it.
     allowed = ("service.web", "service.cli")
-    bad = {m: sorted(i for i in deps if inside(i, "service.web")) for m, deps in graph.items()
-           if not any(inside(m, a) for a in allowed) and m != "service.runtime.app"}
+    bad = {
+        m: sorted(i for i in deps if inside(i, "service.web"))
+        for m, deps in graph.items()
+        if not any(inside(m, a) for a in allowed) and m != "service.runtime.app"
+    }
     assert {m: d for m, d in bad.items() if d} == {}
 
 
@@ -134,7 +182,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
                 state[path.pop()] = 2
                 stack.pop()
             elif state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             elif not state.get(nxt):
                 state[nxt] = 1
                 path.append(nxt)
@@ -178,10 +226,17 @@ def test_readme_map_matches_the_tree():
     service/ is on the map."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text.split("## Where things are", 1)[1].split("\n## ", 1)[0]
-    named = {cell.strip("`") for cell in (line.split("|")[1].strip() for line in section.splitlines()
-                                          if line.startswith("| `"))}
+    named = {
+        cell.strip("`")
+        for cell in (
+            line.split("|")[1].strip() for line in section.splitlines() if line.startswith("| `")
+        )
+    }
     assert named, "no map rows"
     for entry in named:
         assert (ROOT / entry).exists(), f"README map names {entry}, which does not exist"
-    packages = {f"{p.parent.relative_to(ROOT).as_posix()}/" for p in (ROOT / "service").glob("*/__init__.py")}
+    packages = {
+        f"{p.parent.relative_to(ROOT).as_posix()}/"
+        for p in (ROOT / "service").glob("*/__init__.py")
+    }
     assert packages <= named, f"not on the README map: {sorted(packages - named)}"

@@ -22,8 +22,10 @@ argument = st.one_of(
 )
 
 
-@given(st.sampled_from(["SET", "HSET", "XADD", "EVAL", b"ZADD", "CONFIG GET", b"CLIENT SETNAME"]),
-       st.lists(argument, max_size=12))
+@given(
+    st.sampled_from(["SET", "HSET", "XADD", "EVAL", b"ZADD", "CONFIG GET", b"CLIENT SETNAME"]),
+    st.lists(argument, max_size=12),
+)
 def test_same_bytes_as_redis_py(name, arguments):
     command = (name, *arguments)
     assert b"".join(PACKED.pack_command(*command)) == b"".join(PLAIN.pack_command(*command))
@@ -37,15 +39,20 @@ def test_pipelines_same_bytes(commands):
 
 def test_what_hiredis_does_not_take_is_packed_by_redis_py():
     view = memoryview(b"a large value")
-    assert b"".join(PACKED.pack_command("SET", "k", view)) == b"".join(PLAIN.pack_command("SET", "k", view))
+    assert b"".join(PACKED.pack_command("SET", "k", view)) == b"".join(
+        PLAIN.pack_command("SET", "k", view)
+    )
     for bad in (True, None, [1]):
         with pytest.raises(DataError):
             PACKED.pack_command("SET", "k", bad)
 
 
 def test_every_kind_of_connection_of_a_url_gets_it():
-    for url, kind in (("redis://127.0.0.1:6379/0", Connection), ("rediss://127.0.0.1:6379/0", SSLConnection),
-                      ("unix:///tmp/redis.sock", UnixDomainSocketConnection)):
+    for url, kind in (
+        ("redis://127.0.0.1:6379/0", Connection),
+        ("rediss://127.0.0.1:6379/0", SSLConnection),
+        ("unix:///tmp/redis.sock", UnixDomainSocketConnection),
+    ):
         client = use_hiredis_packing(aioredis.Redis.from_url(url))
         cls = client.connection_pool.connection_class
         assert issubclass(cls, HiredisPacking) and issubclass(cls, kind), url
@@ -53,7 +60,9 @@ def test_every_kind_of_connection_of_a_url_gets_it():
 
 
 def test_a_client_with_another_encoding_is_left_alone():
-    client = use_hiredis_packing(aioredis.Redis.from_url("redis://127.0.0.1:6379/0", encoding="latin-1"))
+    client = use_hiredis_packing(
+        aioredis.Redis.from_url("redis://127.0.0.1:6379/0", encoding="latin-1")
+    )
     assert client.connection_pool.connection_class is Connection
 
 

@@ -8,7 +8,14 @@ import pytest
 
 from schemas.common import POOLS, SYSTEMS
 from service.runtime.leases import fence_key, lease_key
-from service.runtime.partitions import Layout, cluster_problem, has_hash_tag, key_prefix, layout_of, misrouted
+from service.runtime.partitions import (
+    Layout,
+    cluster_problem,
+    has_hash_tag,
+    key_prefix,
+    layout_of,
+    misrouted,
+)
 from service.runtime.settings import SettingsError, load_settings
 from service.runtime.store import StreamKeys
 from service.timeline import ordering_domain
@@ -33,17 +40,30 @@ def test_single_layout_is_the_settings_streams():
     assert layout.layout == "single"
     (only,) = layout.partitions
     assert (only.input, only.output, only.dead_letter, only.domains) == (
-        "events.finished", "ratings.updated", "events.rejected", None)
+        "events.finished",
+        "ratings.updated",
+        "events.rejected",
+        None,
+    )
     assert all(layout.route(s, p) is only for s in SYSTEMS for p in POOLS[s])
 
 
 def test_domains_layout_names_one_partition_per_ordering_domain():
     layout = domains()
     assert [p.name for p in layout.partitions] == [
-        "cfc.regular", "cfc.active", "fide.standard", "fide.rapid", "fide.blitz", "naspa"]
+        "cfc.regular",
+        "cfc.active",
+        "fide.standard",
+        "fide.rapid",
+        "fide.blitz",
+        "naspa",
+    ]
     fide = layout.route("fide", "standard")
     assert (fide.input, fide.output, fide.dead_letter) == (
-        "{fide.standard}:events.finished", "{fide.standard}:ratings.updated", "{fide.standard}:events.rejected")
+        "{fide.standard}:events.finished",
+        "{fide.standard}:ratings.updated",
+        "{fide.standard}:events.rejected",
+    )
     # NASPA's csw seeds from nwl: one ordering domain, one partition.
     assert layout.route("naspa", "csw") is layout.route("naspa", "nwl")
 
@@ -51,21 +71,35 @@ def test_domains_layout_names_one_partition_per_ordering_domain():
 def test_every_key_of_a_partition_is_in_its_slot():
     for partition in domains().partitions:
         keys = StreamKeys(partition.input)
-        names = [partition.input, partition.output, partition.dead_letter, keys.cursor, keys.markers,
-                 keys.players("fide", "standard"), keys.entries("cfc", "regular", "p1"), keys.ranking("x", "y"),
-                 lease_key(partition.input), fence_key(partition.input)]
+        names = [
+            partition.input,
+            partition.output,
+            partition.dead_letter,
+            keys.cursor,
+            keys.markers,
+            keys.players("fide", "standard"),
+            keys.entries("cfc", "regular", "p1"),
+            keys.ranking("x", "y"),
+            lease_key(partition.input),
+            fence_key(partition.input),
+        ]
         assert {slot(n) for n in names} == {slot(partition.input)}, partition.name
 
 
 def test_earlier_versions_keys_are_unchanged():
     # The single layout's stream has no tag: its keys keep the `{<stream>}` prefix of before.
     assert StreamKeys("events.finished").cursor == "{events.finished}:cursor"
-    assert StreamKeys("{fide.standard}:events.finished").cursor == "{fide.standard}:events.finished:cursor"
+    assert (
+        StreamKeys("{fide.standard}:events.finished").cursor
+        == "{fide.standard}:events.finished:cursor"
+    )
     assert key_prefix("a{}b") == "{a{}b}"  # an empty tag is no tag
 
 
-@pytest.mark.parametrize("key, tagged", [("x", False), ("{x}", True), ("a{b}c", True), ("{}x", False),
-                                         ("}{x}", True), ("{x", False)])
+@pytest.mark.parametrize(
+    "key, tagged",
+    [("x", False), ("{x}", True), ("a{b}c", True), ("{}x", False), ("}{x}", True), ("{x", False)],
+)
 def test_hash_tags_as_redis_reads_them(key, tagged):
     assert has_hash_tag(key) is tagged
 
@@ -75,8 +109,10 @@ def test_misrouted_names_the_right_stream():
     fide = layout.route("fide", "standard")
     assert misrouted(fide, layout, "fide", "standard") is None
     why = misrouted(fide, layout, "naspa", "csw")
-    assert why == ("naspa/csw events belong on {naspa}:events.finished (partition naspa: naspa/csw, naspa/nwl), "
-                   "not {fide.standard}:events.finished")
+    assert why == (
+        "naspa/csw events belong on {naspa}:events.finished (partition naspa: naspa/csw, naspa/nwl), "
+        "not {fide.standard}:events.finished"
+    )
     single = load_settings({}).layout
     assert misrouted(single.partitions[0], single, "naspa", "csw") is None
 
@@ -101,16 +137,29 @@ def test_on_a_cluster_the_single_layout_needs_its_outputs_in_the_input_streams_s
     problem = cluster_problem(plain)
     assert problem is not None and "\n" not in problem
     assert "set RATING_PARTITIONS=domains" in problem
-    assert ("RATING_OUTPUT_STREAM={events.finished}:ratings.updated "
-            "RATING_DEAD_LETTER_STREAM={events.finished}:events.rejected") in problem
-    tagged = layout_of("single", ("events.finished",), "{events.finished}:ratings.updated",
-                       "{events.finished}:events.rejected")
+    assert (
+        "RATING_OUTPUT_STREAM={events.finished}:ratings.updated "
+        "RATING_DEAD_LETTER_STREAM={events.finished}:events.rejected"
+    ) in problem
+    tagged = layout_of(
+        "single",
+        ("events.finished",),
+        "{events.finished}:ratings.updated",
+        "{events.finished}:events.rejected",
+    )
     assert cluster_problem(tagged) is None
-    assert cluster_problem(layout_of("domains", ("events.finished",), "ratings.updated", "events.rejected")) is None
+    assert (
+        cluster_problem(
+            layout_of("domains", ("events.finished",), "ratings.updated", "events.rejected")
+        )
+        is None
+    )
     # Several input streams share one output: only under one tag.
     two = layout_of("single", ("{ev}:a", "{ev}:b"), "{ev}:ratings.updated", "{ev}:events.rejected")
     assert cluster_problem(two) is None
-    assert cluster_problem(layout_of("single", ("{ev}:a", "b"), "{ev}:out", "{ev}:dead")) is not None
+    assert (
+        cluster_problem(layout_of("single", ("{ev}:a", "b"), "{ev}:out", "{ev}:dead")) is not None
+    )
 
 
 def test_a_partitions_own_stream_takes_everything_with_the_layout_set(monkeypatch):
@@ -128,5 +177,8 @@ def test_a_partitions_own_stream_takes_everything_with_the_layout_set(monkeypatc
     monkeypatch.delenv("RATING_INPUT_STREAMS", raising=False)
     layout = asyncio.run(layout_for(NoLayout(), "{cfc.active}:events.finished"))
     (only,) = layout.partitions
-    assert only.input == "{cfc.active}:events.finished" and only.output == "{cfc.active}:ratings.updated"
+    assert (
+        only.input == "{cfc.active}:events.finished"
+        and only.output == "{cfc.active}:ratings.updated"
+    )
     assert layout.route("fide", "standard") is only

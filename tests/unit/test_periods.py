@@ -22,16 +22,31 @@ from service.rating import Applied, MemoryLedger, Rejected
 
 REGISTRY = default_registry()
 LIST = [
-    PlayerRecord(system="fide", pool="standard", id=pid, rating=2000, status="established", games=60, birth_year=1980)
+    PlayerRecord(
+        system="fide",
+        pool="standard",
+        id=pid,
+        rating=2000,
+        status="established",
+        games=60,
+        birth_year=1980,
+    )
     for pid in ("A", "B")
 ]
 
 
 def event(event_id: str, start: str, end: str, score: float = 1, **extra) -> dict:
     return {
-        "schema": "event.finished/v1", "event_id": event_id, "system": "fide", "name": event_id,
-        "start_date": start, "end_date": end, "rounds": 1, "players": [{"id": "A"}, {"id": "B"}],
-        "games": [{"round": 1, "a": "A", "b": "B", "score": score}], **extra,
+        "schema": "event.finished/v1",
+        "event_id": event_id,
+        "system": "fide",
+        "name": event_id,
+        "start_date": start,
+        "end_date": end,
+        "rounds": 1,
+        "players": [{"id": "A"}, {"id": "B"}],
+        "games": [{"round": 1, "a": "A", "b": "B", "score": score}],
+        **extra,
     }
 
 
@@ -63,7 +78,9 @@ def test_a_typo_in_the_period_is_refused_and_the_pool_goes_on():
         "period 2052-11 of fide/standard is in the future: its last rated event ended 2025-11-09, so the latest"
         " period it may close is 2025-12 (a typo in the period?)"
     )
-    assert ledger.pools == {} and "period:fide:standard:2052-11" not in ledger.markers  # nothing changed
+    assert (
+        ledger.pools == {} and "period:fide:standard:2052-11" not in ledger.markers
+    )  # nothing changed
     # A later event of November is still rated, and November closes: A 2000 + 20 x (1 - .5) x 2 = 2020.
     later = process(ledger, event("nov-2", "2025-11-22", "2025-11-23"))
     assert isinstance(later, Applied) and later.outputs[0].kind == "event"
@@ -74,7 +91,10 @@ def test_a_typo_in_the_period_is_refused_and_the_pool_goes_on():
 def test_a_period_after_an_open_one_with_games_is_not_due():
     rejection = refused(november(), close("2025-12"))
     assert rejection.reason == "period_not_due"
-    assert rejection.message == "period 2025-11 of fide/standard has rated games and is not closed: close it before 2025-12"
+    assert (
+        rejection.message
+        == "period 2025-11 of fide/standard has rated games and is not closed: close it before 2025-12"
+    )
 
 
 def test_the_month_after_the_last_event_and_after_the_last_close_may_be_closed():
@@ -89,21 +109,27 @@ def test_the_month_after_the_last_event_and_after_the_last_close_may_be_closed()
         "period 2026-03 of fide/standard is in the future: it is closed through 2026-01, so the latest period it"
         " may close is 2026-02 (a typo in the period?)"
     )
-    assert ledger.pools[("fide", "standard")] == PoolState(system="fide", pool="standard", closed_through="2026-01")
+    assert ledger.pools[("fide", "standard")] == PoolState(
+        system="fide", pool="standard", closed_through="2026-01"
+    )
 
 
 def test_a_period_with_games_may_be_closed_whatever_the_dates():
     # An event of 28-30 November counted in December (its `period`): December has games.
     ledger = MemoryLedger(LIST)
     process(ledger, event("late-nov", "2025-11-28", "2025-11-30", period="2026-01"))
-    assert process(ledger, close("2026-01")).outputs[0].players[0].new_rating == 2010  # 2000 + 20 x .5
+    assert (
+        process(ledger, close("2026-01")).outputs[0].players[0].new_rating == 2010
+    )  # 2000 + 20 x .5
     assert refused(ledger, close("2026-03")).reason == "period_not_due"
 
 
 def test_a_pool_without_any_event_has_nothing_to_close():
     rejection = refused(MemoryLedger(LIST), close("2025-11"))
     assert (rejection.reason, rejection.message) == (
-        "period_not_due", "fide/standard has no rated event and no open games: there is no period 2025-11 to close")
+        "period_not_due",
+        "fide/standard has no rated event and no open games: there is no period 2025-11 to close",
+    )
 
 
 def test_a_store_without_a_timeline_closes_the_periods_its_records_have_games_in():
@@ -123,7 +149,11 @@ def test_a_closed_period_stays_closed():
 
 # --- only FIDE has periods ------------------------------------------------------------
 def test_the_contract_and_the_engines_agree_on_which_systems_have_periods():
-    assert set(PERIOD_SYSTEMS) == {engine.system for engine in REGISTRY if engine.has_periods} == {"fide"}
+    assert (
+        set(PERIOD_SYSTEMS)
+        == {engine.system for engine in REGISTRY if engine.has_periods}
+        == {"fide"}
+    )
     assert {engine.system for engine in REGISTRY if not engine.has_periods} == {"cfc", "naspa"}
 
 
@@ -160,6 +190,8 @@ def test_after_a_premature_close_a_locked_out_event_counts_in_the_next_period():
     # force when it started (F1: December's, A 2010 and B 1990 after November).
     rated = process(ledger, {**late, "period": "2026-01"})
     assert [(p.id, p.old_rating, p.details.period) for p in rated.outputs[0].players] == [
-        ("A", 2010, "2026-01"), ("B", 1990, "2026-01")]
+        ("A", 2010, "2026-01"),
+        ("B", 1990, "2026-01"),
+    ]
     listed = {p.id: p.new_rating for p in process(ledger, close("2026-01")).outputs[0].players}
     assert listed == {"A": 2019, "B": 1981}  # D 20 -> PD .53 (8.1.2): A 20 x .47 = 9.4 -> +9; B -9

@@ -12,7 +12,6 @@ from service.rating import Applied, Duplicate, MemoryLedger, Rejected
 from tests.engines import counting_registry
 from tests.messages import encode, event
 
-
 REGISTRY = counting_registry()
 
 
@@ -24,11 +23,17 @@ def test_applied_then_duplicate():
     ledger = MemoryLedger()
     first = process(ledger, event())
     assert isinstance(first, Applied)
-    assert [p.new_rating for p in first.outputs[0].players] == [(1000 * 31 + 4 + 17) % 3000, (31000 + 1 + 17) % 3000, (31000 + 1 + 17) % 3000]
+    assert [p.new_rating for p in first.outputs[0].players] == [
+        (1000 * 31 + 4 + 17) % 3000,
+        (31000 + 1 + 17) % 3000,
+        (31000 + 1 + 17) % 3000,
+    ]
     assert first.outputs[0].source_id == "s-1" and first.outputs[0].kind == "event"
     again = process(ledger, event(), "s-2")
     assert isinstance(again, Duplicate)
-    assert ledger.records[("cfc", "regular")]["p1"].rating == 1021  # (31000 + 2 x 2 + 17) mod 3000  # one effect only
+    assert (
+        ledger.records[("cfc", "regular")]["p1"].rating == 1021
+    )  # (31000 + 2 x 2 + 17) mod 3000  # one effect only
 
 
 def test_defaults_do_not_make_a_conflict():
@@ -72,11 +77,23 @@ def test_records_stay_in_their_pool():
 
 
 def test_a_list_is_published_in_chunks_of_1000():
-    records = [PlayerRecord(system="fide", pool="standard", id=f"p{i:05d}", rating=1500) for i in range(2500)]
+    records = [
+        PlayerRecord(system="fide", pool="standard", id=f"p{i:05d}", rating=1500)
+        for i in range(2500)
+    ]
     ledger = MemoryLedger(records)
     message = decode_input(b'{"schema":"period.closed/v1","system":"fide","period":"2025-11"}')
     applied = ledger.process(message, REGISTRY, "s-9")
-    assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [(1, 3, 1000), (2, 3, 1000), (3, 3, 500)]
-    assert applied.outputs[0].players[0].id == "p00000" and applied.outputs[2].players[-1].id == "p02499"
-    assert ledger.pools[("fide", "standard")] == PoolState(system="fide", pool="standard", closed_through="2025-11")
+    assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [
+        (1, 3, 1000),
+        (2, 3, 1000),
+        (3, 3, 500),
+    ]
+    assert (
+        applied.outputs[0].players[0].id == "p00000"
+        and applied.outputs[2].players[-1].id == "p02499"
+    )
+    assert ledger.pools[("fide", "standard")] == PoolState(
+        system="fide", pool="standard", closed_through="2025-11"
+    )
     assert isinstance(ledger.process(message, REGISTRY, "s-10"), Duplicate)

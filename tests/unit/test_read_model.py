@@ -24,12 +24,25 @@ from tests.messages import encode
 REGISTRY = default_registry()
 
 
-def event(event_id: str, start: str, end: str, games: list[tuple[str, str, float]], schema="event.finished/v1",
-          names: dict | None = None, system="cfc", period: str | None = None) -> dict:
+def event(
+    event_id: str,
+    start: str,
+    end: str,
+    games: list[tuple[str, str, float]],
+    schema="event.finished/v1",
+    names: dict | None = None,
+    system="cfc",
+    period: str | None = None,
+) -> dict:
     ids = sorted({p for a, b, _ in games for p in (a, b)})
     message = {
-        "schema": schema, "event_id": event_id, "system": system, "name": f"Club {event_id}", "start_date": start,
-        "end_date": end, "rounds": len(games),
+        "schema": schema,
+        "event_id": event_id,
+        "system": system,
+        "name": f"Club {event_id}",
+        "start_date": start,
+        "end_date": end,
+        "rounds": len(games),
         "players": [{"id": p, **({"name": names[p]} if names and p in names else {})} for p in ids],
         "games": [{"round": n, "a": a, "b": b, "score": s} for n, (a, b, s) in enumerate(games, 1)],
     }
@@ -44,10 +57,20 @@ def process(ledger: MemoryLedger, message: dict, source: str = "s") -> Applied:
     return applied
 
 
-def established(pid: str, rating: int, name: str | None = None, system="cfc", pool="regular") -> PlayerRecord:
+def established(
+    pid: str, rating: int, name: str | None = None, system="cfc", pool="regular"
+) -> PlayerRecord:
     extra = {"highest": rating} if system == "cfc" else {"birth_year": 1990}
-    return PlayerRecord(system=system, pool=pool, id=pid, rating=rating, status="established", games=100,
-                        name=name, **extra)
+    return PlayerRecord(
+        system=system,
+        pool=pool,
+        id=pid,
+        rating=rating,
+        status="established",
+        games=100,
+        name=name,
+        **extra,
+    )
 
 
 def test_a_history_line_is_the_players_line_of_the_last_message_in_date_order():
@@ -59,45 +82,93 @@ def test_a_history_line_is_the_players_line_of_the_last_message_in_date_order():
     lines = ledger.history("cfc", "regular", "A")
     assert [(e.event_id, e.revision) for e in lines] == [("e1", 0), ("e2", 1)]
     a_late = next(p for p in late[1].players if p.id == "A")
-    assert (lines[1].old_rating, lines[1].new_rating, lines[1].change) == (a_late.old_rating, a_late.new_rating,
-                                                                           a_late.change)
-    assert lines[1].old_rating != next(p for p in first.players if p.id == "A").old_rating  # it was replaced
-    assert (lines[0].name, lines[0].start_date, lines[0].end_date) == ("Club e1", dt.date(2025, 11, 1),
-                                                                       dt.date(2025, 11, 2))
+    assert (lines[1].old_rating, lines[1].new_rating, lines[1].change) == (
+        a_late.old_rating,
+        a_late.new_rating,
+        a_late.change,
+    )
+    assert (
+        lines[1].old_rating != next(p for p in first.players if p.id == "A").old_rating
+    )  # it was replaced
+    assert (lines[0].name, lines[0].start_date, lines[0].end_date) == (
+        "Club e1",
+        dt.date(2025, 11, 1),
+        dt.date(2025, 11, 2),
+    )
     assert [e.event_id for e in ledger.history("cfc", "regular", "B")] == ["e1"]
 
 
 def test_a_withdrawal_removes_the_lines_and_a_correction_drops_a_player_who_left():
     ledger = MemoryLedger([established("A", 1600), established("B", 1500), established("C", 1550)])
     process(ledger, event("e1", "2025-11-01", "2025-11-02", [("A", "B", 1)]))
-    process(ledger, event("e1", "2025-11-01", "2025-11-02", [("A", "C", 1)], schema="event.corrected/v1"))
+    process(
+        ledger,
+        event("e1", "2025-11-01", "2025-11-02", [("A", "C", 1)], schema="event.corrected/v1"),
+    )
     assert ledger.history("cfc", "regular", "B") == []  # B is no longer in e1
     assert [e.revision for e in ledger.history("cfc", "regular", "C")] == [1]
-    out = process(ledger, {"schema": "event.withdrawn/v1", "system": "cfc", "event_id": "e1"}).outputs
+    out = process(
+        ledger, {"schema": "event.withdrawn/v1", "system": "cfc", "event_id": "e1"}
+    ).outputs
     assert out[0].withdrawn and ledger.results["e1"] == out[0]  # the event's last message says so
     assert ledger.history("cfc", "regular", "A") == ledger.history("cfc", "regular", "C") == []
 
 
 def test_the_events_name_for_a_player_fills_a_record_without_one_and_never_replaces_one():
     ledger = MemoryLedger([established("A", 1600, name="Ann Imported"), established("B", 1500)])
-    process(ledger, event("e1", "2025-11-01", "2025-11-02", [("A", "B", 1), ("A", "N", 0.5)],
-                          names={"A": "Someone Else", "B": "Bob Board", "N": "Nina New"}))
-    assert [ledger.record("cfc", "regular", p).name for p in "ABN"] == ["Ann Imported", "Bob Board", "Nina New"]
+    process(
+        ledger,
+        event(
+            "e1",
+            "2025-11-01",
+            "2025-11-02",
+            [("A", "B", 1), ("A", "N", 0.5)],
+            names={"A": "Someone Else", "B": "Bob Board", "N": "Nina New"},
+        ),
+    )
+    assert [ledger.record("cfc", "regular", p).name for p in "ABN"] == [
+        "Ann Imported",
+        "Bob Board",
+        "Nina New",
+    ]
     # A correction re-rates from stored states (without names): the names stay.
-    process(ledger, event("e1", "2025-11-01", "2025-11-02", [("A", "B", 0), ("A", "N", 0.5)],
-                          schema="event.corrected/v1"))
-    assert [ledger.record("cfc", "regular", p).name for p in "ABN"] == ["Ann Imported", "Bob Board", "Nina New"]
+    process(
+        ledger,
+        event(
+            "e1",
+            "2025-11-01",
+            "2025-11-02",
+            [("A", "B", 0), ("A", "N", 0.5)],
+            schema="event.corrected/v1",
+        ),
+    )
+    assert [ledger.record("cfc", "regular", p).name for p in "ABN"] == [
+        "Ann Imported",
+        "Bob Board",
+        "Nina New",
+    ]
 
 
 def test_a_fide_list_line_comes_after_its_periods_events_and_names_the_list():
-    ledger = MemoryLedger([established("A", 2000, system="fide", pool="standard"),
-                           established("B", 2100, system="fide", pool="standard")])
-    process(ledger, event("f1", "2025-11-20", "2025-11-29", [("A", "B", 1)], system="fide", period="2025-11"))
-    outputs = process(ledger, {"schema": "period.closed/v1", "system": "fide", "period": "2025-11"}).outputs
+    ledger = MemoryLedger(
+        [
+            established("A", 2000, system="fide", pool="standard"),
+            established("B", 2100, system="fide", pool="standard"),
+        ]
+    )
+    process(
+        ledger,
+        event("f1", "2025-11-20", "2025-11-29", [("A", "B", 1)], system="fide", period="2025-11"),
+    )
+    outputs = process(
+        ledger, {"schema": "period.closed/v1", "system": "fide", "period": "2025-11"}
+    ).outputs
     assert (outputs[0].period, outputs[0].list_period) == ("2025-11", "2025-12")
     lines = ledger.history("fide", "standard", "A")
     assert [(e.kind, e.event_id, e.period, e.list_period) for e in lines] == [
-        ("event", "f1", "2025-11", None), ("list", None, "2025-11", "2025-12")]
+        ("event", "f1", "2025-11", None),
+        ("list", None, "2025-11", "2025-12"),
+    ]
     assert lines[0].projection
     # A beats B (2100) at 2000: D -100, PD 0.36, W - We 0.64, K 20 (established, 100 games,
     # born 1990, never 2300): the projection 2000 + round(20 x 0.64) = 2000 + 13 = 2013.
@@ -108,12 +179,31 @@ def test_a_fide_list_line_comes_after_its_periods_events_and_names_the_list():
 
 
 def test_a_list_key_sorts_after_every_event_of_its_period_and_before_the_next():
-    decoded = decode_input(encode(event("f", "2025-11-30", "2025-11-30", [("A", "B", 1)], system="fide",
-                                        period="2025-11")))
+    decoded = decode_input(
+        encode(
+            event("f", "2025-11-30", "2025-11-30", [("A", "B", 1)], system="fide", period="2025-11")
+        )
+    )
     latest = order_key(decoded, (1 << 64) - 1)
-    assert latest < list_key("2025-11") < order_key(
-        decode_input(encode(event("g", "2025-12-01", "2025-12-01", [("A", "B", 1)], system="fide",
-                                  period="2025-12"))), 0)
+    assert (
+        latest
+        < list_key("2025-11")
+        < order_key(
+            decode_input(
+                encode(
+                    event(
+                        "g",
+                        "2025-12-01",
+                        "2025-12-01",
+                        [("A", "B", 1)],
+                        system="fide",
+                        period="2025-12",
+                    )
+                )
+            ),
+            0,
+        )
+    )
 
 
 def test_history_values_round_trip():
@@ -127,8 +217,13 @@ def test_history_values_round_trip():
 
 
 def test_the_ranking_sorts_highest_first_ties_by_id_unrated_last():
-    records = [established("b", 1500), established("a", 1500), established("c", 2400), established("d", -5),
-               PlayerRecord(system="cfc", pool="regular", id="u")]
+    records = [
+        established("b", 1500),
+        established("a", 1500),
+        established("c", 2400),
+        established("d", -5),
+        PlayerRecord(system="cfc", pool="regular", id="u"),
+    ]
     assert [r.id for r in sorted(records, key=rank_order)] == ["c", "a", "b", "d", "u"]
     # The sorted set's own order (score, then member) is the same: -2400 < -1500 < 5 < 1,000,000.
     assert [rank_score(r) for r in records] == [-1500, -1500, -2400, 5, 1_000_000]
@@ -136,9 +231,14 @@ def test_the_ranking_sorts_highest_first_ties_by_id_unrated_last():
 
 def test_names_are_searched_by_the_beginning_of_any_word_without_case_or_accents():
     assert name_words("Štoček, Jiří") == ["jiri", "stocek"]
-    assert name_words("Ólafsson, Friðrik") == ["friðrik", "olafsson"]  # ð is a letter of its own, not an accented d
+    assert name_words("Ólafsson, Friðrik") == [
+        "friðrik",
+        "olafsson",
+    ]  # ð is a letter of its own, not an accented d
     record = established("123", 1500, name="Ólafsson, Friðrik")
-    assert matches(record, ["olaf"]) and matches(record, ["frið", "ola"]) and matches(record, ["123"])
+    assert (
+        matches(record, ["olaf"]) and matches(record, ["frið", "ola"]) and matches(record, ["123"])
+    )
     assert not matches(record, ["lafsson"]) and not matches(record, ["olaf", "magnus"])
 
 

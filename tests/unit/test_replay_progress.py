@@ -21,7 +21,10 @@ def test_on_a_terminal_one_line_is_redrawn():
     progress.finish()
     text = out.getvalue()
     assert text.startswith("\rreplay [#######.......................] 1,000/4,000 25%")
-    assert text.endswith("\rreplay [##############################] 4,000/4,000 100%\n") and text.count("\n") == 1
+    assert (
+        text.endswith("\rreplay [##############################] 4,000/4,000 100%\n")
+        and text.count("\n") == 1
+    )
 
 
 def test_off_a_terminal_a_line_every_n_entries():
@@ -35,13 +38,30 @@ def test_off_a_terminal_a_line_every_n_entries():
 
 def test_the_report_lists_differing_players_up_to_the_limit():
     def rec(pid: str, rating: int | None, games: int = 30) -> PlayerRecord:
-        return PlayerRecord(system="cfc", pool="regular", id=pid, rating=rating,
-                            status="established" if rating else "unrated", games=games)
+        return PlayerRecord(
+            system="cfc",
+            pool="regular",
+            id=pid,
+            rating=rating,
+            status="established" if rating else "unrated",
+            games=games,
+        )
 
-    diff = PoolDiff("cfc", "regular", identical=7, differ=[(rec("a", 1500), rec("a", 1512)), (rec("b", 1600), rec("b", 1600, 31))],
-                    only_live=[rec("c", 1400)], only_replay=[rec("d", None, 0)])
-    lines = summary(Counts(entries=12, applied=10, duplicates=1, rejected=1), [diff], MapDiff(identical=10),
-                    MapDiff(identical=1), show=3)
+    diff = PoolDiff(
+        "cfc",
+        "regular",
+        identical=7,
+        differ=[(rec("a", 1500), rec("a", 1512)), (rec("b", 1600), rec("b", 1600, 31))],
+        only_live=[rec("c", 1400)],
+        only_replay=[rec("d", None, 0)],
+    )
+    lines = summary(
+        Counts(entries=12, applied=10, duplicates=1, rejected=1),
+        [diff],
+        MapDiff(identical=10),
+        MapDiff(identical=1),
+        show=3,
+    )
     assert lines == [
         "replayed 12 entries: 10 applied, 1 duplicates, 1 rejected",
         "cfc/regular: 7 identical, 2 differ, 1 only live, 1 only in the replay",

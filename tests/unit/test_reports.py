@@ -16,30 +16,75 @@ from service.cli.main import main
 from service.formats import reports
 
 CFC_EVENT = {
-    "schema": "event.finished/v1", "event_id": "ottawa-fall-open-2025", "system": "cfc", "pool": "regular",
-    "name": "Ottawa Fall Open", "start_date": "2025-11-01", "end_date": "2025-11-02", "rounds": 4,
-    "players": [{"id": "100001", "name": "Anne Tremblay"}, {"id": "100002", "name": "Bruno Roy"},
-                {"id": "100003", "name": "Chloe Wong"}, {"id": "100004", "name": "David Singh"},
-                {"id": "100005", "name": "Elif Kaya"}],
-    "games": [
-        {"round": 1, "a": "100001", "b": "100002", "score": 1}, {"round": 1, "a": "100003", "b": "100004", "score": 0.5},
-        {"round": 2, "a": "100002", "b": "100003", "score": 0}, {"round": 2, "a": "100004", "b": "100005", "score": 1},
-        {"round": 3, "a": "100001", "b": "100003", "score": 0.5}, {"round": 3, "a": "100005", "b": "100002", "score": 0},
-        {"round": 4, "a": "100004", "b": "100001", "score": 0}, {"round": 4, "a": "100005", "b": "100003", "score": 0,
-                                                                   "forfeit": True},
+    "schema": "event.finished/v1",
+    "event_id": "ottawa-fall-open-2025",
+    "system": "cfc",
+    "pool": "regular",
+    "name": "Ottawa Fall Open",
+    "start_date": "2025-11-01",
+    "end_date": "2025-11-02",
+    "rounds": 4,
+    "players": [
+        {"id": "100001", "name": "Anne Tremblay"},
+        {"id": "100002", "name": "Bruno Roy"},
+        {"id": "100003", "name": "Chloe Wong"},
+        {"id": "100004", "name": "David Singh"},
+        {"id": "100005", "name": "Elif Kaya"},
     ],
-    "byes": [{"round": 1, "player": "100005", "score": 1}, {"round": 2, "player": "100001", "score": 0.5},
-             {"round": 3, "player": "100004", "score": 1}, {"round": 4, "player": "100002", "score": 0}],
+    "games": [
+        {"round": 1, "a": "100001", "b": "100002", "score": 1},
+        {"round": 1, "a": "100003", "b": "100004", "score": 0.5},
+        {"round": 2, "a": "100002", "b": "100003", "score": 0},
+        {"round": 2, "a": "100004", "b": "100005", "score": 1},
+        {"round": 3, "a": "100001", "b": "100003", "score": 0.5},
+        {"round": 3, "a": "100005", "b": "100002", "score": 0},
+        {"round": 4, "a": "100004", "b": "100001", "score": 0},
+        {"round": 4, "a": "100005", "b": "100003", "score": 0, "forfeit": True},
+    ],
+    "byes": [
+        {"round": 1, "player": "100005", "score": 1},
+        {"round": 2, "player": "100001", "score": 0.5},
+        {"round": 3, "player": "100004", "score": 1},
+        {"round": 4, "player": "100002", "score": 0},
+    ],
 }
 CFC_RATINGS = [
-    {"system": "cfc", "pool": "regular", "id": "100001", "rating": 1850, "status": "established", "games": 120,
-     "highest": 1902},
-    {"system": "cfc", "pool": "regular", "id": "100002", "rating": 1620, "status": "established", "games": 64,
-     "highest": 1655},
-    {"system": "cfc", "pool": "regular", "id": "100003", "rating": 1710, "status": "provisional", "games": 12,
-     "cfc": {"provisional_sum": "20520"}},
-    {"system": "cfc", "pool": "regular", "id": "100004", "rating": 1540, "status": "established", "games": 200,
-     "highest": 1600},
+    {
+        "system": "cfc",
+        "pool": "regular",
+        "id": "100001",
+        "rating": 1850,
+        "status": "established",
+        "games": 120,
+        "highest": 1902,
+    },
+    {
+        "system": "cfc",
+        "pool": "regular",
+        "id": "100002",
+        "rating": 1620,
+        "status": "established",
+        "games": 64,
+        "highest": 1655,
+    },
+    {
+        "system": "cfc",
+        "pool": "regular",
+        "id": "100003",
+        "rating": 1710,
+        "status": "provisional",
+        "games": 12,
+        "cfc": {"provisional_sum": "20520"},
+    },
+    {
+        "system": "cfc",
+        "pool": "regular",
+        "id": "100004",
+        "rating": 1540,
+        "status": "established",
+        "games": 200,
+        "highest": 1600,
+    },
 ]
 
 CFC_TABLE = """\
@@ -85,7 +130,9 @@ def test_cfc_crosstable(tmp_path, capsys):
     ratings = write_lines(tmp_path / "ratings.jsonl", CFC_RATINGS)
     text = rate(capsys, events, ratings, table=True)
     assert text == CFC_TABLE.format(events=events) + "\n"
-    assert max(len(line) for line in text.splitlines() if " entry " not in line) <= reports.WIDTH  # (headings name the file)
+    assert (
+        max(len(line) for line in text.splitlines() if " entry " not in line) <= reports.WIDTH
+    )  # (headings name the file)
     (message,) = messages(rate(capsys, events, ratings, table=False))
     for p in message.players:
         cells = row_of(text, p.id)
@@ -104,32 +151,79 @@ def test_cfc_crosstable(tmp_path, capsys):
     # Round 4: Chloe's forfeit win over number 5 (X5) is Elif's loss (F2); neither is rated.
     # Scores count byes: Anne W + H + D + W = 3; Bruno L + L + W + U = 1.
     perf = {p.id: (p.performance, p.details.performance_exact) for p in message.players}
-    assert perf == {"100001": (1896.33, "5689/3"), "100003": (1803.33, "5410/3"), "100004": (1586.33, "4759/3"),
-                    "100002": (1453, "1453"), "100005": (1180, "1180")}
+    assert perf == {
+        "100001": (1896.33, "5689/3"),
+        "100003": (1803.33, "5410/3"),
+        "100004": (1586.33, "4759/3"),
+        "100002": (1453, "1453"),
+        "100005": (1180, "1180"),
+    }
     assert {p.id: p.event_games for p in message.players} == {
-        "100001": 3, "100002": 3, "100003": 3, "100004": 3, "100005": 2}
+        "100001": 3,
+        "100002": 3,
+        "100003": 3,
+        "100004": 3,
+        "100005": 2,
+    }
 
 
 FIDE_MESSAGES = [
-    {"schema": "event.finished/v1", "event_id": "montreal-evening", "system": "fide", "pool": "standard",
-     "name": "Montreal Evening", "start_date": "2025-11-14", "end_date": "2025-11-16", "rounds": 3,
-     "players": [{"id": "2010001", "name": "Ana Ferreira"}, {"id": "2010003", "name": "Chen Mei"},
-                 {"id": "2010004", "name": "Dmitri Volkov"}, {"id": "2010005", "name": "Esther Okafor"}],
-     "games": [{"round": 1, "a": "2010001", "b": "2010004", "score": 1},
-               {"round": 1, "a": "2010003", "b": "2010005", "score": 1},
-               {"round": 2, "a": "2010004", "b": "2010003", "score": 0.5},
-               {"round": 2, "a": "2010005", "b": "2010001", "score": 0},
-               {"round": 3, "a": "2010001", "b": "2010003", "score": 0.5},
-               {"round": 3, "a": "2010004", "b": "2010005", "score": 1}]},
+    {
+        "schema": "event.finished/v1",
+        "event_id": "montreal-evening",
+        "system": "fide",
+        "pool": "standard",
+        "name": "Montreal Evening",
+        "start_date": "2025-11-14",
+        "end_date": "2025-11-16",
+        "rounds": 3,
+        "players": [
+            {"id": "2010001", "name": "Ana Ferreira"},
+            {"id": "2010003", "name": "Chen Mei"},
+            {"id": "2010004", "name": "Dmitri Volkov"},
+            {"id": "2010005", "name": "Esther Okafor"},
+        ],
+        "games": [
+            {"round": 1, "a": "2010001", "b": "2010004", "score": 1},
+            {"round": 1, "a": "2010003", "b": "2010005", "score": 1},
+            {"round": 2, "a": "2010004", "b": "2010003", "score": 0.5},
+            {"round": 2, "a": "2010005", "b": "2010001", "score": 0},
+            {"round": 3, "a": "2010001", "b": "2010003", "score": 0.5},
+            {"round": 3, "a": "2010004", "b": "2010005", "score": 1},
+        ],
+    },
     {"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-11"},
 ]
 FIDE_RATINGS = [
-    {"system": "fide", "pool": "standard", "id": "2010001", "rating": 2412, "status": "established", "games": 410,
-     "birth_year": 1990, "ever_2300": True, "ever_2400": True},
-    {"system": "fide", "pool": "standard", "id": "2010003", "rating": 2105, "status": "established", "games": 95,
-     "birth_year": 2009},
-    {"system": "fide", "pool": "standard", "id": "2010004", "rating": 1890, "status": "established", "games": 22,
-     "birth_year": 1979},
+    {
+        "system": "fide",
+        "pool": "standard",
+        "id": "2010001",
+        "rating": 2412,
+        "status": "established",
+        "games": 410,
+        "birth_year": 1990,
+        "ever_2300": True,
+        "ever_2400": True,
+    },
+    {
+        "system": "fide",
+        "pool": "standard",
+        "id": "2010003",
+        "rating": 2105,
+        "status": "established",
+        "games": 95,
+        "birth_year": 2009,
+    },
+    {
+        "system": "fide",
+        "pool": "standard",
+        "id": "2010004",
+        "rating": 1890,
+        "status": "established",
+        "games": 22,
+        "birth_year": 1979,
+    },
 ]
 
 # By hand (FIDE 8.3.1-8.3.4, table 8.1.2; K: Ana 10 (2400 reached), Chen 40 (under 18,
@@ -197,47 +291,112 @@ def test_fide_calculator_and_list(tmp_path, capsys):
     blocks = text.strip().split("\n\n")  # the players of the event, then the list
     for p in event.players:
         d = p.details
-        (block,) = [b for b in blocks[:-1] if any(line.startswith(f"  {p.id}  ") for line in b.splitlines())]
+        (block,) = [
+            b for b in blocks[:-1] if any(line.startswith(f"  {p.id}  ") for line in b.splitlines())
+        ]
         for g in d.games:  # each game's line holds the message's figures, as printed
             cells = row_of(block, g.opponent)
             expected = [str(g.round), g.opponent, str(g.opponent_rating)]
             if d.k is not None:
-                expected += [str(g.difference), f"{g.expected:.2f}", reports.number(g.score), f"{g.change:.2f}",
-                             f"{g.rating_change:.2f}"]
+                expected += [
+                    str(g.difference),
+                    f"{g.expected:.2f}",
+                    reports.number(g.score),
+                    f"{g.change:.2f}",
+                    f"{g.rating_change:.2f}",
+                ]
             else:
                 expected += [reports.number(g.score)]
             assert cells == expected
         if d.k is not None:
-            assert row_of(block, "sum") == ["sum", f"{p.expected:.2f}", reports.number(p.score), f"{d.event_sum:.2f}",
-                                            f"{d.event_change:.2f}"]
+            assert row_of(block, "sum") == [
+                "sum",
+                f"{p.expected:.2f}",
+                reports.number(p.score),
+                f"{d.event_sum:.2f}",
+                f"{d.event_change:.2f}",
+            ]
             assert f"projected rating {d.projected_rating} " in block
-    assert {p.id: (p.details.event_sum_exact, p.details.event_change_exact) for p in event.players if p.details.k} == {
-        "2010001": ("-7/25", "-14/5"), "2010003": ("9/100", "18/5"), "2010004": ("19/100", "38/5")}
+    assert {
+        p.id: (p.details.event_sum_exact, p.details.event_change_exact)
+        for p in event.players
+        if p.details.k
+    } == {
+        "2010001": ("-7/25", "-14/5"),
+        "2010003": ("9/100", "18/5"),
+        "2010004": ("19/100", "38/5"),
+    }
     for p in listed.players:
         cells = row_of(blocks[-1], p.id)
-        assert cells[2:5] == [reports.number(p.old_rating) if p.old_rating else "unr.",
-                              reports.number(p.new_rating) if p.new_rating else "unr.", reports.signed(p.change)]
+        assert cells[2:5] == [
+            reports.number(p.old_rating) if p.old_rating else "unr.",
+            reports.number(p.new_rating) if p.new_rating else "unr.",
+            reports.signed(p.change),
+        ]
         if p.details.k_applied is not None:
-            assert cells[-4:] == [f"{p.details.period_sum:.2f}", str(p.details.k_applied),
-                                  f"{p.details.period_change:.2f}", str(p.details.k)]
+            assert cells[-4:] == [
+                f"{p.details.period_sum:.2f}",
+                str(p.details.k_applied),
+                f"{p.details.period_change:.2f}",
+                str(p.details.k),
+            ]
     assert {p.id: p.new_rating for p in listed.players} == {
-        "2010001": 2409, "2010003": 2109, "2010004": 1898, "2010005": None}
+        "2010001": 2409,
+        "2010003": 2109,
+        "2010004": 1898,
+        "2010005": None,
+    }
 
 
 NASPA_EVENT = {
-    "schema": "event.finished/v1", "event_id": "toronto-club-2025-11-20", "system": "naspa", "pool": "nwl",
-    "name": "Toronto Scrabble Club", "start_date": "2025-11-20", "end_date": "2025-11-20", "rounds": 3,
-    "players": [{"id": "NA-1001", "name": "Gail Morrison"}, {"id": "NA-1002", "name": "Hiro Tanaka"},
-                {"id": "NA-1003", "name": "Ines Duarte"}, {"id": "NA-1004", "name": "Jonah Weiss"}],
-    "games": [{"round": 1, "a": "NA-1001", "b": "NA-1002", "score": 1}, {"round": 1, "a": "NA-1003", "b": "NA-1004", "score": 0},
-              {"round": 2, "a": "NA-1001", "b": "NA-1003", "score": 1},
-              {"round": 2, "a": "NA-1002", "b": "NA-1004", "score": 0.5},
-              {"round": 3, "a": "NA-1004", "b": "NA-1001", "score": 0}, {"round": 3, "a": "NA-1002", "b": "NA-1003", "score": 1}],
+    "schema": "event.finished/v1",
+    "event_id": "toronto-club-2025-11-20",
+    "system": "naspa",
+    "pool": "nwl",
+    "name": "Toronto Scrabble Club",
+    "start_date": "2025-11-20",
+    "end_date": "2025-11-20",
+    "rounds": 3,
+    "players": [
+        {"id": "NA-1001", "name": "Gail Morrison"},
+        {"id": "NA-1002", "name": "Hiro Tanaka"},
+        {"id": "NA-1003", "name": "Ines Duarte"},
+        {"id": "NA-1004", "name": "Jonah Weiss"},
+    ],
+    "games": [
+        {"round": 1, "a": "NA-1001", "b": "NA-1002", "score": 1},
+        {"round": 1, "a": "NA-1003", "b": "NA-1004", "score": 0},
+        {"round": 2, "a": "NA-1001", "b": "NA-1003", "score": 1},
+        {"round": 2, "a": "NA-1002", "b": "NA-1004", "score": 0.5},
+        {"round": 3, "a": "NA-1004", "b": "NA-1001", "score": 0},
+        {"round": 3, "a": "NA-1002", "b": "NA-1003", "score": 1},
+    ],
 }
 NASPA_RATINGS = [
-    {"system": "naspa", "pool": "nwl", "id": "NA-1001", "rating": 1612, "status": "established", "games": 340},
-    {"system": "naspa", "pool": "nwl", "id": "NA-1002", "rating": 1405, "status": "established", "games": 41},
-    {"system": "naspa", "pool": "nwl", "id": "NA-1003", "rating": 1180, "status": "established", "games": 96},
+    {
+        "system": "naspa",
+        "pool": "nwl",
+        "id": "NA-1001",
+        "rating": 1612,
+        "status": "established",
+        "games": 340,
+    },
+    {
+        "system": "naspa",
+        "pool": "nwl",
+        "id": "NA-1002",
+        "rating": 1405,
+        "status": "established",
+        "games": 41,
+    },
+    {
+        "system": "naspa",
+        "pool": "nwl",
+        "id": "NA-1003",
+        "rating": 1180,
+        "status": "established",
+        "games": 96,
+    },
 ]
 
 # By hand (N1: E(r, o) = 1 / (1 + exp(-0.0031879 (r - o))); N5): Gail 1612 against 1405,
@@ -265,21 +424,39 @@ def test_naspa_report(tmp_path, capsys):
     (message,) = messages(rate(capsys, events, ratings, table=False))
     for p in message.players:
         cells = row_of(text, p.id)
-        assert cells[3:9] == [str(p.event_games), cells[4], f"{p.expected:.2f}", reports._rating(p.old_rating),
-                              str(p.new_rating), reports.signed(p.change)]
+        assert cells[3:9] == [
+            str(p.event_games),
+            cells[4],
+            f"{p.expected:.2f}",
+            reports._rating(p.old_rating),
+            str(p.new_rating),
+            reports.signed(p.change),
+        ]
     gail = next(p for p in message.players if p.id == "NA-1001")
-    assert (gail.expected, gail.details.acceleration, gail.details.unrounded_rating) == (2.12, 2.57, 1632.15)
+    assert (gail.expected, gail.details.acceleration, gail.details.unrounded_rating) == (
+        2.12,
+        2.57,
+        1632.15,
+    )
     assert [o.expected for o in gail.details.opponents] == [0.66, 0.8, 0.66]
 
 
 def test_no_long_float_in_any_output(tmp_path, capsys):
     # Every decimal of the JSON is written with at most 2 decimals (schemas/ratings.py "Numbers").
-    for documents, records in ((CFC_EVENT, CFC_RATINGS), (FIDE_MESSAGES, FIDE_RATINGS), (NASPA_EVENT, NASPA_RATINGS)):
-        events = write_lines(tmp_path / "events.jsonl", documents if isinstance(documents, list) else [documents])
+    for documents, records in (
+        (CFC_EVENT, CFC_RATINGS),
+        (FIDE_MESSAGES, FIDE_RATINGS),
+        (NASPA_EVENT, NASPA_RATINGS),
+    ):
+        events = write_lines(
+            tmp_path / "events.jsonl", documents if isinstance(documents, list) else [documents]
+        )
         ratings = write_lines(tmp_path / "ratings.jsonl", records)
         out = rate(capsys, events, ratings, table=False)
-        numbers = re.findall(r'(?<=[:\[,])-?\d+\.\d+(?=[,}\]])', out)
-        assert numbers and all(len(n.split(".")[1]) <= 2 for n in numbers), [n for n in numbers if len(n.split(".")[1]) > 2]
+        numbers = re.findall(r"(?<=[:\[,])-?\d+\.\d+(?=[,}\]])", out)
+        assert numbers and all(len(n.split(".")[1]) <= 2 for n in numbers), [
+            n for n in numbers if len(n.split(".")[1]) > 2
+        ]
 
 
 def test_render_without_the_event_lists_the_changes():
@@ -287,11 +464,31 @@ def test_render_without_the_event_lists_the_changes():
     # shown as its players' changes.
     import msgspec
 
-    raw = {"schema": "ratings.updated/v1", "kind": "revision", "system": "cfc", "pool": "regular",
-           "ruleset": "cfc-2009", "source_id": "1-0", "event_id": "e1", "revision": 2,
-           "cause": {"type": "inserted", "event_id": "e0"},
-           "players": [{"id": "p1", "old_rating": 1500, "new_rating": 1532, "change": 32, "old_status": "established",
-                        "status": "established", "games": 43, "event_games": 3, "score": 2.5, "name": "Pat"}]}
+    raw = {
+        "schema": "ratings.updated/v1",
+        "kind": "revision",
+        "system": "cfc",
+        "pool": "regular",
+        "ruleset": "cfc-2009",
+        "source_id": "1-0",
+        "event_id": "e1",
+        "revision": 2,
+        "cause": {"type": "inserted", "event_id": "e0"},
+        "players": [
+            {
+                "id": "p1",
+                "old_rating": 1500,
+                "new_rating": 1532,
+                "change": 32,
+                "old_status": "established",
+                "status": "established",
+                "games": 43,
+                "event_games": 3,
+                "score": 2.5,
+                "name": "Pat",
+            }
+        ],
+    }
     message = msgspec.json.decode(json.dumps(raw), type=RatingsUpdated)
     assert reports.render(message).splitlines() == [
         "e1  REVISION 2  cfc/regular  cfc-2009  entry 1-0",
@@ -305,5 +502,7 @@ def test_rate_table_help():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "service", "rate", "--help"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "service", "rate", "--help"], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "--table" in done.stdout and "crosstable" in done.stdout

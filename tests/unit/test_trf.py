@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from schemas.events import Bye, Game, PeriodClosed
 from schemas.records import PlayerRecord
 from schemas.validation import decode_input, normalize
-from service.formats import trf
 from service.cli.main import main
 from service.engine.registry import default_registry
+from service.formats import trf
 from service.rating import MemoryLedger
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -31,7 +31,9 @@ def open_text() -> str:
     return OPEN.read_text()
 
 
-def line(start: int, rounds: str, rating: str = "2000", fide_id: str = "", name: str | None = None) -> str:
+def line(
+    start: int, rounds: str, rating: str = "2000", fide_id: str = "", name: str | None = None
+) -> str:
     """A 001 record in TRF16 columns; `rounds` is the text from column 92 on."""
     name = name or f"Player {start}"
     return f"001 {start:>4} m    {name:<33} {rating:>4} CAN {fide_id:>11} 1990/01/01  0.0    0  {rounds}".rstrip()
@@ -47,28 +49,75 @@ def test_the_open_round_trips_character_for_character():
     tournament = trf.parse(text, "open.trf")
     assert trf.render(tournament) == text
     codes = [r.code if isinstance(r, trf.Header) else "001" for r in tournament.records]
-    assert set(codes) == {"012", "022", "032", "042", "052", "062", "072", "082", "092", "102", "112", "122",
-                          "132", "001", "013", "XXR", "XXC", "XXS"}
+    assert set(codes) == {
+        "012",
+        "022",
+        "032",
+        "042",
+        "052",
+        "062",
+        "072",
+        "082",
+        "092",
+        "102",
+        "112",
+        "122",
+        "132",
+        "001",
+        "013",
+        "XXR",
+        "XXC",
+        "XXS",
+    }
 
 
 def test_the_player_record_columns():
     tournament = trf.parse(open_text(), "open.trf")
     anna, _, chloe, _, emil = tournament.players
-    assert (anna.start, anna.sex, anna.title, anna.name, anna.rating, anna.federation, anna.fide_id) == (
-        1, "w", "IM", "Alpha, Anna", 2300, "CAN", "1001")
-    assert (anna.birth, anna.birth_year, anna.points, anna.rank, anna.line) == ("1980/05/01", 1980, 7, 1, 14)
-    assert anna.rounds[:3] == (trf.RoundEntry(2, "w", "1"), trf.RoundEntry(0, "-", "H"), trf.RoundEntry(3, "-", "+"))
+    assert (
+        anna.start,
+        anna.sex,
+        anna.title,
+        anna.name,
+        anna.rating,
+        anna.federation,
+        anna.fide_id,
+    ) == (1, "w", "IM", "Alpha, Anna", 2300, "CAN", "1001")
+    assert (anna.birth, anna.birth_year, anna.points, anna.rank, anna.line) == (
+        "1980/05/01",
+        1980,
+        7,
+        1,
+        14,
+    )
+    assert anna.rounds[:3] == (
+        trf.RoundEntry(2, "w", "1"),
+        trf.RoundEntry(0, "-", "H"),
+        trf.RoundEntry(3, "-", "+"),
+    )
     assert chloe.rounds[4] == trf.RoundEntry(None)  # round 5 blank: not in the round
     assert (emil.rating, emil.fide_id, emil.points) == (None, None, Fraction(7, 2))
-    assert tournament.header("XXS") == "WW=1 BW=1 PAB=1" and tournament.header("092") == "Individual: Swiss-System"
+    assert (
+        tournament.header("XXS") == "WW=1 BW=1 PAB=1"
+        and tournament.header("092") == "Individual: Swiss-System"
+    )
 
 
 def test_every_result_code_maps_onto_the_contract():
     event = trf.to_event(trf.parse(open_text(), "open.trf"), EVENT_ID)
     assert (event.name, str(event.start_date), str(event.end_date), event.rounds) == (
-        "Autumn Open 2025", "2025-11-01", "2025-11-09", 9)
+        "Autumn Open 2025",
+        "2025-11-01",
+        "2025-11-09",
+        9,
+    )
     assert [(p.id, p.birth_year) for p in event.players] == [
-        ("1001", 1980), ("1002", 1985), ("1003", 2010), ("1004", 1990), (E, 2000)]
+        ("1001", 1980),
+        ("1002", 1985),
+        ("1003", 2010),
+        ("1004", 1990),
+        (E, 2000),
+    ]
     g = Game
     assert event.games == [
         g(round=1, a="1001", b="1002", score=1),  # 1 / 0
@@ -122,15 +171,22 @@ def test_the_nine_round_open_rated_by_fide_by_hand():
             game against A does not count): n 5, 2 points. Ra = (10400 + 2 x 1800) / 7 =
             2000; p = 3 / 7 = 0.4286 -> 0.43; dp(0.43) = -50 (8.1.1); Ru = 1950.
     """
-    event = decode_input(msgspec.json.encode(trf.to_event(trf.parse(open_text(), "open.trf"), EVENT_ID)))
+    event = decode_input(
+        msgspec.json.encode(trf.to_event(trf.parse(open_text(), "open.trf"), EVENT_ID))
+    )
     records = [
-        PlayerRecord(system="fide", pool="standard", id=pid, rating=rating, status="established", games=60)
+        PlayerRecord(
+            system="fide", pool="standard", id=pid, rating=rating, status="established", games=60
+        )
         for pid, rating in (("1001", 2300), ("1002", 2200), ("1003", 2100), ("1004", 2000))
     ]
     ledger = MemoryLedger(records)
     registry = default_registry()
     [out] = ledger.process(event, registry, "1-0").outputs
-    got = {p.id: (p.details.event_sum_exact, p.details.event_change_exact, p.details.k, p.event_games) for p in out.players}
+    got = {
+        p.id: (p.details.event_sum_exact, p.details.event_change_exact, p.details.k, p.event_games)
+        for p in out.players
+    }
     assert got == {
         "1001": ("-6/25", "-24/5", 20, 5),
         "1002": ("-31/50", "-62/5", 20, 4),
@@ -141,7 +197,12 @@ def test_the_nine_round_open_rated_by_fide_by_hand():
     closing = normalize(PeriodClosed(system="fide", pool="standard", period="2025-11"))
     [new_list] = ledger.process(closing, registry, "2-0").outputs
     assert {p.id: (p.old_rating, p.new_rating) for p in new_list.players} == {
-        "1001": (2300, 2295), "1002": (2200, 2188), "1003": (2100, 2125), "1004": (2000, 2005), E: (None, 1950)}
+        "1001": (2300, 2295),
+        "1002": (2200, 2188),
+        "1003": (2100, 2125),
+        "1004": (2000, 2005),
+        E: (None, 1950),
+    }
 
 
 # ---------------------------------------------------------------------- other cases
@@ -166,16 +227,26 @@ def test_byes_without_an_opponent_and_pab_score():
     [("2005/07/28", "2005/07/31"), ("28. 07. 2005", "31. 07. 2005"), ("28.07.2005", "2005-07-31")],
 )
 def test_date_formats(start, end):
-    text = small(line(1, "   2 w 1"), line(2, "   1 b 0"), headers=f"012 X\n042 {start}\n052 {end}\n")
+    text = small(
+        line(1, "   2 w 1"), line(2, "   1 b 0"), headers=f"012 X\n042 {start}\n052 {end}\n"
+    )
     event = trf.to_event(trf.parse(text, "d.trf"), "d")
     assert (str(event.start_date), str(event.end_date)) == ("2005-07-28", "2005-07-31")
 
 
 def test_dates_from_the_round_dates_when_042_and_052_are_missing():
     dates = " " * 87 + "25/11/07  25/11/14"
-    text = small(line(1, "   2 w 1     2 b ="), line(2, "   1 b 0     1 w ="), headers=f"012 X\n132 {dates}\n")
+    text = small(
+        line(1, "   2 w 1     2 b ="),
+        line(2, "   1 b 0     1 w ="),
+        headers=f"012 X\n132 {dates}\n",
+    )
     event = trf.to_event(trf.parse(text, "d.trf"), "d")
-    assert (str(event.start_date), str(event.end_date), event.rounds) == ("2025-11-07", "2025-11-14", 2)
+    assert (str(event.start_date), str(event.end_date), event.rounds) == (
+        "2025-11-07",
+        "2025-11-14",
+        2,
+    )
 
 
 BAD = [
@@ -250,24 +321,38 @@ def tournaments(draw):
         entries = []
         for _ in range(draw(st.integers(0, rounds))):
             opponent = draw(st.sampled_from([None, 0, draw(st.integers(1, 9999))]))
-            entries.append(trf.RoundEntry(opponent, draw(st.sampled_from("wb- ")), draw(st.sampled_from(sorted(trf.RESULTS)))))
+            entries.append(
+                trf.RoundEntry(
+                    opponent,
+                    draw(st.sampled_from("wb- ")),
+                    draw(st.sampled_from(sorted(trf.RESULTS))),
+                )
+            )
         while entries and entries[-1] == trf.RoundEntry(None):
             entries.pop()
-        players.append(trf.PlayerLine(
-            start=start,
-            name=draw(st.text("abcdefghij ,.-ABC", min_size=1, max_size=33).map(str.strip).filter(bool)),
-            rating=draw(st.none() | st.integers(1000, 2900)),
-            sex=draw(st.sampled_from(["", "m", "w"])),
-            title=draw(st.sampled_from(["", "GM", "IM", "WGM", "FM", "CM"])),
-            federation=draw(st.sampled_from(["", "CAN", "FRA"])),
-            fide_id=draw(st.none() | st.integers(1, 99999999).map(str)),
-            birth=draw(st.sampled_from(["", "1990/01/01", "2010.12.31", "1975"])),
-            points=draw(st.none() | st.integers(0, 40).map(lambda h: Fraction(h, 2))),
-            rank=draw(st.none() | st.integers(1, 999)),
-            rounds=tuple(entries),
-            line=0,
-        ))
-    headers = [trf.Header("012", draw(st.text("abc XYZ-", min_size=1, max_size=40).map(str.rstrip)))]
+        players.append(
+            trf.PlayerLine(
+                start=start,
+                name=draw(
+                    st.text("abcdefghij ,.-ABC", min_size=1, max_size=33)
+                    .map(str.strip)
+                    .filter(bool)
+                ),
+                rating=draw(st.none() | st.integers(1000, 2900)),
+                sex=draw(st.sampled_from(["", "m", "w"])),
+                title=draw(st.sampled_from(["", "GM", "IM", "WGM", "FM", "CM"])),
+                federation=draw(st.sampled_from(["", "CAN", "FRA"])),
+                fide_id=draw(st.none() | st.integers(1, 99999999).map(str)),
+                birth=draw(st.sampled_from(["", "1990/01/01", "2010.12.31", "1975"])),
+                points=draw(st.none() | st.integers(0, 40).map(lambda h: Fraction(h, 2))),
+                rank=draw(st.none() | st.integers(1, 999)),
+                rounds=tuple(entries),
+                line=0,
+            )
+        )
+    headers = [
+        trf.Header("012", draw(st.text("abc XYZ-", min_size=1, max_size=40).map(str.rstrip)))
+    ]
     return trf.Tournament(tuple(headers + players))
 
 
@@ -285,7 +370,11 @@ def test_convert_prints_the_event(capsys):
     assert main(["convert", str(OPEN)]) == 0
     event = json.loads(capsys.readouterr().out)
     assert (event["schema"], event["event_id"], event["system"], event["pool"]) == (
-        "event.finished/v1", IDENTITY, "fide", "standard")
+        "event.finished/v1",
+        IDENTITY,
+        "fide",
+        "standard",
+    )
     assert event["players"][4]["id"] == f"sn5@{IDENTITY}"
     assert len(event["games"]) == 17 and len(event["byes"]) == 9
 
@@ -295,13 +384,20 @@ def test_convert_a_malformed_file_is_one_line(tmp_path, capsys):
     bad.write_text(open_text().replace("     4 b 1     5 b W", "     4 b 1     5 b Q"))
     assert main(["convert", str(bad), "--event-id", "x"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"rating-service convert: {bad}:14: round 5 (column 132): result 'Q'") and err.count("\n") == 1
+    assert (
+        err.startswith(f"rating-service convert: {bad}:14: round 5 (column 132): result 'Q'")
+        and err.count("\n") == 1
+    )
 
 
 def test_convert_options_and_a_bad_event_id(capsys):
     assert main(["convert", str(OPEN), "--pool", "rapid", "--event-id", "ao-25"]) == 0
     event = json.loads(capsys.readouterr().out)
-    assert (event["pool"], event["event_id"], event["players"][4]["id"]) == ("rapid", "ao-25", "sn5@ao-25")
+    assert (event["pool"], event["event_id"], event["players"][4]["id"]) == (
+        "rapid",
+        "ao-25",
+        "sn5@ao-25",
+    )
     assert main(["convert", str(OPEN), "--event-id", "has space"]) == 2
     assert "event id 'has space'" in capsys.readouterr().err
     assert main(["convert", str(OPEN), "--pool", "bullet"]) == 2

@@ -23,8 +23,14 @@ def test_valid_event_decodes_and_gets_its_defaults():
 
 
 def test_fide_period_defaults_to_the_month_of_end_date():
-    decoded = decode_input(encode(event(system="fide", end_date="2025-12-01", start_date="2025-11-29")))
-    assert decoded.pool == "standard" and decoded.period == "2025-12" and decoded.ruleset == "fide-2024"
+    decoded = decode_input(
+        encode(event(system="fide", end_date="2025-12-01", start_date="2025-11-29"))
+    )
+    assert (
+        decoded.pool == "standard"
+        and decoded.period == "2025-12"
+        and decoded.ruleset == "fide-2024"
+    )
 
 
 def test_naspa_csw_defaults_to_its_ruleset():
@@ -35,7 +41,9 @@ def test_naspa_csw_defaults_to_its_ruleset():
 def test_period_closed():
     decoded = decode_input(b'{"schema":"period.closed/v1","system":"fide","period":"2025-11"}')
     assert isinstance(decoded, PeriodClosed) and decoded.pool == "standard"
-    assert problems(b'{"schema":"period.closed/v1","system":"fide","period":"2025-13"}') == [("$.period", "invalid")]
+    assert problems(b'{"schema":"period.closed/v1","system":"fide","period":"2025-13"}') == [
+        ("$.period", "invalid")
+    ]
 
 
 def test_wrong_type():
@@ -151,4 +159,8 @@ def test_every_cross_field_problem_is_reported_with_its_path():
     bad = event(end_date="2025-10-01")
     bad["games"][0]["score"] = 0.3
     bad["games"][1]["a"] = "ghost"
-    assert problems(bad) == [("$.end_date", "invalid"), ("$.games[0].score", "invalid"), ("$.games[1].a", "invalid")]
+    assert problems(bad) == [
+        ("$.end_date", "invalid"),
+        ("$.games[0].score", "invalid"),
+        ("$.games[1].a", "invalid"),
+    ]

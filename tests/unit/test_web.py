@@ -34,7 +34,9 @@ class Redis:
 
 def app_of(reads=None, answers: bool = True):
     metrics = Metrics()
-    return create_app(reads if reads is not None else FakeReads(), Health(Redis(answers), metrics), metrics)
+    return create_app(
+        reads if reads is not None else FakeReads(), Health(Redis(answers), metrics), metrics
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +64,9 @@ async def test_liveness_readiness_metrics_and_asyncapi():
     ready = await get(app, "/health/ready")
     assert (ready.status_code, ready.content) == (200, b'{"status":"ready","redis":"ok"}')
     metrics = await get(app, "/metrics")
-    assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert metrics.status_code == 200 and metrics.headers["content-type"].startswith(
+        "text/plain; version=0.0.4"
+    )
     assert b"rating_redis_up 1.0" in metrics.content
     document = (await get(app, "/asyncapi.json")).json()
     assert document["asyncapi"].startswith("3.")
@@ -89,7 +93,11 @@ async def test_without_a_read_model_only_the_operators_endpoints_answer():
 async def test_pools(app):
     answer = await get(app, "/v1/pools")
     found = decoded(answer, PoolList)
-    assert [(p.system, p.pool) for p in found.pools] == [("cfc", "regular"), ("fide", "standard"), ("naspa", "nwl")]
+    assert [(p.system, p.pool) for p in found.pools] == [
+        ("cfc", "regular"),
+        ("fide", "standard"),
+        ("naspa", "nwl"),
+    ]
     assert found == await FakeReads().pools()
     assert answer.headers["last-modified"] == "Mon, 01 Dec 2025 09:30:00 GMT"  # the latest pool's
     assert answer.headers["cache-control"] == "no-cache"
@@ -101,7 +109,9 @@ async def test_players_pages_search_and_unrated(app):
     rated = decoded(await get(app, "/v1/pools/fide/standard/players"), PlayerList)
     assert everyone.total == 6 and rated.total == 4 and rated.limit == 50 and not rated.unrated
     assert [p.rank for p in rated.players] == [1, 2, 3, 4]
-    assert [p.rating for p in rated.players] == sorted((p.rating for p in rated.players), reverse=True)
+    assert [p.rating for p in rated.players] == sorted(
+        (p.rating for p in rated.players), reverse=True
+    )
     page = decoded(await get(app, "/v1/pools/fide/standard/players?limit=2&offset=1"), PlayerList)
     assert (page.offset, page.limit, page.players) == (1, 2, rated.players[1:3])
     found = decoded(await get(app, "/v1/pools/fide/standard/players?q=chen"), PlayerList)
@@ -115,21 +125,34 @@ async def test_player_history_and_event(app):
     view = decoded(await get(app, "/v1/pools/cfc/regular/players/100001"), PlayerView)
     assert view == await reads.player("cfc", "regular", "100001")
     assert (view.name, view.rank) == ("Anne Tremblay", 1)
-    history = decoded(await get(app, "/v1/pools/fide/standard/players/2010001/history"), PlayerHistory)
+    history = decoded(
+        await get(app, "/v1/pools/fide/standard/players/2010001/history"), PlayerHistory
+    )
     assert [e.kind for e in history.entries] == ["event", "list"]
     event = await get(app, "/v1/events/ottawa-fall-open-2025")
     assert decoded(event, RatingsUpdated) == await reads.event("ottawa-fall-open-2025")
-    assert event.headers["last-modified"] == "Mon, 03 Nov 2025 12:00:00 GMT"  # its pool's last update
+    assert (
+        event.headers["last-modified"] == "Mon, 03 Nov 2025 12:00:00 GMT"
+    )  # its pool's last update
 
 
 async def test_a_player_id_with_a_slash():
     reads = FakeReads()
-    record = PlayerRecord(system="cfc", pool="regular", id="sn12@open/2025", rating=1500, status="established", games=30)
+    record = PlayerRecord(
+        system="cfc",
+        pool="regular",
+        id="sn12@open/2025",
+        rating=1500,
+        status="established",
+        games=30,
+    )
     reads.ledger.records[("cfc", "regular")][record.id] = record
     app = app_of(reads)
     view = decoded(await get(app, "/v1/pools/cfc/regular/players/sn12@open%2F2025"), PlayerView)
     assert view.id == "sn12@open/2025"
-    history = decoded(await get(app, "/v1/pools/cfc/regular/players/sn12@open/2025/history"), PlayerHistory)
+    history = decoded(
+        await get(app, "/v1/pools/cfc/regular/players/sn12@open/2025/history"), PlayerHistory
+    )
     assert (history.id, history.entries) == ("sn12@open/2025", [])
     page = await get(app, "/pools/cfc/regular?unrated=true")
     assert 'href="/pools/cfc/regular/players/sn12@open%2F2025"' in page.text
@@ -140,7 +163,10 @@ async def test_a_player_id_with_a_slash():
     ("path", "message"),
     [
         ("/v1/pools/go/x/players", "unknown system 'go' (known: cfc, fide, naspa)"),
-        ("/v1/pools/cfc/blitz/players/1", "unknown pool 'blitz' of system cfc (known: regular, active)"),
+        (
+            "/v1/pools/cfc/blitz/players/1",
+            "unknown pool 'blitz' of system cfc (known: regular, active)",
+        ),
         ("/v1/pools/fide/rapid/players", "no players in pool fide/rapid"),
         ("/v1/pools/cfc/regular/players/999", "no player '999' in pool cfc/regular"),
         ("/v1/pools/cfc/regular/players/999/history", "no player '999' in pool cfc/regular"),
@@ -157,27 +183,46 @@ async def test_not_found_says_what(app, path, message):
 
 @pytest.mark.parametrize(
     ("query", "parameter"),
-    [("limit=0", "limit"), ("limit=501", "limit"), ("limit=ten", "limit"), ("offset=-1", "offset"),
-     ("q=" + "x" * 101, "q"), ("unrated=perhaps", "unrated")],
+    [
+        ("limit=0", "limit"),
+        ("limit=501", "limit"),
+        ("limit=ten", "limit"),
+        ("offset=-1", "offset"),
+        ("q=" + "x" * 101, "q"),
+        ("unrated=perhaps", "unrated"),
+    ],
 )
 async def test_a_bad_parameter_is_400_naming_it(app, query, parameter):
     answer = await get(app, f"/v1/pools/cfc/regular/players?{query}")
     assert answer.status_code == 400
     error = decoded(answer, ApiError)
-    assert error.error == "bad_request" and error.message.startswith(f"query parameter {parameter}: ")
+    assert error.error == "bad_request" and error.message.startswith(
+        f"query parameter {parameter}: "
+    )
 
 
 async def test_if_none_match_gives_304_without_a_body(app):
-    for path in ("/v1/pools", "/v1/pools/cfc/regular/players", "/v1/pools/cfc/regular/players/100001",
-                 "/v1/pools/cfc/regular/players/100001/history", "/v1/events/ottawa-fall-open-2025", "/"):
+    for path in (
+        "/v1/pools",
+        "/v1/pools/cfc/regular/players",
+        "/v1/pools/cfc/regular/players/100001",
+        "/v1/pools/cfc/regular/players/100001/history",
+        "/v1/events/ottawa-fall-open-2025",
+        "/",
+    ):
         first = await get(app, path)
         etag = first.headers["etag"]
         for header in (etag, f"W/{etag}", f'"other", {etag}', "*"):
             again = await get(app, path, **{"If-None-Match": header})
-            assert (again.status_code, again.content, again.headers["etag"]) == (304, b"", etag), (path, header)
+            assert (again.status_code, again.content, again.headers["etag"]) == (304, b"", etag), (
+                path,
+                header,
+            )
             assert again.headers["last-modified"] == first.headers["last-modified"]
         assert (await get(app, path, **{"If-None-Match": '"other"'})).status_code == 200
-    assert (await get(app, "/v1/pools?limit=1")).headers["etag"] == (await get(app, "/v1/pools")).headers["etag"]
+    assert (await get(app, "/v1/pools?limit=1")).headers["etag"] == (
+        await get(app, "/v1/pools")
+    ).headers["etag"]
 
 
 async def test_an_unexpected_error_is_500_in_json_and_logged_without_showing_it():
@@ -185,7 +230,10 @@ async def test_an_unexpected_error_is_500_in_json_and_logged_without_showing_it(
     with structlog.testing.capture_logs() as logs:
         answer = await get(app, "/v1/pools")
     assert answer.status_code == 500
-    assert answer.json() == {"error": "internal", "message": "internal error; see the service's log"}
+    assert answer.json() == {
+        "error": "internal",
+        "message": "internal error; see the service's log",
+    }
     assert b"secret" not in answer.content and b"Traceback" not in answer.content
     [line] = [entry for entry in logs if entry["event"] == "http request failed"]
     assert line["path"] == "/v1/pools" and line["log_level"] == "error" and line["exc_info"]
@@ -207,9 +255,11 @@ async def test_the_openapi_document_is_valid_and_describes_the_structs(app):
     assert spec["openapi"].startswith("3.1")
     _, components = msgspec.json.schema_components(
         [PoolList, PlayerList, PlayerView, PlayerHistory, RatingsUpdated, ApiError],
-        ref_template="#/components/schemas/{name}")
+        ref_template="#/components/schemas/{name}",
+    )
     assert msgspec.json.decode(msgspec.json.encode(components)) == {
-        name: schema for name, schema in spec["components"]["schemas"].items() if name in components}
+        name: schema for name, schema in spec["components"]["schemas"].items() if name in components
+    }
     assert "HTTPValidationError" not in spec["components"]["schemas"]
     expected = {
         "/v1/pools": "PoolList",
@@ -220,21 +270,33 @@ async def test_the_openapi_document_is_valid_and_describes_the_structs(app):
     }
     for path, name in expected.items():
         responses = spec["paths"][path]["get"]["responses"]
-        assert responses["200"]["content"]["application/json"]["schema"] == {"$ref": f"#/components/schemas/{name}"}
-        assert responses["404"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ApiError"}
+        assert responses["200"]["content"]["application/json"]["schema"] == {
+            "$ref": f"#/components/schemas/{name}"
+        }
+        assert responses["404"]["content"]["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/ApiError"
+        }
         assert "422" not in responses
-    parameters = {p["name"]: p for p in spec["paths"]["/v1/pools/{system}/{pool}/players"]["get"]["parameters"]}
-    assert parameters["limit"]["schema"]["maximum"] == 500 and parameters["q"]["schema"]["anyOf"][0]["maxLength"] == 100
+    parameters = {
+        p["name"]: p
+        for p in spec["paths"]["/v1/pools/{system}/{pool}/players"]["get"]["parameters"]
+    }
+    assert (
+        parameters["limit"]["schema"]["maximum"] == 500
+        and parameters["q"]["schema"]["anyOf"][0]["maxLength"] == 100
+    )
     assert "400" in spec["paths"]["/v1/pools/{system}/{pool}/players"]["get"]["responses"]
 
 
 async def test_the_answers_match_their_openapi_schemas(app):
     spec = (await get(app, "/openapi.json")).json()
     for path, name in [
-        ("/v1/pools", "PoolList"), ("/v1/pools/naspa/nwl/players?unrated=true", "PlayerList"),
+        ("/v1/pools", "PoolList"),
+        ("/v1/pools/naspa/nwl/players?unrated=true", "PlayerList"),
         ("/v1/pools/fide/standard/players/2010001", "PlayerView"),
         ("/v1/pools/fide/standard/players/2010001/history", "PlayerHistory"),
-        ("/v1/events/montreal-international-2025", "RatingsUpdated"), ("/v1/events/nope", "ApiError"),
+        ("/v1/events/montreal-international-2025", "RatingsUpdated"),
+        ("/v1/events/nope", "ApiError"),
         ("/v1/pools/cfc/regular/players?limit=0", "ApiError"),
     ]:
         schema = {"$ref": f"#/components/schemas/{name}", "components": spec["components"]}
@@ -267,7 +329,7 @@ async def test_home_lists_the_pools(app):
     page = await get(app, "/")
     assert page.status_code == 200 and page.headers["content-type"] == "text/html; charset=utf-8"
     accessible(page.text)
-    assert '<caption>' in page.text and '<th scope="col">System</th>' in page.text
+    assert "<caption>" in page.text and '<th scope="col">System</th>' in page.text
     for system, pool in (("cfc", "regular"), ("fide", "standard"), ("naspa", "nwl")):
         assert f'href="/pools/{system}/{pool}"' in page.text
     assert "2025-12-01 09:30 UTC" in page.text and "closed through 2025-11" in page.text
@@ -276,7 +338,11 @@ async def test_home_lists_the_pools(app):
 async def test_the_rating_list_page_searches_and_pages(app, monkeypatch):
     page = (await get(app, "/pools/fide/standard")).text
     accessible(page)
-    assert '<label for="q">' in page and '<input id="q" name="q"' in page and '<label for="unrated">' in page
+    assert (
+        '<label for="q">' in page
+        and '<input id="q" name="q"' in page
+        and '<label for="unrated">' in page
+    )
     assert "Ana Ferreira" in page and 'href="/pools/fide/standard/players/2010001"' in page
     assert '<th scope="row">' in page and "Players 1–4 of 4" in page
     found = (await get(app, "/pools/fide/standard?q=boris")).text
@@ -285,9 +351,14 @@ async def test_the_rating_list_page_searches_and_pages(app, monkeypatch):
     assert "of 6" in with_unrated and "unrated</td>" in with_unrated and " checked" in with_unrated
     monkeypatch.setattr(pages, "PAGE_SIZE", 2)
     first = (await get(app, "/pools/fide/standard?unrated=true")).text
-    assert 'rel="next" href="/pools/fide/standard?offset=2&amp;unrated=true"' in first and 'rel="prev"' not in first
+    assert (
+        'rel="next" href="/pools/fide/standard?offset=2&amp;unrated=true"' in first
+        and 'rel="prev"' not in first
+    )
     middle = (await get(app, "/pools/fide/standard?offset=2&unrated=true")).text
-    assert 'rel="prev" href="/pools/fide/standard?unrated=true"' in middle and 'rel="next"' in middle
+    assert (
+        'rel="prev" href="/pools/fide/standard?unrated=true"' in middle and 'rel="next"' in middle
+    )
     last = (await get(app, "/pools/fide/standard?offset=4&unrated=true")).text
     assert 'rel="next"' not in last and "Players 5–6 of 6" in last
 
@@ -295,9 +366,16 @@ async def test_the_rating_list_page_searches_and_pages(app, monkeypatch):
 async def test_the_player_page_has_the_record_the_chart_and_the_history(app):
     page = (await get(app, "/pools/fide/standard/players/2010001")).text
     accessible(page)
-    assert "<h1>Ana Ferreira</h1>" in page and "<dd>2407</dd>" in page and "<dd>established</dd>" in page
-    svg = page[page.index("<svg"):page.index("</svg>")]
-    assert 'role="img"' in svg and "<title id=\"chart-title\">Rating history of Ana Ferreira</title>" in svg
+    assert (
+        "<h1>Ana Ferreira</h1>" in page
+        and "<dd>2407</dd>" in page
+        and "<dd>established</dd>" in page
+    )
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    assert (
+        'role="img"' in svg
+        and '<title id="chart-title">Rating history of Ana Ferreira</title>' in svg
+    )
     assert "<desc" in svg
     assert svg.count("<circle") == 1  # one event with a rating
     assert "Montreal International, 2025-11-16: rating 2412 (projected)" in svg
@@ -310,14 +388,21 @@ async def test_the_event_page_shows_results_and_figures_on_request(app):
     page = (await get(app, "/events/ottawa-fall-open-2025")).text
     accessible(page)
     assert "<h1>Ottawa Fall Open</h1>" in page and "2025-11-01" in page
-    assert 'href="/pools/cfc/regular/players/100001"' in page and "1850 → 1859" in page and "+9" in page
+    assert (
+        'href="/pools/cfc/regular/players/100001"' in page
+        and "1850 → 1859" in page
+        and "+9" in page
+    )
     assert "<details>" in page and "<details open>" not in page
     assert 'href="/events/ottawa-fall-open-2025?games=true"' in page
     opened = (await get(app, "/events/ottawa-fall-open-2025?games=1")).text
     assert "<details open>" in opened
-    table = opened[opened.index("Anne Tremblay: opponents"):]
+    table = opened[opened.index("Anne Tremblay: opponents") :]
     assert '<th scope="col">opponent</th>' in table and '<th scope="col">basis</th>' in table
-    assert 'href="/pools/cfc/regular/players/100002">Bruno Roy (100002)</a>' in table and "post_event" in table
+    assert (
+        'href="/pools/cfc/regular/players/100002">Bruno Roy (100002)</a>' in table
+        and "post_event" in table
+    )
     naspa = (await get(app, "/events/toronto-scrabble-club-2025-11-20?games=1")).text
     assert "earned_wins" in naspa
     fide = (await get(app, "/events/montreal-international-2025?games=1")).text
@@ -325,14 +410,24 @@ async def test_the_event_page_shows_results_and_figures_on_request(app):
 
 
 async def test_pages_answer_404_and_400_in_html(app):
-    for path, text in [("/pools/go/x", "unknown system"), ("/pools/cfc/active", "no players in pool cfc/active"),
-                       ("/pools/cfc/regular/players/999", "no player"), ("/events/nope", "no event")]:
+    for path, text in [
+        ("/pools/go/x", "unknown system"),
+        ("/pools/cfc/active", "no players in pool cfc/active"),
+        ("/pools/cfc/regular/players/999", "no player"),
+        ("/events/nope", "no event"),
+    ]:
         page = await get(app, path)
-        assert page.status_code == 404 and page.headers["content-type"].startswith("text/html"), path
+        assert page.status_code == 404 and page.headers["content-type"].startswith("text/html"), (
+            path
+        )
         accessible(page.text)
         assert text in page.text
     bad = await get(app, "/pools/cfc/regular?offset=-2")
-    assert bad.status_code == 400 and "query parameter offset" in bad.text and bad.headers["content-type"].startswith("text/html")
+    assert (
+        bad.status_code == 400
+        and "query parameter offset" in bad.text
+        and bad.headers["content-type"].startswith("text/html")
+    )
     browser = await get(app, "/nowhere", Accept="text/html,application/xhtml+xml")
     assert browser.status_code == 404 and "<h1>Not found</h1>" in browser.text
 
@@ -352,11 +447,22 @@ def test_figures_show_any_per_game_list_and_survive_its_absence():
         games: list[dict]
         norms: list[dict] = []
 
-    shown = pages.figures(Details(system="fide", k=20, games=[
-        {"opponent": "2010002", "opponent_rating": 2250, "D": 162, "PD": 0.71},
-        {"opponent": "2010003", "opponent_rating": 2105, "W-We": -0.2}]))
+    shown = pages.figures(
+        Details(
+            system="fide",
+            k=20,
+            games=[
+                {"opponent": "2010002", "opponent_rating": 2250, "D": 162, "PD": 0.71},
+                {"opponent": "2010003", "opponent_rating": 2105, "W-We": -0.2},
+            ],
+        )
+    )
     assert shown["scalars"] == [("k", "20")]
     [(name, columns, rows)] = shown["tables"]
-    assert name == "games" and columns == ["opponent", "opponent_rating", "D", "PD", "W-We"] and len(rows) == 2
+    assert (
+        name == "games"
+        and columns == ["opponent", "opponent_rating", "D", "PD", "W-We"]
+        and len(rows) == 2
+    )
     assert pages.figures(None) == {"scalars": [], "tables": []}
     assert pages.figures(Details(system="fide", k=10, games=[]))["tables"] == []

@@ -6,7 +6,7 @@ Pure: reads the event and the players' records, runs the calculation of 717
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import msgspec
 
@@ -17,7 +17,14 @@ from schemas.records import PlayerRecord, PoolState, unrated_record
 from service.engine.arithmetic import ratio_number, ratio_text
 from service.engine.cfc.formulas import Ratio
 from service.engine.cfc.order import NO_BONUS, Rated, calculate
-from service.engine.cfc.standing import Prior, Tally, read_priors, record_problems, status_for, tally_games
+from service.engine.cfc.standing import (
+    Prior,
+    Tally,
+    read_priors,
+    record_problems,
+    status_for,
+    tally_games,
+)
 from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
 
 
@@ -40,7 +47,9 @@ class CfcEngine:
         rated = calculate(priors, tallies, event.rounds)
         results, records = [], []
         for ref in event.players:
-            record = data.records.get(ref.id) or unrated_record("cfc", event.pool or "regular", ref.id)
+            record = data.records.get(ref.id) or unrated_record(
+                "cfc", event.pool or "regular", ref.id
+            )
             calc = rated.get(ref.id)
             if calc is None:
                 results.append(_unchanged(record))
@@ -59,11 +68,18 @@ class CfcEngine:
         """Unrated, provisional under 25 games, established from 25 (715)."""
         return status_for(rating, games)
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
-                     last_end: object = None) -> Outcome:
+    def close_period(
+        self,
+        message: PeriodClosed,
+        records: Mapping[str, PlayerRecord],
+        pool: PoolState,
+        last_end: object = None,
+    ) -> Outcome:
         """CFC rates event by event: there are no rating periods to close (the decode step
         refuses such a message first: schemas.common.PERIOD_SYSTEMS)."""
-        raise EngineRejection("unratable", "CFC has no rating periods: rate each event as it finishes", "$.system")
+        raise EngineRejection(
+            "unratable", "CFC has no rating periods: rate each event as it finishes", "$.system"
+        )
 
 
 def _new_record(record: PlayerRecord, prior: Prior, calc: Rated) -> PlayerRecord:
@@ -88,13 +104,21 @@ def _published(value: Ratio | None) -> tuple[float | None, str | None]:
     return ratio_number(*value), ratio_text(*value)
 
 
-def _result(old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: Rated) -> PlayerResult:
+def _result(
+    old: PlayerRecord, new: PlayerRecord, prior: Prior, t: Tally, calc: Rated
+) -> PlayerResult:
     performance, performance_exact = ratio_number(*calc.performance), ratio_text(*calc.performance)
-    rating_before_bonus, rating_before_bonus_exact = ratio_number(*calc.rating_before_bonus), ratio_text(*calc.rating_before_bonus)
+    rating_before_bonus, rating_before_bonus_exact = (
+        ratio_number(*calc.rating_before_bonus),
+        ratio_text(*calc.rating_before_bonus),
+    )
     if calc.participation is NO_BONUS:  # (most events: fewer than 4 rounds, C4)
         participation, participation_exact = 0.0, "0"
     else:
-        participation, participation_exact = ratio_number(*calc.participation), ratio_text(*calc.participation)
+        participation, participation_exact = (
+            ratio_number(*calc.participation),
+            ratio_text(*calc.participation),
+        )
     if calc.method == "established":  # 714b: no AR, pass 1 or 714a sum
         ar = ar_exact = pass_1 = pass_1_exact = provisional_sum = provisional_sum_exact = None
     else:
@@ -155,8 +179,35 @@ def _unchanged(record: PlayerRecord) -> PlayerResult:
     # pass_1(_exact), provisional_sum(_exact), k, expected_hundredths, rating_before_bonus(_exact),
     # rule_2199, participation_bonus(_exact), result_percent, highest_before, result_bonus,
     # rating_before_floor, floor, opponents
-    details = CfcDetails("none", "none", False, 0, 0, 0, None, None, None, None, None, None, None, None, None, None,
-                         None, None, False, 0.0, "0", None, None, 0, None, None, [])
+    details = CfcDetails(
+        "none",
+        "none",
+        False,
+        0,
+        0,
+        0,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        False,
+        0.0,
+        "0",
+        None,
+        None,
+        0,
+        None,
+        None,
+        [],
+    )
     return PlayerResult(
         id=record.id,
         old_rating=record.rating,

@@ -6,9 +6,9 @@ happens in the caller, once, with `half_up`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 from math import gcd
-from typing import Iterable, Union
 
 from service.engine.tables import cfc_expected
 
@@ -47,7 +47,7 @@ def performance(values_sum: Fraction | int, wins: int, losses: int, games: int) 
     return Fraction(*performance_ratio(values_sum, wins, losses, games))
 
 
-def performance_ratio(values_sum: Union[Fraction, int], wins: int, losses: int, games: int) -> Ratio:
+def performance_ratio(values_sum: Fraction | int, wins: int, losses: int, games: int) -> Ratio:
     """714a, `performance` as a Ratio: (sum of opponent values + 400(W-L)) / N."""
     if type(values_sum) is int:
         return values_sum + 400 * (wins - losses), games
@@ -89,7 +89,9 @@ def expected_hundredths(old: int, values: list[int]) -> int:
     return sum(cfc_expected(old, value) for value in values)
 
 
-def established_rating(old: int, score_halves: int, sx_hundredths: int) -> tuple[Fraction, int, bool]:
+def established_rating(
+    old: int, score_halves: int, sx_hundredths: int
+) -> tuple[Fraction, int, bool]:
     """714b: Rn = Ro + K(S - Sx), and the 2199 rule (C2: none for going down).
 
     Returns (Rn unrounded, K, whether the 2199 rule cut the gain).

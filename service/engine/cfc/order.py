@@ -15,8 +15,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Mapping, Union
 
 import msgspec
 
@@ -33,10 +33,10 @@ SUB_800 = 800  # 717: "first those with ratings below 800"
 
 # An opponent's value: a whole rating stays an int (exact, and cheap to add); only
 # 717's AR - 200 and pass-1 values are Fractions.
-Value = Union[int, Fraction]
+Value = int | Fraction
 # An opponent's value in a step: (value, basis, value as exact text, value as the output's
 # rounded number), built once per opponent and step, looked up per game.
-Valued = tuple[Value, str, str, Union[int, float]]
+Valued = tuple[Value, str, str, int | float]
 SCORES = (0.0, 0.5, 1.0)  # a game score by half points
 # A game's expected score (C3 table, hundredths 0..100) as the output's number, looked up per game.
 EXPECTED_NUMBERS = tuple(ratio_number(h, 100) for h in range(101))
@@ -80,8 +80,9 @@ class Rated(msgspec.Struct, frozen=True, gc=False):
     floor: str | None = None
 
 
-def _entries(tally: Tally, values: Mapping[str, Valued], own: int | None = None
-             ) -> tuple[list[CfcOpponentValue], Value, int]:
+def _entries(
+    tally: Tally, values: Mapping[str, Valued], own: int | None = None
+) -> tuple[list[CfcOpponentValue], Value, int]:
     """The player's games with each opponent's value in this step (as published), the
     values' sum and, with `own` (a 714b player's rating), Sx: each game's expected score
     from the table (C3) in hundredths, summed (else 0)."""
@@ -98,13 +99,21 @@ def _entries(tally: Tally, values: Mapping[str, Valued], own: int | None = None
             sx += hundredths
             expected = EXPECTED_NUMBERS[hundredths]
         # round, opponent, value, value_exact, basis, score, expected (positional: one per game and side)
-        entries.append(CfcOpponentValue(game.round, game.opponent, number, text, basis, SCORES[game.halves], expected))  # type: ignore[arg-type]
+        entries.append(
+            CfcOpponentValue(
+                game.round, game.opponent, number, text, basis, SCORES[game.halves], expected
+            )
+        )  # type: ignore[arg-type]
     return entries, total, sx
 
 
 def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) -> Fraction:
     """717 AR over the rated (provisional or established) players who played."""
-    rated = [(priors[pid].rating, t.wins, t.losses, t.n) for pid, t in tallies.items() if priors[pid].category != "unrated"]
+    rated = [
+        (priors[pid].rating, t.wins, t.losses, t.n)
+        for pid, t in tallies.items()
+        if priors[pid].category != "unrated"
+    ]
     if not rated:
         raise _no_rated_player()
     return f.average_rating(rated)  # type: ignore[arg-type]
@@ -119,7 +128,9 @@ def _no_rated_player() -> EngineRejection:
     )
 
 
-def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds: int) -> dict[str, Rated]:
+def calculate(
+    priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds: int
+) -> dict[str, Rated]:
     """Rate every player with at least one rated game, in the order of 717.
 
     `values` holds each player's value as an opponent, as the steps change it: every step
@@ -127,7 +138,9 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
     unrated one at AR - 200 (pass 1), then its pass-1 value (pass 2), then its post-event
     rating; provisional opponents count at their post-event rating from step 5 on."""
     if not tallies:
-        raise EngineRejection("unratable", "the event has no rated game (forfeits and byes are not rated)", "$.games")
+        raise EngineRejection(
+            "unratable", "the event has no rated game (forfeits and byes are not rated)", "$.games"
+        )
     unrated, provisional, established = [], [], []  # in first appearance in the games
     values: dict[str, Valued] = {}
     for pid in tallies:
@@ -159,8 +172,17 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
             rating = (total[0], total[1] * t.n)
             post[pid] = ratio_half_up(*rating)
             rated[pid] = _performance_rated(
-                priors[pid], "unrated", t.n > f.PROVISIONAL_GAMES, rating, entries, rating, post[pid],
-                (ar.numerator, ar.denominator), (pass_1[pid].numerator, pass_1[pid].denominator), total, t.n,
+                priors[pid],
+                "unrated",
+                t.n > f.PROVISIONAL_GAMES,
+                rating,
+                entries,
+                rating,
+                post[pid],
+                (ar.numerator, ar.denominator),
+                (pass_1[pid].numerator, pass_1[pid].denominator),
+                total,
+                t.n,
             )
         values.update((pid, _value(post[pid], "post_event")) for pid in unrated)
 
@@ -168,7 +190,9 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
     for pid in provisional:
         prior, t = priors[pid], tallies[pid]
         if prior.games + t.n > f.PROVISIONAL_GAMES:  # 715, C7: the 25th game is in this event
-            rated[pid] = _established("provisional", prior, t, *_entries(t, values, prior.rating), rounds, True)
+            rated[pid] = _established(
+                "provisional", prior, t, *_entries(t, values, prior.rating), rounds, True
+            )
         else:
             entries, values_sum, _ = _entries(t, values)
             before_num, before_den = prior.provisional_sum  # type: ignore[misc]
@@ -177,8 +201,17 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
             games = prior.games + t.n
             rating = (total[0], total[1] * games)
             rated[pid] = _performance_rated(
-                prior, "provisional", False, f.performance_ratio(values_sum, t.wins, t.losses, t.n), entries, rating,
-                ratio_half_up(*rating), None, None, total, games,
+                prior,
+                "provisional",
+                False,
+                f.performance_ratio(values_sum, t.wins, t.losses, t.n),
+                entries,
+                rating,
+                ratio_half_up(*rating),
+                None,
+                None,
+                total,
+                games,
             )
         post[pid] = rated[pid].rounded_before_bonus
 
@@ -189,8 +222,14 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
     below_800 = [pid for pid in established if priors[pid].rating < SUB_800]  # type: ignore[operator]
     for pid in below_800:
         prior = priors[pid]
-        rated[pid] = _established("established_below_800", prior, tallies[pid],
-                                  *_entries(tallies[pid], values, prior.rating), rounds, False)
+        rated[pid] = _established(
+            "established_below_800",
+            prior,
+            tallies[pid],
+            *_entries(tallies[pid], values, prior.rating),
+            rounds,
+            False,
+        )
         post[pid] = rated[pid].rounded_before_bonus
     # C10: a player of 800 or more counts an established opponent below 800 at the
     # higher of its pre- and post-event rating.
@@ -199,13 +238,25 @@ def calculate(priors: Mapping[str, Prior], tallies: Mapping[str, Tally], rounds:
     for pid in established:
         prior = priors[pid]
         if prior.rating >= SUB_800:  # type: ignore[operator]
-            rated[pid] = _established("established", prior, tallies[pid],
-                                      *_entries(tallies[pid], values, prior.rating), rounds, False)
+            rated[pid] = _established(
+                "established",
+                prior,
+                tallies[pid],
+                *_entries(tallies[pid], values, prior.rating),
+                rounds,
+                False,
+            )
     return rated
 
 
 def _established(
-    step: str, prior: Prior, t: Tally, entries: list[CfcOpponentValue], values_sum: Value, sx: int, rounds: int,
+    step: str,
+    prior: Prior,
+    t: Tally,
+    entries: list[CfcOpponentValue],
+    values_sum: Value,
+    sx: int,
+    rounds: int,
     becomes: bool,
 ) -> Rated:
     """714b for one player: Sx from the table per game (C3, summed by `_entries` with the
@@ -215,12 +266,34 @@ def _established(
     assert type(values_sum) is int
     rn, k, cut = f.established_ratio(old, t.halves, sx)
     performance = (values_sum + 400 * (t.wins - t.losses), t.n)  # 714a's form (f.performance_ratio)
-    participation, percent, bonus, before_floor, rating, floor = _step_6(prior, t, rounds, performance, rn)
+    participation, percent, bonus, before_floor, rating, floor = _step_6(
+        prior, t, rounds, performance, rn
+    )
     # step, method, became_established, performance, opponents, rating_before_bonus,
     # rounded_before_bonus, ar, pass_1, provisional_sum, total_games, k, expected, rule_2199,
     # participation, result_percent, result_bonus, rating_before_floor, new_rating, floor
-    return Rated(step, "established", becomes, performance, entries, rn, ratio_half_up(*rn), None, None, None,
-                 prior.games + t.n, k, sx, cut, participation, percent, bonus, before_floor, rating, floor)
+    return Rated(
+        step,
+        "established",
+        becomes,
+        performance,
+        entries,
+        rn,
+        ratio_half_up(*rn),
+        None,
+        None,
+        None,
+        prior.games + t.n,
+        k,
+        sx,
+        cut,
+        participation,
+        percent,
+        bonus,
+        before_floor,
+        rating,
+        floor,
+    )
 
 
 def _step_6(
@@ -247,14 +320,43 @@ def _step_6(
     return participation, percent, bonus, before_floor, rating, floor
 
 
-def _performance_rated(prior: Prior, step: str, became_established: bool, performance: Ratio,
-                       opponents: list[CfcOpponentValue], rating_before_bonus: Ratio, rounded_before_bonus: int,
-                       ar: Ratio | None, pass_1: Ratio | None, provisional_sum: Ratio, total_games: int) -> Rated:
+def _performance_rated(
+    prior: Prior,
+    step: str,
+    became_established: bool,
+    performance: Ratio,
+    opponents: list[CfcOpponentValue],
+    rating_before_bonus: Ratio,
+    rounded_before_bonus: int,
+    ar: Ratio | None,
+    pass_1: Ratio | None,
+    provisional_sum: Ratio,
+    total_games: int,
+) -> Rated:
     """Step 6 for a 714a player: no bonus (714c is for 714b players), the rating rounded
     once half up (C11), then 716."""
     before_floor = ratio_half_up(*rating_before_bonus)
     # 716 (a), (b) only for a player established before the event; (c) for everyone.
     rating, floor = f.apply_floors(before_floor, prior.rating, prior.category == "established")
-    return Rated(step, "performance", became_established, performance, opponents, rating_before_bonus,
-                 rounded_before_bonus, ar, pass_1, provisional_sum, total_games, None, None, False, NO_BONUS, None,
-                 0, before_floor, rating, floor)
+    return Rated(
+        step,
+        "performance",
+        became_established,
+        performance,
+        opponents,
+        rating_before_bonus,
+        rounded_before_bonus,
+        ar,
+        pass_1,
+        provisional_sum,
+        total_games,
+        None,
+        None,
+        False,
+        NO_BONUS,
+        None,
+        0,
+        before_floor,
+        rating,
+        floor,
+    )

@@ -3,7 +3,8 @@ record) and their rated games in it (forfeits and byes are not rated and not in 
 
 from __future__ import annotations
 
-from typing import Literal, Mapping
+from collections.abc import Mapping
+from typing import Literal
 
 import msgspec
 
@@ -61,7 +62,9 @@ def record_problems(record: PlayerRecord) -> list[RecordProblem]:
     if record.status == "unrated":
         problems = []
         if record.rating is not None:
-            problems.append(RecordProblem("status", f"status 'unrated' with rating {record.rating}"))
+            problems.append(
+                RecordProblem("status", f"status 'unrated' with rating {record.rating}")
+            )
         if record.games:
             problems.append(RecordProblem("games", f"status 'unrated' with {record.games} games"))
         return problems
@@ -89,8 +92,13 @@ def read_prior(record: PlayerRecord, index: int) -> Prior:
     status, rating = record.status, record.rating
     if status == "established" and rating is not None:  # the usual record, sound as it is
         highest = record.highest
-        return Prior("established", rating, record.games, rating if highest is None or highest < rating else highest,
-                     None)
+        return Prior(
+            "established",
+            rating,
+            record.games,
+            rating if highest is None or highest < rating else highest,
+            None,
+        )
     problems = record_problems(record)
     if problems:
         raise record_rejection(record, problems, f"$.players[{index}]")

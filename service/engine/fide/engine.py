@@ -12,9 +12,9 @@ close_period: the new list (service.engine.fide.lists).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from functools import lru_cache
 from operator import attrgetter
-from typing import Mapping
 
 import msgspec
 
@@ -23,7 +23,13 @@ from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodS
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.arithmetic import hundredths_number
-from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem, record_rejection
+from service.engine.contract import (
+    EngineRejection,
+    EventInput,
+    Outcome,
+    RecordProblem,
+    record_rejection,
+)
 from service.engine.fide.change import capped_k, game_figures, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
@@ -38,7 +44,6 @@ from service.engine.fide.records import (
     record_problems,
     status_for,
 )
-
 
 # The output's number (schemas/ratings.py "Numbers": 2 decimals, exact for whole hundredths)
 # of every value in hundredths that PD and W - We take (-1.00 .. 1.00), and of K x (W - We)
@@ -59,7 +64,9 @@ def _hundredths_text(n: int) -> str:
 # the fields one by one, `structs.replace` on a blank one does not (three times cheaper for
 # an event's 16 figures, once per player). Every call gives `norms` and `games`, so the
 # blank's lists are never shared.
-_BLANK_DETAILS = FideDetails(period="0000-01", k=None, event_change=None, projected_rating=None, games_counted=0)
+_BLANK_DETAILS = FideDetails(
+    period="0000-01", k=None, event_change=None, projected_rating=None, games_counted=0
+)
 
 
 class _Tally(msgspec.Struct, gc=False):
@@ -77,7 +84,9 @@ class _Tally(msgspec.Struct, gc=False):
     pooled: list[InitialGame]
     performance_opponents: list[int]  # the ratings of the rated opponents (F2)
     performance_halves: int
-    unrated_games: int  # against an opponent unrated at the start: not rated (F2), a norm counts it (1.4.6)
+    unrated_games: (
+        int  # against an opponent unrated at the start: not rated (F2), a norm counts it (1.4.6)
+    )
     unrated_halves: int
     games: list[FideGame]
     in_round_order: bool  # whether `games` are listed in round order already
@@ -101,7 +110,9 @@ class FideEngine:
         start_month = month_of(event.start_date)
         if period < start_month:
             raise EngineRejection(
-                "unratable", f"period {period} is before the event's start month {start_month}", "$.period"
+                "unratable",
+                f"period {period} is before the event's start month {start_month}",
+                "$.period",
             )
         closed = data.pool.closed_through
         if closed is not None and start_month > add_months(closed, 1):
@@ -152,37 +163,60 @@ class FideEngine:
         return Outcome(results=results, records=new_records, pool=data.pool)
 
     @staticmethod
-    def _record_event(record: PlayerRecord, tally: _Tally, period: str, event: EventFinished) -> PlayerRecord:
+    def _record_event(
+        record: PlayerRecord, tally: _Tally, period: str, event: EventFinished
+    ) -> PlayerRecord:
         state = fide_state(record)
         changes: dict = {}
         if tally.rated_games:
             if not state.periods:  # the player's first counted games of any open period
-                changes["periods"] = [PeriodSums(period, tally.sum_hundredths, tally.rated_games,
-                                                 tally.rated_halves, tally.counted)]
+                changes["periods"] = [
+                    PeriodSums(
+                        period,
+                        tally.sum_hundredths,
+                        tally.rated_games,
+                        tally.rated_halves,
+                        tally.counted,
+                    )
+                ]
             else:
                 sums = {s.period: s for s in state.periods}
                 old = sums.get(period)
                 if old is None:
-                    sums[period] = PeriodSums(period, tally.sum_hundredths, tally.rated_games, tally.rated_halves,
-                                              tally.counted)
+                    sums[period] = PeriodSums(
+                        period,
+                        tally.sum_hundredths,
+                        tally.rated_games,
+                        tally.rated_halves,
+                        tally.counted,
+                    )
                 else:
-                    sums[period] = PeriodSums(period, old.sum_hundredths + tally.sum_hundredths,
-                                              old.games + tally.rated_games, old.points_halves + tally.rated_halves,
-                                              [*old.games_played, *tally.counted])
+                    sums[period] = PeriodSums(
+                        period,
+                        old.sum_hundredths + tally.sum_hundredths,
+                        old.games + tally.rated_games,
+                        old.points_halves + tally.rated_halves,
+                        [*old.games_played, *tally.counted],
+                    )
                 changes["periods"] = [sums[p] for p in sorted(sums)]
         if tally.pooled:
             changes["initial_games"] = [*state.initial_games, *tally.pooled]
             if never_rated(record):
                 candidate = FirstEvent(start_date=event.start_date, event_id=event.event_id)
                 first = state.first_event
-                if first is None or (candidate.start_date, candidate.event_id) < (first.start_date, first.event_id):
+                if first is None or (candidate.start_date, candidate.event_id) < (
+                    first.start_date,
+                    first.event_id,
+                ):
                     changes["first_event"] = candidate
         if not changes:
             return record
         return msgspec.structs.replace(record, fide=msgspec.structs.replace(state, **changes))
 
     @staticmethod
-    def _event_result(record: PlayerRecord, tally: _Tally, period: str, own: int | None) -> PlayerResult:
+    def _event_result(
+        record: PlayerRecord, tally: _Tally, period: str, own: int | None
+    ) -> PlayerResult:
         state = fide_state(record)
         open_games = 0
         sums = None
@@ -203,21 +237,31 @@ class FideEngine:
             k = tally.k
             assert k is not None
             period_sum = sums.sum_hundredths if sums else 0
-            projected = record.rating + period_change(k, period_sum) if record.rating is not None else None
+            projected = (
+                record.rating + period_change(k, period_sum) if record.rating is not None else None
+            )
             # The output's numbers of whole hundredths: `hundredths_number` (n / 100), inlined
             # on the engine's hot path, once per player.
-            event_sum, event_text = tally.sum_hundredths / 100, _hundredths_text(tally.sum_hundredths)
+            event_sum, event_text = (
+                tally.sum_hundredths / 100,
+                _hundredths_text(tally.sum_hundredths),
+            )
             if period_sum == tally.sum_hundredths:  # the period's first event: the same figures
                 period_number, period_text = event_sum, event_text
             else:
-                period_number, period_text = hundredths_number(period_sum), _hundredths_text(period_sum)
+                period_number, period_text = (
+                    hundredths_number(period_sum),
+                    _hundredths_text(period_sum),
+                )
             details = msgspec.structs.replace(  # FideDetails(...): see _BLANK_DETAILS
                 _BLANK_DETAILS,
                 period=period,
                 k=k,
                 event_change=k * tally.sum_hundredths / 100,
                 event_change_exact=_hundredths_text(k * tally.sum_hundredths),
-                projected_rating=projected if projected is not None and projected >= MIN_PUBLISHED else None,
+                projected_rating=projected
+                if projected is not None and projected >= MIN_PUBLISHED
+                else None,
                 projection=True,
                 games_counted=tally.rated_games,
                 rating_used=own,
@@ -233,9 +277,17 @@ class FideEngine:
             # id, old_rating, new_rating, change, old_status, status, games, event_games, score,
             # expected, performance, details
             return PlayerResult(
-                record.id, record.rating, record.rating, None, record.status, record.status,
-                record.games + open_games, tally.rated_games, tally.rated_halves / 2,
-                tally.pd_hundredths / 100 if tally.rated_games else None, float(rp) if rp is not None else None,
+                record.id,
+                record.rating,
+                record.rating,
+                None,
+                record.status,
+                record.status,
+                record.games + open_games,
+                tally.rated_games,
+                tally.rated_halves / 2,
+                tally.pd_hundredths / 100 if tally.rated_games else None,
+                float(rp) if rp is not None else None,
                 details,
             )
         pooled = games_in_window(state.initial_games, period)
@@ -255,9 +307,18 @@ class FideEngine:
             games=games,
         )
         return PlayerResult(
-            record.id, record.rating, record.rating, None, record.status, record.status, record.games + open_games,
-            len(tally.pooled), sum(g.score_halves for g in tally.pooled) / 2, None,
-            float(rp) if rp is not None else None, details,
+            record.id,
+            record.rating,
+            record.rating,
+            None,
+            record.status,
+            record.status,
+            record.games + open_games,
+            len(tally.pooled),
+            sum(g.score_halves for g in tally.pooled) / 2,
+            None,
+            float(rp) if rp is not None else None,
+            details,
         )
 
     def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
@@ -267,14 +328,27 @@ class FideEngine:
     def status_for(self, rating: int | None, games: int) -> str:
         return status_for(rating, games)
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
-                     last_end: dt.date | None = None) -> Outcome:
+    def close_period(
+        self,
+        message: PeriodClosed,
+        records: Mapping[str, PlayerRecord],
+        pool: PoolState,
+        last_end: dt.date | None = None,
+    ) -> Outcome:
         """Publish the period's new list (service.engine.fide.lists), when it is due."""
         return close_period(message, records, pool, last_end)
 
 
-def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, int]], at_start: Mapping[str, int | None],
-           unrated: set[str], period: str, event: EventFinished, pool: str) -> _Tally:
+def _tally(
+    record: PlayerRecord,
+    own: int | None,
+    played: list[tuple[int, str, int]],
+    at_start: Mapping[str, int | None],
+    unrated: set[str],
+    period: str,
+    event: EventFinished,
+    pool: str,
+) -> _Tally:
     """One player's games as they count (FIDE 8.2, 8.3): against an opponent rated on the
     list in force at the start (F2), each into the sums of a rated player (`own`: the
     rating they are rated from), with D, PD and W - We (`game_figures`) and K x (W - We) as
@@ -300,17 +374,36 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
             opponents.append(opponent)
             halves_sum += halves
             kept.append(InitialGame(period, event_id, start_date, opponent, halves))
-            games.append(FideGame(round=rnd, opponent=other, opponent_rating=opponent, score=halves / 2))
+            games.append(
+                FideGame(round=rnd, opponent=other, opponent_rating=opponent, score=halves / 2)
+            )
             if rnd < last_round:
                 in_round_order = False
             last_round = rnd
-        return _Tally(None, 0, 0, 0, 0, [], kept, opponents, halves_sum, unrated_games, unrated_halves, games,
-                      in_round_order)
+        return _Tally(
+            None,
+            0,
+            0,
+            0,
+            0,
+            [],
+            kept,
+            opponents,
+            halves_sum,
+            unrated_games,
+            unrated_halves,
+            games,
+            in_round_order,
+        )
     # K for the period (F5-F7), capped by K x n <= 700 over the period's games with these (8.3.3).
     counted = len(played)
     if unrated:
         counted -= sum(1 for _, other, _ in played if other in unrated)
-    before = next((s.games for s in record.fide.periods if s.period == period), 0) if record.fide is not None else 0
+    before = (
+        next((s.games for s in record.fide.periods if s.period == period), 0)
+        if record.fide is not None
+        else 0
+    )
     k = capped_k(k_for_period(record, period), before + counted)
     hundredths = _HUNDREDTHS
     k_times = _K_TIMES.get(k)
@@ -326,20 +419,35 @@ def _tally(record: PlayerRecord, own: int | None, played: list[tuple[int, str, i
         sum_hundredths += term  # FIDE 8.3.4: the sum of W - We
         pd_hundredths += pd
         kept.append(InitialGame(period, event_id, start_date, opponent, halves))
-        games.append(FideGame(
-            round=rnd,
-            opponent=other,
-            opponent_rating=opponent,
-            difference=difference,  # FIDE 8.3.1
-            expected=hundredths[pd],  # table 8.1.2
-            score=halves / 2,
-            change=hundredths[term],  # FIDE 8.3.2: W - We
-            k=k,
-            # K x (W - We), unrounded
-            rating_change=k_times[term] if k_times is not None else hundredths_number(k * term),
-        ))
+        games.append(
+            FideGame(
+                round=rnd,
+                opponent=other,
+                opponent_rating=opponent,
+                difference=difference,  # FIDE 8.3.1
+                expected=hundredths[pd],  # table 8.1.2
+                score=halves / 2,
+                change=hundredths[term],  # FIDE 8.3.2: W - We
+                k=k,
+                # K x (W - We), unrounded
+                rating_change=k_times[term] if k_times is not None else hundredths_number(k * term),
+            )
+        )
         if rnd < last_round:
             in_round_order = False
         last_round = rnd
-    return _Tally(k, sum_hundredths, pd_hundredths, counted, halves_sum, kept, [], opponents, halves_sum,
-                  unrated_games, unrated_halves, games, in_round_order)
+    return _Tally(
+        k,
+        sum_hundredths,
+        pd_hundredths,
+        counted,
+        halves_sum,
+        kept,
+        [],
+        opponents,
+        halves_sum,
+        unrated_games,
+        unrated_halves,
+        games,
+        in_round_order,
+    )

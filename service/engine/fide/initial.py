@@ -7,8 +7,8 @@ published only with n >= 5 and Ru >= 1400.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
-from typing import Iterable
 
 from schemas.fide import FirstEvent, InitialGame, InitialRating
 from service.engine.arithmetic import decimal_number, half_up, to_exact

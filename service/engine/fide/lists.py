@@ -9,7 +9,7 @@ initial rating from the pooled games (8.2, F8), published from 1400. Results by 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Mapping
+from collections.abc import Mapping
 
 import msgspec
 
@@ -40,7 +40,9 @@ def open_periods(records: Mapping[str, PlayerRecord], pool: PoolState) -> set[st
     return {p for p in periods if closed is None or p > closed}
 
 
-def check_due(period: str, records: Mapping[str, PlayerRecord], pool: PoolState, last_end: dt.date | None) -> None:
+def check_due(
+    period: str, records: Mapping[str, PlayerRecord], pool: PoolState, last_end: dt.date | None
+) -> None:
     """Whether the pool may close `period` now ("Rating periods and lists": a period's
     events change the list published at its end, one list after the other). Refused:
 
@@ -61,7 +63,9 @@ def check_due(period: str, records: Mapping[str, PlayerRecord], pool: PoolState,
     periods = open_periods(records, pool)
     bounds = {f"the period {p} has rated games": p for p in periods}
     if last_end is not None:
-        bounds[f"its last rated event ended {last_end.isoformat()}"] = add_months(month_of(last_end), 1)
+        bounds[f"its last rated event ended {last_end.isoformat()}"] = add_months(
+            month_of(last_end), 1
+        )
     if closed is not None:
         bounds[f"it is closed through {closed}"] = add_months(closed, 1)
     if not bounds:
@@ -88,7 +92,10 @@ def check_due(period: str, records: Mapping[str, PlayerRecord], pool: PoolState,
 
 
 def close_period(
-    message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState, last_end: dt.date | None = None
+    message: PeriodClosed,
+    records: Mapping[str, PlayerRecord],
+    pool: PoolState,
+    last_end: dt.date | None = None,
 ) -> Outcome:
     """The list closing `message.period`, from every record of the pool, once `check_due`
     allows it (`last_end`: when the pool's last rated event in date order ended)."""
@@ -120,7 +127,9 @@ def close_period(
     )
     results.sort(key=lambda r: r.id)
     changed.sort(key=lambda r: r.id)
-    return Outcome(results=results, records=changed, pool=msgspec.structs.replace(pool, closed_through=period))
+    return Outcome(
+        results=results, records=changed, pool=msgspec.structs.replace(pool, closed_through=period)
+    )
 
 
 def _next_k(record: PlayerRecord, period: str) -> int | None:
@@ -139,9 +148,16 @@ def _publish_rated(
     expected = hundredths_number(sums.points_halves * 50 - sums.sum_hundredths)
     if old is None:
         # The player left the list after these games were counted: nothing to change.
-        record = msgspec.structs.replace(record, fide=msgspec.structs.replace(state, periods=remaining))
+        record = msgspec.structs.replace(
+            record, fide=msgspec.structs.replace(state, periods=remaining)
+        )
         details = FideDetails(
-            period=period, k=None, event_change=None, projected_rating=None, games_counted=0, period_games=0
+            period=period,
+            k=None,
+            event_change=None,
+            projected_rating=None,
+            games_counted=0,
+            period_games=0,
         )
         result = PlayerResult(
             id=record.id,
@@ -172,7 +188,11 @@ def _publish_rated(
     )
     next_k = _next_k(updated, period)
     lists = with_new_list(
-        state.published, period, old, k_used, PublishedRating(period=add_months(period, 1), rating=new, k=next_k)
+        state.published,
+        period,
+        old,
+        k_used,
+        PublishedRating(period=add_months(period, 1), rating=new, k=next_k),
     )
     if new is not None:
         new_state = msgspec.structs.replace(state, periods=remaining, published=lists)
@@ -232,14 +252,22 @@ def _publish_initial(
         )
         next_k = _next_k(updated, period)
         lists = with_new_list(
-            state.published, period, None, None, PublishedRating(period=add_months(period, 1), rating=rating, k=next_k)
+            state.published,
+            period,
+            None,
+            None,
+            PublishedRating(period=add_months(period, 1), rating=rating, k=next_k),
         )
         # Games of later open periods, played before this list: the player is rated in
         # them with the new rating; their opponents counted them as unrated (F2).
         periods = {s.period: s for s in state.periods}
         for game in later:
-            term, _ = game_term(rating, game.opponent_rating, game.score_halves, game.start_date, pool_name)
-            old = periods.get(game.period) or PeriodSums(period=game.period, sum_hundredths=0, games=0)
+            term, _ = game_term(
+                rating, game.opponent_rating, game.score_halves, game.start_date, pool_name
+            )
+            old = periods.get(game.period) or PeriodSums(
+                period=game.period, sum_hundredths=0, games=0
+            )
             periods[game.period] = PeriodSums(
                 period=game.period,
                 sum_hundredths=old.sum_hundredths + term,
@@ -253,7 +281,9 @@ def _publish_initial(
     else:
         next_k = None
         new_rating = None
-        updated = msgspec.structs.replace(record, fide=msgspec.structs.replace(state, initial_games=pooled + later))
+        updated = msgspec.structs.replace(
+            record, fide=msgspec.structs.replace(state, initial_games=pooled + later)
+        )
     details = FideDetails(
         period=period,
         k=next_k,

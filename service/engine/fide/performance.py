@@ -4,7 +4,7 @@ rules-fide.md). Reported, never awarded; no 400-point rule here.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from schemas.fide import NormCheck
 from service.engine.fide.exact import ratio_half_up
@@ -27,7 +27,9 @@ def percent(points_halves: int, games: int) -> int:
     return ratio_half_up(100 * points_halves, 2 * games)
 
 
-def performance_figures(opponents: Sequence[int], points_halves: int) -> tuple[int, int, int] | None:
+def performance_figures(
+    opponents: Sequence[int], points_halves: int
+) -> tuple[int, int, int] | None:
     """The figures of Rp = Ra + dp: (Ra, p, dp) with Ra the opponents' mean rounded half
     up, p the score percentage rounded half up, dp from Table 8.1.1 (100% gives +800,
     0% -800). None without games."""
@@ -46,7 +48,9 @@ def performance(opponents: Sequence[int], points_halves: int) -> int | None:
     return ra + dp
 
 
-def norm_benchmarks(opponents: Sequence[int | None], points_halves: int) -> list[tuple[NormCheck, list[str]]]:
+def norm_benchmarks(
+    opponents: Sequence[int | None], points_halves: int
+) -> list[tuple[NormCheck, list[str]]]:
     """Every title's benchmark with its figures, met or not, and why it fails (empty: met):
     at least 9 games, at least 35%, Ra (with the lowest opponent below the floor raised
     to it, other unrated ones as 1400) at least the title's average, and Ra + dp at least
@@ -91,7 +95,9 @@ def norm_benchmarks(opponents: Sequence[int | None], points_halves: int) -> list
     return checks
 
 
-def _title_figures(norm: tuple[str, int, int, int], lowest: int, total: int, n: int, dp: int) -> tuple[int, int, int | None]:
+def _title_figures(
+    norm: tuple[str, int, int, int], lowest: int, total: int, n: int, dp: int
+) -> tuple[int, int, int | None]:
     """One title's (Ra, Ra + dp, raised from): the lowest opponent below the title's floor
     counts at the floor (1.4.6); `lowest` and `total` are the opponents' lowest value and
     sum with unrated ones at 1400."""
@@ -116,7 +122,9 @@ def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormC
     # The engine's hot path again: the full checks only when some title's figures may pass.
     # No title's average exceeds the one with the lowest opponent raised to the highest
     # floor, so below the lowest required average (or performance) no title is met.
-    values = opponents if None not in opponents else [UNRATED_AS if r is None else r for r in opponents]
+    values = (
+        opponents if None not in opponents else [UNRATED_AS if r is None else r for r in opponents]
+    )
     lowest, total, dp = min(values), sum(values), fide_dp(percent(points_halves, n))  # type: ignore[type-var,arg-type]
     best = ratio_half_up(total - lowest + max(lowest, _HIGHEST_FLOOR), n)
     if best < _LOWEST_AVERAGE or best + dp < _LOWEST_PERFORMANCE:

@@ -55,7 +55,11 @@ def rating_in_force(record: PlayerRecord, month: str) -> int | None:
 
 
 def with_new_list(
-    published: list[PublishedRating], closed: str, old: int | None, old_k: int | None, new: PublishedRating
+    published: list[PublishedRating],
+    closed: str,
+    old: int | None,
+    old_k: int | None,
+    new: PublishedRating,
 ) -> list[PublishedRating]:
     """The kept lists after publishing `new` (in force from closed+1): the list in force
     during `closed` is recorded first if the record did not have it, and lists older

@@ -20,7 +20,12 @@ def record_problems(record: PlayerRecord) -> list[RecordProblem]:
     'unrated'. FIDE has no provisional rating (8.2: an initial rating is published, or
     nothing is)."""
     if record.status == "provisional":
-        return [RecordProblem("status", "FIDE has no provisional status: 'established' with a rating, else 'unrated'")]
+        return [
+            RecordProblem(
+                "status",
+                "FIDE has no provisional status: 'established' with a rating, else 'unrated'",
+            )
+        ]
     if record.status == RATED and record.rating is None:
         return [RecordProblem("rating", f"status {RATED!r} needs a rating")]
     if record.status == UNRATED and record.rating is not None:
@@ -41,7 +46,11 @@ def fide_state(record: PlayerRecord) -> FideState:
 def never_rated(record: PlayerRecord) -> bool:
     """7.1.4's first event applies to a player who has never had a rating or rated game."""
     state = fide_state(record)
-    return record.rating is None and record.games == 0 and all(p.rating is None for p in state.published)
+    return (
+        record.rating is None
+        and record.games == 0
+        and all(p.rating is None for p in state.published)
+    )
 
 
 def k_for_period(record: PlayerRecord, period: str) -> int:

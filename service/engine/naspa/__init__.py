@@ -18,7 +18,9 @@ def naspa_engines() -> list[NaspaEngine]:
     return [
         NaspaEngine("nsa2008", pools=("nwl",), floor_of_one=True),
         NaspaEngine("naspa-csw", pools=("csw",), seed_pools=CSW_SEED),
-        NaspaEngine("naspa2024", pools=("nwl", "csw"), advance_career_games=True, seed_pools=CSW_SEED),
+        NaspaEngine(
+            "naspa2024", pools=("nwl", "csw"), advance_career_games=True, seed_pools=CSW_SEED
+        ),
     ]
 
 

@@ -6,8 +6,8 @@ Rules: rules-naspa.md (N1-N5) and the seed naspa-newcomer-ratings.txt. Pure: no 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import msgspec
 
@@ -16,7 +16,13 @@ from schemas.naspa import NaspaDetails, NaspaOpponent, NaspaSegment
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.arithmetic import decimal_number
-from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem, record_rejection
+from service.engine.contract import (
+    EngineRejection,
+    EventInput,
+    Outcome,
+    RecordProblem,
+    record_rejection,
+)
 from service.engine.naspa.run import Figures, Policy, RatedGame, rate_run
 from service.engine.naspa.segments import segment_rounds
 
@@ -67,7 +73,11 @@ class NaspaEngine:
             ratings[player.id] = record.rating
             career[player.id] = record.games
             # No rating without a rated game: a seed is taken only by a player who plays.
-            seed = self._seed(event.pool, player.id, record, data.seed_records) if player.id in playing else None
+            seed = (
+                self._seed(event.pool, player.id, record, data.seed_records)
+                if player.id in playing
+                else None
+            )
             if seed is not None:
                 ratings[player.id] = seed
                 career[player.id] = 0  # naspa-csw: career games restart at 0 (N5's g)
@@ -88,7 +98,13 @@ class NaspaEngine:
         for player in event.players:
             record = data.records[player.id]
             result = _result(
-                player.id, record, start[player.id], ratings[player.id], per_segment, seeded.get(player.id), written
+                player.id,
+                record,
+                start[player.id],
+                ratings[player.id],
+                per_segment,
+                seeded.get(player.id),
+                written,
             )
             results.append(result)
             records.append(_record(record, result))
@@ -100,12 +116,21 @@ class NaspaEngine:
     def status_for(self, rating: int | None, games: int) -> str:
         return status_for(rating, games)
 
-    def close_period(self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState,
-                     last_end: object = None) -> Outcome:
+    def close_period(
+        self,
+        message: PeriodClosed,
+        records: Mapping[str, PlayerRecord],
+        pool: PoolState,
+        last_end: object = None,
+    ) -> Outcome:
         """No periods (the decode step refuses such a message first: schemas.common.PERIOD_SYSTEMS)."""
-        raise EngineRejection("unratable", "NASPA rates each event as it ends: it has no rating periods", "$.system")
+        raise EngineRejection(
+            "unratable", "NASPA rates each event as it ends: it has no rating periods", "$.system"
+        )
 
-    def _seed(self, pool: str | None, pid: str, record: PlayerRecord, seeds: Mapping[str, PlayerRecord]) -> int | None:
+    def _seed(
+        self, pool: str | None, pid: str, record: PlayerRecord, seeds: Mapping[str, PlayerRecord]
+    ) -> int | None:
         """naspa-csw: a player's first CSW event starts from their NWL rating, if any."""
         if record.rating is not None or pool not in self.seed_pools:
             return None
@@ -130,21 +155,35 @@ def status_for(rating: int | None, games: int) -> str:
     return "established" if rating is not None else "unrated"
 
 
-def counted_games(event: EventFinished, records: Mapping[str, PlayerRecord]) -> list[tuple[int, RatedGame]]:
+def counted_games(
+    event: EventFinished, records: Mapping[str, PlayerRecord]
+) -> list[tuple[int, RatedGame]]:
     """The games that count, with their round: byes are never games, forfeits never
     count (rules-naspa.md "Basics"). An event with none cannot be rated."""
     counted = []
     for i, game in enumerate(event.games):
         for side in ("a", "b"):
             if getattr(game, side) not in records:
-                raise EngineRejection("unratable", f"player {getattr(game, side)!r} has no record", f"$.games[{i}].{side}")
+                raise EngineRejection(
+                    "unratable",
+                    f"player {getattr(game, side)!r} has no record",
+                    f"$.games[{i}].{side}",
+                )
         if game.round > event.rounds:
-            raise EngineRejection("unratable", f"round {game.round} is after the last round {event.rounds}", f"$.games[{i}].round")
+            raise EngineRejection(
+                "unratable",
+                f"round {game.round} is after the last round {event.rounds}",
+                f"$.games[{i}].round",
+            )
         if not game.forfeit:
             counted.append((game.round, RatedGame(game.a, game.b, float(game.score), game.round)))
     if not counted:
         what = "every game is a forfeit" if event.games else "the event has no games"
-        raise EngineRejection("unratable", f"no game counts for ratings: {what} (byes and forfeits are never rated)", "$.games")
+        raise EngineRejection(
+            "unratable",
+            f"no game counts for ratings: {what} (byes and forfeits are never rated)",
+            "$.games",
+        )
     return counted
 
 
@@ -168,7 +207,9 @@ def _result(
     if len(per_segment) > 1:
         for s in per_segment:
             f = s.figures.get(pid)
-            segments.append(_segment(s.first, s.last, f) if f else _idle(s.first, s.last, s.ratings.get(pid)))
+            segments.append(
+                _segment(s.first, s.last, f) if f else _idle(s.first, s.last, s.ratings.get(pid))
+            )
     details = NaspaDetails(
         earned_wins=earned,
         expected_wins=_number(expected),
@@ -185,7 +226,8 @@ def _result(
             NaspaOpponent(
                 round=g.round,
                 opponent=g.opponent,
-                opponent_rating=written[g.opponent_rating] if g.opponent_rating in written
+                opponent_rating=written[g.opponent_rating]
+                if g.opponent_rating in written
                 else written.setdefault(g.opponent_rating, _number(g.opponent_rating)),
                 score=g.score,
                 expected=_number(g.expected),
@@ -234,7 +276,13 @@ def _segment(first: int, last: int, f: Figures) -> NaspaSegment:
 def _idle(first: int, last: int, rating: int | None) -> NaspaSegment:
     """A segment in which the player had no counted game: the rating carries over."""
     return NaspaSegment(
-        first_round=first, last_round=last, old_rating=rating, new_rating=rating, games=0, earned_wins=0.0, expected_wins=None
+        first_round=first,
+        last_round=last,
+        old_rating=rating,
+        new_rating=rating,
+        games=0,
+        earned_wins=0.0,
+        expected_wins=None,
     )
 
 
@@ -242,4 +290,6 @@ def _record(record: PlayerRecord, result: PlayerResult) -> PlayerRecord:
     """The record after the event: rating, status and career games (N5's g)."""
     if result.new_rating is None:
         return record
-    return msgspec.structs.replace(record, rating=result.new_rating, status=result.status, games=result.games)
+    return msgspec.structs.replace(
+        record, rating=result.new_rating, status=result.status, games=result.games
+    )

@@ -8,8 +8,8 @@ opponents' current values, then all newcomers move to their new values at once.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 SEARCH_LOW, SEARCH_HIGH = 0, 3000  # N2: an integer r in [0, 3000]
 RATING_FLOOR = 500  # N3: r < 500 -> 500, before the cap

@@ -8,8 +8,8 @@ ratings are rounded half up (floor(x + 0.5)).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from service.engine.arithmetic import half_up
 from service.engine.naspa.expected import ExpectedWins
@@ -94,7 +94,9 @@ def rate_run(
         results = played[p]
         rated = tuple(float(ratings[o]) for o, _, _ in results if ratings.get(o) is not None)  # type: ignore[arg-type]
         unrated = tuple(index[o] for o, _, _ in results if ratings.get(o) is None)
-        newcomers.append(Newcomer(math.fsum(s for _, s, _ in results), len(results), rated, unrated))
+        newcomers.append(
+            Newcomer(math.fsum(s for _, s, _ in results), len(results), rated, unrated)
+        )
     solved = rate_newcomers(newcomers, expected)
     value: dict[str, float] = {p: float(ratings[p]) for p in played if ratings.get(p) is not None}  # type: ignore[arg-type]
     value.update(zip(newcomer_ids, solved.ratings))  # N5: newcomers count unrounded
@@ -102,7 +104,8 @@ def rate_run(
     def per_game(p: str, rating: float) -> tuple[GameFigures, ...]:
         """N1 for each of p's games from `rating`, against the opponent's value (N5)."""
         return tuple(
-            GameFigures(r, o, value[o], s, expected(rating, value[o])) for o, s, r in sorted(played[p], key=_round)
+            GameFigures(r, o, value[o], s, expected(rating, value[o]))
+            for o, s, r in sorted(played[p], key=_round)
         )
 
     figures: dict[str, Figures] = {}

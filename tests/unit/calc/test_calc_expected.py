@@ -37,7 +37,17 @@ def _expected(capsys, *argv: str) -> dict:
     ],
 )
 def test_fide_seed_figures(capsys, rating, opponent, table, curve):
-    out = _expected(capsys, "--system", "fide", "--rating", str(rating), "--opponent", str(opponent), "--date", "2025-11-01")
+    out = _expected(
+        capsys,
+        "--system",
+        "fide",
+        "--rating",
+        str(rating),
+        "--opponent",
+        str(opponent),
+        "--date",
+        "2025-11-01",
+    )
     assert out["table"] == table
     assert round(out["curve"], 3) == curve
     assert out["curve_minus_table"] == pytest.approx(out["curve"] - table)
@@ -46,23 +56,45 @@ def test_fide_seed_figures(capsys, rating, opponent, table, curve):
 def test_fide_as_rated_applies_the_400_point_rule(capsys):
     # D = 2500 - 1700 = 800: the table says 1.00; as a rated game (8.3.1) D counts as 400,
     # PD 0.92. A 2700 player is exempt from 2025-10-01 (F3): PD 1.00; before it, 0.92.
-    out = _expected(capsys, "--system", "fide", "--rating", "2500", "--opponent", "1700", "--date", "2025-11-01")
+    out = _expected(
+        capsys, "--system", "fide", "--rating", "2500", "--opponent", "1700", "--date", "2025-11-01"
+    )
     assert (out["table"], out["rated_difference"], out["rated_table"]) == (1.0, 400, 0.92)
-    out = _expected(capsys, "--system", "fide", "--rating", "2700", "--opponent", "1900", "--date", "2025-11-01")
+    out = _expected(
+        capsys, "--system", "fide", "--rating", "2700", "--opponent", "1900", "--date", "2025-11-01"
+    )
     assert (out["rated_difference"], out["rated_table"]) == (800, 1.0)
-    out = _expected(capsys, "--system", "fide", "--rating", "2700", "--opponent", "1900", "--date", "2025-09-30")
+    out = _expected(
+        capsys, "--system", "fide", "--rating", "2700", "--opponent", "1900", "--date", "2025-09-30"
+    )
     assert (out["rated_difference"], out["rated_table"]) == (400, 0.92)
     # Rapid keeps the plain cap (F3).
     out = _expected(
-        capsys, "--system", "fide", "--rating", "2700", "--opponent", "1900", "--date", "2025-11-01", "--pool", "rapid"
+        capsys,
+        "--system",
+        "fide",
+        "--rating",
+        "2700",
+        "--opponent",
+        "1900",
+        "--date",
+        "2025-11-01",
+        "--pool",
+        "rapid",
     )
     assert out["rated_difference"] == 400
 
 
 def test_cfc_table_and_naspa_curve(capsys):
     # CFC 714b: 735 and over is 1.00 (one point earlier than FIDE); 189-197 gives 0.75.
-    assert _expected(capsys, "--system", "cfc", "--rating", "2735", "--opponent", "2000")["table"] == 1.0
-    assert _expected(capsys, "--system", "cfc", "--rating", "1810", "--opponent", "2000")["table"] == 0.25
+    assert (
+        _expected(capsys, "--system", "cfc", "--rating", "2735", "--opponent", "2000")["table"]
+        == 1.0
+    )
+    assert (
+        _expected(capsys, "--system", "cfc", "--rating", "1810", "--opponent", "2000")["table"]
+        == 0.25
+    )
     # NASPA N1: no table; 1/(1+exp(-0.0031879 x 200)) = 1/(1+e^-0.63758) = 1/1.52857 = 0.65421.
     out = _expected(capsys, "--system", "naspa", "--rating", "1700", "--opponent", "1500")
     assert out["table"] is None and out["curve_minus_table"] is None
@@ -70,7 +102,10 @@ def test_cfc_table_and_naspa_curve(capsys):
 
 
 def test_human_table_side_by_side(capsys):
-    assert main(["calc", "expected", "--system", "fide", "--rating", "2400", "--opponent", "2000"]) == 0
+    assert (
+        main(["calc", "expected", "--system", "fide", "--rating", "2400", "--opponent", "2000"])
+        == 0
+    )
     text = capsys.readouterr().out
     you = next(line for line in text.splitlines() if line.startswith("you"))
     # 2400, D +400, table 0.92, curve 0.9091, curve - table = 0.9091 - 0.92 = -0.0109
@@ -93,7 +128,23 @@ def test_the_seed_overstates_the_agreement():
 
 def _svg(tmp_path, capsys, system: str, rating: str = "2400") -> ET.Element:
     target = tmp_path / f"{system}.svg"
-    assert main(["calc", "expected", "--system", system, "--rating", rating, "--opponent", "2000", "--plot", str(target)]) == 0
+    assert (
+        main(
+            [
+                "calc",
+                "expected",
+                "--system",
+                system,
+                "--rating",
+                rating,
+                "--opponent",
+                "2000",
+                "--plot",
+                str(target),
+            ]
+        )
+        == 0
+    )
     assert f"plot: {target}" in capsys.readouterr().out
     return ET.parse(target).getroot()  # raises unless well-formed
 

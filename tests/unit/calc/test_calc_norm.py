@@ -21,14 +21,32 @@ def test_floor_raises_the_lowest_opponent(capsys):
     # GM: 2000 raised to 2200: (19600 + 2200) / 9 = 2422.2 -> 2422, Rp 2588 < 2600: fails.
     # IM: raised to 2050: 21650 / 9 = 2405.6 -> 2406, Rp 2572: met (2406 >= 2230).
     # WGM / WIM: 2000 is not under their floors: 21600 / 9 = 2400, Rp 2566: met.
-    out = _norm(capsys, "2450:1:GM", "2450:1:IM", "2450:0.5", "2450:0.5", "2450:0.5", "2450:1", "2450:1", "2450:0.5", "2000:0.5")
+    out = _norm(
+        capsys,
+        "2450:1:GM",
+        "2450:1:IM",
+        "2450:0.5",
+        "2450:0.5",
+        "2450:0.5",
+        "2450:1",
+        "2450:1",
+        "2450:0.5",
+        "2000:0.5",
+    )
     checks = {c["title"]: c for c in out["checks"]}
     assert out["met"] == ["IM", "WGM", "WIM"]
-    assert (checks["GM"]["average_opponent"], checks["GM"]["performance"], checks["GM"]["raised_from"]) == (2422, 2588, 2000)
+    assert (
+        checks["GM"]["average_opponent"],
+        checks["GM"]["performance"],
+        checks["GM"]["raised_from"],
+    ) == (2422, 2588, 2000)
     assert checks["GM"]["reasons"] == ["performance 2588 is under 2600"]
     assert (checks["IM"]["average_opponent"], checks["IM"]["performance"]) == (2406, 2572)
     assert checks["WGM"].get("raised_from") is None and checks["WGM"]["performance"] == 2566
-    assert out["opponent_titles"] == {"GM": 1, "IM": 1, "untitled": 7} and out["titles_checked"] is False
+    assert (
+        out["opponent_titles"] == {"GM": 1, "IM": 1, "untitled": 7}
+        and out["titles_checked"] is False
+    )
 
 
 def test_unrated_opponent_and_the_gates(capsys):
@@ -50,7 +68,17 @@ def test_unrated_opponent_and_the_gates(capsys):
 
 
 def test_human_output(capsys):
-    games = ["2450:1", "2450:1", "2450:0.5", "2450:0.5", "2450:0.5", "2450:1", "2450:1", "2450:0.5", "2000:0.5"]
+    games = [
+        "2450:1",
+        "2450:1",
+        "2450:0.5",
+        "2450:0.5",
+        "2450:0.5",
+        "2450:1",
+        "2450:1",
+        "2450:0.5",
+        "2000:0.5",
+    ]
     argv = ["calc", "norm"] + [a for g in games for a in ("--game", g)]
     assert main(argv) == 0
     text = capsys.readouterr().out

@@ -18,8 +18,19 @@ def test_fide_ra_plus_dp_and_references(capsys):
     # (half up); p = 62.5% -> 63 -> dp 95 (Table 8.1.1): Rp = 2096. Algorithm of 400:
     # (8002 + 400 x (2 - 1)) / 4 = 2100.5 -> 2101. Own 1900 + 95 = 1995.
     out = _performance(
-        capsys, "--system", "fide", "--rating", "1900",
-        "--game", "2000:1", "--game", "2001:1", "--game", "2001:0.5", "--game", "2000:0",
+        capsys,
+        "--system",
+        "fide",
+        "--rating",
+        "1900",
+        "--game",
+        "2000:1",
+        "--game",
+        "2001:1",
+        "--game",
+        "2001:0.5",
+        "--game",
+        "2000:0",
     )
     assert out["performance"] == 2096
     assert out["figures"] == {"Ra": 2001, "p %": 63, "dp": 95}
@@ -36,7 +47,9 @@ def test_cfc_714a(capsys):
     # rules-cfc.md: beat a 1740 in the only game: 1740 + 400 = 2140.
     assert _performance(capsys, "--system", "cfc", "--game", "1740:1")["performance"] == 2140
     # (1500 + 1600 + 1700 + 400 x (2 - 0)) / 3 = 5600 / 3 = 1866.67 -> 1867 (C11).
-    out = _performance(capsys, "--system", "cfc", "--game", "1500:1", "--game", "1600:1", "--game", "1700:0.5")
+    out = _performance(
+        capsys, "--system", "cfc", "--game", "1500:1", "--game", "1600:1", "--game", "1700:0.5"
+    )
     assert (out["performance"], out["exact"]) == (1867, "5600/3")
 
 
@@ -44,9 +57,15 @@ def test_naspa_newcomer_iteration(capsys):
     # Start: mean 1600; E(1600,1500) + 0.5 + E(1600,1700) = 1.5 = earned: the search's last
     # probe (.., 1599 low, 1601 high, 1600) is 1600; under the cap 1700 + 400 x 1.5 / 3 = 1900;
     # the next pass gives 1600 again: settled after 1 pass.
-    out = _performance(capsys, "--system", "naspa", "--game", "1500:1", "--game", "1600:0.5", "--game", "1700:0")
+    out = _performance(
+        capsys, "--system", "naspa", "--game", "1500:1", "--game", "1600:0.5", "--game", "1700:0"
+    )
     assert out["performance"] == 1600
-    assert (out["figures"]["cap"], out["figures"]["passes"], out["figures"]["averaged"]) == (1900.0, 1, False)
+    assert (out["figures"]["cap"], out["figures"]["passes"], out["figures"]["averaged"]) == (
+        1900.0,
+        1,
+        False,
+    )
 
 
 def test_naspa_all_wins_is_capped(capsys):

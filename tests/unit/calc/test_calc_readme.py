@@ -32,7 +32,12 @@ def _examples() -> list[tuple[list[str], str]]:
 def test_readme_shows_each_tool_with_its_real_output(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # `expected --plot expected.svg` writes here
     examples = _examples()
-    assert [argv[1] for argv in (e[0] for e in examples)] == ["expected", "change", "performance", "norm"]
+    assert [argv[1] for argv in (e[0] for e in examples)] == [
+        "expected",
+        "change",
+        "performance",
+        "norm",
+    ]
     for argv, shown in examples:
         assert main(argv) == 0
         assert capsys.readouterr().out.strip() == shown, argv

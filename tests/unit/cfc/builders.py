@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import msgspec
 
@@ -124,7 +124,9 @@ def rate(
 ) -> Rated:
     """Rate one event (validated as the service does) with the given starting records."""
     event = decode_input(event_message(list(players), games, rounds, forfeits, byes, pool))
-    records = {pid: record(pid, spec, pool) for pid, spec in players.items() if spec.status != "unrated"}
+    records = {
+        pid: record(pid, spec, pool) for pid, spec in players.items() if spec.status != "unrated"
+    }
     for pid, spec in players.items():
         records.setdefault(pid, record(pid, spec, pool))
     pool_state = PoolState(system="cfc", pool=pool)

@@ -117,7 +117,9 @@ def result_bonus(percent: int) -> int:
     return 0
 
 
-def rate_event(priors: dict[str, Prior], games: list[RefGame], rounds: int) -> tuple[dict[str, Result], Fraction | None]:
+def rate_event(  # noqa: C901
+    priors: dict[str, Prior], games: list[RefGame], rounds: int
+) -> tuple[dict[str, Result], Fraction | None]:
     """Rate one event. Returns per player a Result, and AR."""
     rated_games = [g for g in games if not g.forfeit]
     # per player: list of (opponent, own score)
@@ -174,8 +176,15 @@ def rate_event(priors: dict[str, Prior], games: list[RefGame], rounds: int) -> t
             games=n,
             highest=None,
             prov_sum=None if n >= 25 else total,
-            n=n, w=w, l=l, s=s, method="performance",
-            pass_1=pass1[p], pass_2=rp, opp_values=vals, performance=rp,
+            n=n,
+            w=w,
+            l=l,
+            s=s,
+            method="performance",
+            pass_1=pass1[p],
+            pass_2=rp,
+            opp_values=vals,
+            performance=rp,
         )
         res[p] = r
 
@@ -205,7 +214,18 @@ def rate_event(priors: dict[str, Prior], games: list[RefGame], rounds: int) -> t
         w, l, n, s = wl(p)
         pr = priors[p]
         vals = [value_for_prov(o) for o, _ in played[p]]
-        r = Result(status="", rating=None, games=pr.games + n, highest=None, prov_sum=None, n=n, w=w, l=l, s=s, opp_values=vals)
+        r = Result(
+            status="",
+            rating=None,
+            games=pr.games + n,
+            highest=None,
+            prov_sum=None,
+            n=n,
+            w=w,
+            l=l,
+            s=s,
+            opp_values=vals,
+        )
         if pr.games + n >= 25:
             became_est.add(p)
             r.method = "established"
@@ -239,8 +259,19 @@ def rate_event(priors: dict[str, Prior], games: list[RefGame], rounds: int) -> t
                     vals.append(F(max(pre[o], post_rounded[o])))  # C10
                 else:
                     vals.append(F(pre[o]))
-            r = Result(status="established", rating=None, games=priors[p].games + n, highest=None, prov_sum=None,
-                       n=n, w=w, l=l, s=s, method="established", opp_values=vals)
+            r = Result(
+                status="established",
+                rating=None,
+                games=priors[p].games + n,
+                highest=None,
+                prov_sum=None,
+                n=n,
+                w=w,
+                l=l,
+                s=s,
+                method="established",
+                opp_values=vals,
+            )
             rn = est_714b(p, vals, r, pre[p])
             post_unrounded[p] = rn
             post_rounded[p] = half_up(rn)
@@ -278,6 +309,11 @@ def rate_event(priors: dict[str, Prior], games: list[RefGame], rounds: int) -> t
     # R4: players with no rated game keep their record.
     for p, pr in priors.items():
         if p not in res:
-            res[p] = Result(status=pr.status, rating=pr.rating, games=pr.games, highest=pr.highest,
-                            prov_sum=pr.prov_sum if pr.status == "provisional" else None)
+            res[p] = Result(
+                status=pr.status,
+                rating=pr.rating,
+                games=pr.games,
+                highest=pr.highest,
+                prov_sum=pr.prov_sum if pr.status == "provisional" else None,
+            )
     return res, ar

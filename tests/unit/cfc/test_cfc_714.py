@@ -31,8 +31,10 @@ def test_c1_cumulative_uses_the_exact_running_sum():
     # C1: p has games 5 and exact sum 7502 (published 7502/5 = 1500.4 -> 1500).
     # Event: beats e1 1600, draws e2 1402 -> sum(opp) + 400(W-L) = 3002 + 400 = 3402.
     # New sum = 7502 + 3402 = 10904 over 7 games = 1557.714... -> 1558.
-    r = rate({"p": prov(1500, 5, total="7502"), "e1": est(1600), "e2": est(1402)},
-             [("p", "e1", 1, 1), ("p", "e2", 0.5, 2)])
+    r = rate(
+        {"p": prov(1500, 5, total="7502"), "e1": est(1600), "e2": est(1402)},
+        [("p", "e1", 1, 1), ("p", "e2", 0.5, 2)],
+    )
     assert r.new("p") == 1558
     assert r.record["p"].cfc.provisional_sum == "10904"
     assert r.record["p"].games == 7
@@ -43,8 +45,10 @@ def test_c1_cumulative_uses_the_exact_running_sum():
 def test_c1_imported_provisional_record_uses_rating_times_games():
     # C1: imported with rating 1500 and 5 games only -> sum 1500 x 5 = 7500.
     # Same event: 7500 + 3402 = 10902 over 7 = 1557.43 -> 1557 (the exact sum gave 1558).
-    r = rate({"p": prov(1500, 5), "e1": est(1600), "e2": est(1402)},
-             [("p", "e1", 1, 1), ("p", "e2", 0.5, 2)])
+    r = rate(
+        {"p": prov(1500, 5), "e1": est(1600), "e2": est(1402)},
+        [("p", "e1", 1, 1), ("p", "e2", 0.5, 2)],
+    )
     assert r.new("p") == 1557
     assert r.record["p"].cfc.provisional_sum == "10902"
 
@@ -52,7 +56,9 @@ def test_c1_imported_provisional_record_uses_rating_times_games():
 def test_c11_performance_rounds_half_up():
     # x draws 1601 and 1600: Rp = (1601 + 1600 + 400(0))/2 = 1600.5 -> 1601 half up
     # (Python's round would give 1600, half to even).
-    r = rate({"x": new(), "e1": est(1601), "e2": est(1600)}, [("x", "e1", 0.5, 1), ("x", "e2", 0.5, 2)])
+    r = rate(
+        {"x": new(), "e1": est(1601), "e2": est(1600)}, [("x", "e1", 0.5, 1), ("x", "e2", 0.5, 2)]
+    )
     assert r.new("x") == 1601
     assert r.details("x").rating_before_bonus_exact == "3201/2"
 
@@ -62,7 +68,9 @@ def test_714b_k32_win_against_lower_player():
     # a: 1600 + 32(1 - .64) = 1611.52 -> 1612; b: 1500 + 32(0 - .36) = 1488.48 -> 1488.
     r = rate({"a": est(1600), "b": est(1500)}, [("a", "b", 1)])
     assert (r.new("a"), r.new("b")) == (1612, 1488)
-    assert r.details("a").k == 32 and r.details("a").rating_before_bonus_exact == "40288/25"  # 1611.52
+    assert (
+        r.details("a").k == 32 and r.details("a").rating_before_bonus_exact == "40288/25"
+    )  # 1611.52
     assert r.details("b").rating_before_bonus_exact == "37212/25"  # 1488.48
     assert (r.result["a"].expected, r.result["b"].expected) == (0.64, 0.36)
 

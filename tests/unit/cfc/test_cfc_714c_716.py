@@ -40,8 +40,11 @@ def test_c4_four_rounds_actually_played_counts_rounds_not_games():
     # The same three draws, but the event had 4 rounds (a and b had a bye in round 4):
     # participation 1.50 x 3 games = 4.5; 1.5 / 4 rounds = 37 % -> no result bonus.
     # 1500 + 4.5 = 1504.5 -> 1505 (half up). Byes are not rated (N = 3).
-    r = rate({"a": est(1500), "b": est(1500)}, [("a", "b", 0.5, n) for n in (1, 2, 3)],
-             byes=[("a", 1, 4), ("b", 1, 4)])
+    r = rate(
+        {"a": est(1500), "b": est(1500)},
+        [("a", "b", 0.5, n) for n in (1, 2, 3)],
+        byes=[("a", 1, 4), ("b", 1, 4)],
+    )
     assert r.new("a") == 1505 and r.result["a"].event_games == 3
     assert r.details("a").participation_bonus_exact == "9/2"
 
@@ -87,8 +90,11 @@ def test_c5_percentage_is_score_over_event_rounds_not_games():
     # p plays 3 games (W3) of a 5-round event: 3/5 = 60 % -> 5 (3/3 games would be 100 % -> 15).
     # Rn = 1500 + 32(3 - 1.5) = 1548; participation 1.50 x 3 = 4.5; performance 1900 > 1500.
     # 1548 + 4.5 + 5 = 1557.5 -> 1558.
-    r = rate({"p": est(1500), "a": est(1500), "b": est(1500), "c": est(1500)},
-             [("p", "a", 1, 1), ("p", "b", 1, 2), ("p", "c", 1, 3)], rounds=5)
+    r = rate(
+        {"p": est(1500), "a": est(1500), "b": est(1500), "c": est(1500)},
+        [("p", "a", 1, 1), ("p", "b", 1, 2), ("p", "c", 1, 3)],
+        rounds=5,
+    )
     assert r.details("p").result_percent == 60 and r.new("p") == 1558
 
 
@@ -152,7 +158,10 @@ def test_716b_below_800_gain_is_kept_and_sub_800_players_see_pre_event_ratings()
     r = rate({"a": est(700), "b": est(790)}, [("a", "b", 1)])
     assert (r.new("a"), r.details("a").floor) == (720, None)
     assert (r.new("b"), r.details("b").floor) == (790, "716b")
-    assert r.values("a") == [("b", "790", "pre_event")] and r.details("a").step == "established_below_800"
+    assert (
+        r.values("a") == [("b", "790", "pre_event")]
+        and r.details("a").step == "established_below_800"
+    )
 
 
 def test_716c_new_player_below_200_is_entered_at_200_and_opponent_sees_unfloored_value():
@@ -161,7 +170,11 @@ def test_716c_new_player_below_200_is_entered_at_200_and_opponent_sees_unfloored
     # e (below 800): x's post-event rating before floors (C9) = -150; diff 400 -> .92;
     # e: 250 + 32(1 - .92) = 252.56 -> 253.
     r = rate({"x": new(), "e": est(250)}, [("e", "x", 1)])
-    assert (r.new("x"), r.details("x").floor, r.details("x").rating_before_floor) == (200, "716c", -150)
+    assert (r.new("x"), r.details("x").floor, r.details("x").rating_before_floor) == (
+        200,
+        "716c",
+        -150,
+    )
     assert r.record["x"].cfc.provisional_sum == "-150"
     assert r.values("e") == [("x", "-150", "post_event")]
     assert r.new("e") == 253

@@ -16,8 +16,10 @@ def test_717_ar_and_unrated_against_unrated_two_passes_c8():
     #   x: (1600 + 1150 + 400)/2 = 1575;  y: (1400 + 1650 - 400)/2 = 1325
     # e1 vs x (post 1575, C9): diff 25 -> .53; 1600 + 32(0 - .53) = 1583.04 -> 1583
     # e2 vs y (post 1325): diff 75 -> .60; 1400 + 32(1 - .60) = 1412.8 -> 1413
-    r = rate({"e1": est(1600), "e2": est(1400), "x": new(), "y": new()},
-             [("x", "e1", 1, 1), ("e2", "y", 1, 1), ("x", "y", 0.5, 2)])
+    r = rate(
+        {"e1": est(1600), "e2": est(1400), "x": new(), "y": new()},
+        [("x", "e1", 1, 1), ("e2", "y", 1, 1), ("x", "y", 0.5, 2)],
+    )
     assert r.details("x").ar_exact == "1500"
     assert (r.details("x").pass_1_exact, r.details("y").pass_1_exact) == ("1650", "1150")
     assert r.values("x") == [("e1", "1600", "pre_event"), ("y", "1150", "pass_1")]
@@ -38,16 +40,29 @@ def test_717_mixed_event_unrated_provisional_established():
     #   Rn = 1600 + 32(2 - 1.44) = 1617.92; participation 1.50 x 2 = 3;
     #   2/4 rounds = 50 % -> no result bonus (performance (1449 + 1413 + 800)/2 = 1831 > 1650);
     #   1620.92 -> 1621.
-    r = rate({"a": est(1600, highest=1650), "b": prov(1500, 10), "c": new(), "d": new()},
-             [("a", "b", 1, 1), ("c", "d", 0.5, 1), ("a", "c", 1, 2), ("d", "b", 1, 2)], rounds=4)
+    r = rate(
+        {"a": est(1600, highest=1650), "b": prov(1500, 10), "c": new(), "d": new()},
+        [("a", "b", 1, 1), ("c", "d", 0.5, 1), ("a", "c", 1, 2), ("d", "b", 1, 2)],
+        rounds=4,
+    )
     assert (r.new("c"), r.new("d"), r.new("b"), r.new("a")) == (1413, 1588, 1449, 1621)
-    assert r.details("c").pass_1_exact == "1275" and r.details("d").rating_before_bonus_exact == "3175/2"
+    assert (
+        r.details("c").pass_1_exact == "1275"
+        and r.details("d").rating_before_bonus_exact == "3175/2"
+    )
     assert r.values("b") == [("a", "1600", "pre_event"), ("d", "1588", "post_event")]
-    assert r.record["b"].cfc.provisional_sum == "17388" and r.details("b").performance_exact == "1194"
+    assert (
+        r.record["b"].cfc.provisional_sum == "17388" and r.details("b").performance_exact == "1194"
+    )
     assert r.values("a") == [("b", "1449", "post_event"), ("c", "1413", "post_event")]
     assert r.details("a").expected_hundredths == 144 and r.details("a").performance_exact == "1831"
     assert r.details("a").result_bonus == 0 and r.details("a").participation_bonus_exact == "3"
-    assert [r.result[p].status for p in "abcd"] == ["established", "provisional", "provisional", "provisional"]
+    assert [r.result[p].status for p in "abcd"] == [
+        "established",
+        "provisional",
+        "provisional",
+        "provisional",
+    ]
     assert r.record["c"].highest == 1413 and r.record["a"].highest == 1650
 
 
@@ -59,8 +74,10 @@ def test_717_pass_1_values_stay_exact_fractions():
     # Pass 2: x: (1500 + 900 + 900 - 400)/3 = 2900/3 = 966.67 -> 967
     #         y: (900 + 2900/3)/2 = (2700/3 + 2900/3)/2 = 2800/3 = 933.33 -> 933; z likewise 933.
     # C1 sum of y: 2 x 2800/3 = 5600/3.
-    r = rate({"e": est(1500), "x": new(), "y": new(), "z": new()},
-             [("e", "x", 1, 1), ("x", "y", 0.5, 2), ("y", "z", 0.5, 1), ("x", "z", 0.5, 3)])
+    r = rate(
+        {"e": est(1500), "x": new(), "y": new(), "z": new()},
+        [("e", "x", 1, 1), ("x", "y", 0.5, 2), ("y", "z", 0.5, 1), ("x", "z", 0.5, 3)],
+    )
     assert r.details("x").pass_1_exact == "2900/3"
     assert r.details("y").rating_before_bonus_exact == "2800/3"
     assert (r.new("x"), r.new("y"), r.new("z")) == (967, 933, 933)
@@ -97,7 +114,10 @@ def test_c10_sub_800_loser_counts_at_its_pre_event_rating():
 
 def test_715_provisional_player_stays_provisional_through_game_24():
     # p 1500 after 22 games (sum 33000) beats two 1500s: 33000 + 3000 + 800 = 36800 / 24 = 1533.33 -> 1533.
-    r = rate({"p": prov(1500, 22), "e1": est(1500), "e2": est(1500)}, [("p", "e1", 1, 1), ("p", "e2", 1, 2)])
+    r = rate(
+        {"p": prov(1500, 22), "e1": est(1500), "e2": est(1500)},
+        [("p", "e1", 1, 1), ("p", "e2", 1, 2)],
+    )
     assert (r.new("p"), r.result["p"].status, r.result["p"].games) == (1533, "provisional", 24)
     assert r.details("p").method == "performance"
 
@@ -108,7 +128,10 @@ def test_715_c7_25th_game_is_rated_by_714b_and_seen_at_post_event_by_opponents()
     # e1: p is a previously provisional opponent -> post-event 1532 (C9); diff 32 -> .54/.46:
     #   1500 + 32(0 - .46) = 1485.28 -> 1485.
     # 714d has no separate effect (C6): 714b (+714c) is the whole calculation.
-    r = rate({"p": prov(1500, 23), "e1": est(1500), "e2": est(1500)}, [("p", "e1", 1, 1), ("p", "e2", 1, 2)])
+    r = rate(
+        {"p": prov(1500, 23), "e1": est(1500), "e2": est(1500)},
+        [("p", "e1", 1, 1), ("p", "e2", 1, 2)],
+    )
     d = r.details("p")
     assert (d.method, d.step, d.k, d.became_established) == ("established", "provisional", 32, True)
     assert (r.new("p"), r.result["p"].status, r.result["p"].games) == (1532, "established", 25)
@@ -131,7 +154,9 @@ def test_715_c7_25th_game_player_sees_unrated_opponents_at_post_event():
     # AR: p 1500 - 400 = 1100; e 1500 - 400 = 1100; AR = 1100 (unused: x meets no unrated player).
     # x: (1500 + 1500 - 800)/2 = 1100.
     # p (714b, Ro 1500): x at 1100, diff 400 -> .92; Rn = 1500 + 32(1 - .92) = 1502.56 -> 1503.
-    r = rate({"p": prov(1500, 24), "e": est(1500), "x": new()}, [("p", "x", 1, 1), ("e", "x", 1, 2)])
+    r = rate(
+        {"p": prov(1500, 24), "e": est(1500), "x": new()}, [("p", "x", 1, 1), ("e", "x", 1, 2)]
+    )
     assert r.new("x") == 1100
     assert r.values("p") == [("x", "1100", "post_event")]
     assert r.new("p") == 1503 and r.result["p"].status == "established"
@@ -144,7 +169,9 @@ def test_715_new_player_with_25_games_in_first_event_is_established_by_714a():
     games = [("x", "e", 1 if n <= 13 else 0, n) for n in range(1, 26)]
     r = rate({"x": new(), "e": est(1500)}, games)
     assert (r.new("x"), r.result["x"].status, r.result["x"].games) == (1516, "established", 25)
-    assert r.details("x").method == "performance" and r.details("x").participation_bonus_exact == "0"
+    assert (
+        r.details("x").method == "performance" and r.details("x").participation_bonus_exact == "0"
+    )
     assert r.record["x"].cfc is None
     assert r.new("e") == 1538
 
@@ -155,6 +182,7 @@ def test_c1_second_event_continues_the_cumulative_sum():
     first = rate({"x": new(), "e": est(1740)}, [("x", "e", 1)])
     x = first.record["x"]
     from .builders import Spec
+
     spec = Spec("provisional", x.rating, x.games, x.highest, x.cfc.provisional_sum)
     second = rate({"x": spec, "f": est(1800)}, [("f", "x", 1)])
     assert second.new("x") == 1770 and second.record["x"].cfc.provisional_sum == "3540"

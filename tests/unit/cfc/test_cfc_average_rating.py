@@ -16,12 +16,16 @@ def test_average_rating_by_hand():
 
 players = st.integers(1, 30).flatmap(
     lambda n: st.tuples(st.integers(0, 3000), st.integers(0, n), st.just(n)).flatmap(
-        lambda t: st.tuples(st.just(t[0]), st.just(t[1]), st.integers(0, t[2] - t[1]), st.just(t[2]))
+        lambda t: st.tuples(
+            st.just(t[0]), st.just(t[1]), st.integers(0, t[2] - t[1]), st.just(t[2])
+        )
     )
 )
 
 
 @given(st.lists(players, min_size=1, max_size=40))
 def test_average_rating_is_the_exact_mean_of_the_terms(rated):
-    terms = [rating - Fraction(400 * (wins - losses), games) for rating, wins, losses, games in rated]
+    terms = [
+        rating - Fraction(400 * (wins - losses), games) for rating, wins, losses, games in rated
+    ]
     assert average_rating(rated) == sum(terms, Fraction(0)) / len(terms)

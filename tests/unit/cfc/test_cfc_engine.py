@@ -9,11 +9,11 @@ import pytest
 
 from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
+from schemas.validation import decode_input
 from service.cli.main import main
 from service.engine.cfc import CfcEngine
 from service.engine.contract import EngineRejection, EventInput
 from service.engine.registry import default_registry
-from schemas.validation import decode_input
 
 from .builders import est, event_message, new, prov, rate
 
@@ -22,20 +22,47 @@ def test_forfeits_and_byes_are_not_rated_and_not_in_n():
     # a beats b (r1, rated): diff 0 -> .50: a 1516, b 1484.
     # r2: c wins against a by forfeit (not rated), b has a bye (not rated).
     # c played no rated game: record unchanged. a: N = 1, S = 1 (the forfeit is not in S).
-    r = rate({"a": est(1500), "b": est(1500), "c": est(1500)}, [("a", "b", 1, 1)],
-             forfeits=[("c", "a", 1, 2)], byes=[("b", 1, 2)])
+    r = rate(
+        {"a": est(1500), "b": est(1500), "c": est(1500)},
+        [("a", "b", 1, 1)],
+        forfeits=[("c", "a", 1, 2)],
+        byes=[("b", 1, 2)],
+    )
     assert (r.new("a"), r.new("b")) == (1516, 1484)
     assert (r.result["a"].event_games, r.result["a"].score) == (1, 1.0)
     c = r.result["c"]
-    assert (c.new_rating, c.change, c.event_games, c.games, c.details.method) == (1500, 0, 0, 100, "none")
-    assert r.record["c"] == PlayerRecord(system="cfc", pool="regular", id="c", rating=1500,
-                                         status="established", games=100, highest=1500)
+    assert (c.new_rating, c.change, c.event_games, c.games, c.details.method) == (
+        1500,
+        0,
+        0,
+        100,
+        "none",
+    )
+    assert r.record["c"] == PlayerRecord(
+        system="cfc",
+        pool="regular",
+        id="c",
+        rating=1500,
+        status="established",
+        games=100,
+        highest=1500,
+    )
 
 
 def test_new_player_without_a_rated_game_stays_unrated():
-    r = rate({"a": est(1500), "b": est(1500), "x": new()}, [("a", "b", 0.5, 1)], forfeits=[("x", "a", 1, 2)])
+    r = rate(
+        {"a": est(1500), "b": est(1500), "x": new()},
+        [("a", "b", 0.5, 1)],
+        forfeits=[("x", "a", 1, 2)],
+    )
     x = r.result["x"]
-    assert (x.old_rating, x.new_rating, x.change, x.status, x.games) == (None, None, None, "unrated", 0)
+    assert (x.old_rating, x.new_rating, x.change, x.status, x.games) == (
+        None,
+        None,
+        None,
+        "unrated",
+        0,
+    )
 
 
 def test_results_are_in_the_order_of_the_event_players():
@@ -53,7 +80,11 @@ def test_event_with_only_unrated_players_is_unratable():
 def test_event_whose_rated_players_only_forfeited_is_unratable():
     # The established player's only game is a forfeit: no rated player played, so no AR.
     with pytest.raises(EngineRejection) as exc:
-        rate({"e": est(1500), "x": new(), "y": new()}, [("x", "y", 1, 1)], forfeits=[("e", "x", 1, 2)])
+        rate(
+            {"e": est(1500), "x": new(), "y": new()},
+            [("x", "y", 1, 1)],
+            forfeits=[("e", "x", 1, 2)],
+        )
     assert exc.value.reason == "unratable"
 
 
@@ -75,16 +106,26 @@ def test_inconsistent_record_is_unratable(record):
     event = decode_input(event_message(["a", "b"], [("a", "b", 1)]))
     records = {
         "a": PlayerRecord(system="cfc", pool="regular", id="a", **record),
-        "b": PlayerRecord(system="cfc", pool="regular", id="b", rating=1500, status="established", games=50),
+        "b": PlayerRecord(
+            system="cfc", pool="regular", id="b", rating=1500, status="established", games=50
+        ),
     }
     with pytest.raises(EngineRejection) as exc:
         CfcEngine().rate_event(EventInput(event, records, PoolState(system="cfc", pool="regular")))
-    assert exc.value.reason == "unratable" and exc.value.path == "$.players[0]" and "'a'" in exc.value.message
+    assert (
+        exc.value.reason == "unratable"
+        and exc.value.path == "$.players[0]"
+        and "'a'" in exc.value.message
+    )
 
 
 def test_cfc_has_no_periods_to_close():
     with pytest.raises(EngineRejection) as exc:
-        CfcEngine().close_period(PeriodClosed(system="cfc", period="2009-05"), {}, PoolState(system="cfc", pool="regular"))
+        CfcEngine().close_period(
+            PeriodClosed(system="cfc", period="2009-05"),
+            {},
+            PoolState(system="cfc", pool="regular"),
+        )
     assert exc.value.reason == "unratable" and exc.value.path == "$.system"
 
 
@@ -163,42 +204,106 @@ def test_cli_rate_end_to_end(tmp_path, capsys):
     # Event 2: x (provisional 1200, 1 game, sum 1200) draws b 1500:
     #   x: (1200 + 1500 + 0)/2 = 1350, sum 2700.
     #   b: x at 1350, diff 150 -> .70: 1500 + 32(.5 - .70) = 1493.6 -> 1494.
-    base = {"schema": "event.finished/v1", "system": "cfc", "name": "Club", "start_date": "2009-05-01",
-            "end_date": "2009-05-01", "rounds": 1}
+    base = {
+        "schema": "event.finished/v1",
+        "system": "cfc",
+        "name": "Club",
+        "start_date": "2009-05-01",
+        "end_date": "2009-05-01",
+        "rounds": 1,
+    }
     events = tmp_path / "events.jsonl"
-    _write_lines(events, [
-        {**base, "event_id": "e1", "players": [{"id": "a"}, {"id": "x"}],
-         "games": [{"round": 1, "a": "a", "b": "x", "score": 1}]},
-        {**base, "event_id": "e2", "players": [{"id": "x"}, {"id": "b"}],
-         "games": [{"round": 1, "a": "x", "b": "b", "score": 0.5}]},
-    ])
+    _write_lines(
+        events,
+        [
+            {
+                **base,
+                "event_id": "e1",
+                "players": [{"id": "a"}, {"id": "x"}],
+                "games": [{"round": 1, "a": "a", "b": "x", "score": 1}],
+            },
+            {
+                **base,
+                "event_id": "e2",
+                "players": [{"id": "x"}, {"id": "b"}],
+                "games": [{"round": 1, "a": "x", "b": "b", "score": 0.5}],
+            },
+        ],
+    )
     ratings = tmp_path / "ratings.jsonl"
-    _write_lines(ratings, [
-        {"system": "cfc", "pool": "regular", "id": "a", "rating": 1600, "status": "established", "games": 40},
-        {"system": "cfc", "pool": "regular", "id": "b", "rating": 1500, "status": "established", "games": 40,
-         "highest": 1550},
-    ])
+    _write_lines(
+        ratings,
+        [
+            {
+                "system": "cfc",
+                "pool": "regular",
+                "id": "a",
+                "rating": 1600,
+                "status": "established",
+                "games": 40,
+            },
+            {
+                "system": "cfc",
+                "pool": "regular",
+                "id": "b",
+                "rating": 1500,
+                "status": "established",
+                "games": 40,
+                "highest": 1550,
+            },
+        ],
+    )
     out_ratings = tmp_path / "out.jsonl"
-    assert main(["rate", str(events), "--ratings", str(ratings), "--out-ratings", str(out_ratings)]) == 0
+    assert (
+        main(["rate", str(events), "--ratings", str(ratings), "--out-ratings", str(out_ratings)])
+        == 0
+    )
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [m["schema"] for m in lines] == ["ratings.updated/v1"] * 2
     assert lines[0]["ruleset"] == "cfc-2009" and lines[0]["pool"] == "regular"
     first = {p["id"]: p for p in lines[0]["players"]}
-    assert (first["a"]["new_rating"], first["x"]["new_rating"], first["x"]["status"]) == (1603, 1200, "provisional")
+    assert (first["a"]["new_rating"], first["x"]["new_rating"], first["x"]["status"]) == (
+        1603,
+        1200,
+        "provisional",
+    )
     assert first["a"]["details"]["system"] == "cfc" and first["a"]["details"]["k"] == 32
     second = {p["id"]: p for p in lines[1]["players"]}
-    assert (second["x"]["old_rating"], second["x"]["new_rating"], second["b"]["new_rating"]) == (1200, 1350, 1494)
+    assert (second["x"]["old_rating"], second["x"]["new_rating"], second["b"]["new_rating"]) == (
+        1200,
+        1350,
+        1494,
+    )
     assert second["b"]["details"]["opponents"][0] == {
-        "round": 1, "opponent": "x", "value": 1350, "value_exact": "1350", "basis": "post_event", "score": 0.5, "expected": 0.7}
+        "round": 1,
+        "opponent": "x",
+        "value": 1350,
+        "value_exact": "1350",
+        "basis": "post_event",
+        "score": 0.5,
+        "expected": 0.7,
+    }
     records = {r["id"]: r for r in map(json.loads, out_ratings.read_text().splitlines())}
     assert records["x"]["cfc"] == {"provisional_sum": "2700"} and records["x"]["highest"] == 1350
 
 
 def test_cli_reports_an_unratable_event(tmp_path, capsys):
     events = tmp_path / "events.jsonl"
-    _write_lines(events, [{"schema": "event.finished/v1", "event_id": "e1", "system": "cfc", "name": "New",
-                           "start_date": "2009-05-01", "end_date": "2009-05-01", "rounds": 1,
-                           "players": [{"id": "x"}, {"id": "y"}],
-                           "games": [{"round": 1, "a": "x", "b": "y", "score": 1}]}])
+    _write_lines(
+        events,
+        [
+            {
+                "schema": "event.finished/v1",
+                "event_id": "e1",
+                "system": "cfc",
+                "name": "New",
+                "start_date": "2009-05-01",
+                "end_date": "2009-05-01",
+                "rounds": 1,
+                "players": [{"id": "x"}, {"id": "y"}],
+                "games": [{"round": 1, "a": "x", "b": "y", "score": 1}],
+            }
+        ],
+    )
     assert main(["rate", str(events)]) == 2
     assert "(unratable)" in capsys.readouterr().err

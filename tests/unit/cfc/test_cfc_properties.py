@@ -23,13 +23,18 @@ def player_specs(draw, kinds, low, high):
     rating = draw(st.integers(low, high))
     if kind == "provisional":
         games = draw(st.integers(1, 24))
-        total = draw(st.none() | st.integers(-(games // 2), games // 2).map(lambda d: str(rating * games + d)))
+        total = draw(
+            st.none()
+            | st.integers(-(games // 2), games // 2).map(lambda d: str(rating * games + d))
+        )
         return prov(rating, games, total=total, highest=rating + draw(st.integers(0, 200)))
     return est(rating, highest=rating + draw(st.integers(0, 300)), games=draw(st.integers(25, 500)))
 
 
 @st.composite
-def events(draw, kinds=("unrated", "provisional", "established"), low=150, high=2700, max_players=10):
+def events(
+    draw, kinds=("unrated", "provisional", "established"), low=150, high=2700, max_players=10
+):
     """(players, games, forfeits, rounds): a few rounds of random pairings, some forfeits."""
     n = draw(st.integers(2, max_players))
     players = {f"p{i}": draw(player_specs(kinds, low, high)) for i in range(n)}
@@ -63,7 +68,9 @@ def test_rating_is_deterministic_and_independent_of_game_order(event):
     again = _rate(players, games, forfeits, rounds)
     assert msgspec.json.encode(first.outcome) == msgspec.json.encode(again.outcome)
     reordered = _rate(players, list(reversed(games)), forfeits, rounds)
-    assert {p: r.new_rating for p, r in first.result.items()} == {p: r.new_rating for p, r in reordered.result.items()}
+    assert {p: r.new_rating for p, r in first.result.items()} == {
+        p: r.new_rating for p, r in reordered.result.items()
+    }
     assert first.outcome.records == reordered.outcome.records
 
 

@@ -4,12 +4,10 @@ events and sequences of events: new ratings, statuses, games, C1 provisional sum
 from __future__ import annotations
 
 import math
-
 from fractions import Fraction
 from math import ceil
 
 import msgspec
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -110,15 +108,25 @@ def compare(priors, games, byes, rounds):
     ref_new = {}
     for pid in priors:
         e, r = eng_new[pid], rres[pid]
-        ref_new[pid] = ref.Prior(r.status, r.rating, r.games, r.highest, r.prov_sum if r.status == "provisional" else None)
+        ref_new[pid] = ref.Prior(
+            r.status,
+            r.rating,
+            r.games,
+            r.highest,
+            r.prov_sum if r.status == "provisional" else None,
+        )
         res = results[pid]
         got = (res.new_rating, res.status, res.games, eff_sum(e))
         want = (r.rating, r.status, r.games, eff_sum(ref_new[pid]))
         rec = (e.rating, e.status, e.games)
         if got != want or rec != want[:3]:
-            diffs.append(f"{pid}: prior={priors[pid]} engine={got} record={rec} reference={want} ref_detail={r}")
+            diffs.append(
+                f"{pid}: prior={priors[pid]} engine={got} record={rec} reference={want} ref_detail={r}"
+            )
         if e.highest != r.highest:
-            diffs.append(f"{pid}: highest engine={e.highest} reference={r.highest} prior={priors[pid]}")
+            diffs.append(
+                f"{pid}: highest engine={e.highest} reference={r.highest} prior={priors[pid]}"
+            )
         diffs.extend(f"{pid}: {d}" for d in detail_diffs(res.details, r, ar))
     return diffs, eng_new, ref_new
 
@@ -126,7 +134,11 @@ def compare(priors, games, byes, rounds):
 def detail_diffs(d, r: ref.Result, ar):
     """The key intermediate figures, where the reference computed them."""
     if r.method == "none":
-        return [] if d is None or d.method == "none" else [f"method {d.method} for a player without rated games"]
+        return (
+            []
+            if d is None or d.method == "none"
+            else [f"method {d.method} for a player without rated games"]
+        )
     ex = lambda x: None if x is None else F(x)  # noqa: E731
     pairs = [
         ("method", d.method, r.method),
@@ -152,17 +164,28 @@ def detail_diffs(d, r: ref.Result, ar):
             pairs.append(("highest_before", d.highest_before, r.highest_before))
         if r.result_percent is not None:
             pairs.append(("result_percent", d.result_percent, r.result_percent))
-    elif r.status == "provisional":  # (a new player rated by 714a over 25+ games: informational only)
+    elif (
+        r.status == "provisional"
+    ):  # (a new player rated by 714a over 25+ games: informational only)
         pairs.append(("provisional_sum", ex(d.provisional_sum_exact), r.prov_sum))
     # The numbers beside the exact values (schemas/ratings.py "Numbers"): the reference's
     # figure to 2 decimals, half away from zero.
-    numbers = [("performance", d.performance, r.performance),
-               ("opponent values", sorted(o.value for o in d.opponents), [two_decimals(v) for v in sorted(r.opp_values)])]
+    numbers = [
+        ("performance", d.performance, r.performance),
+        (
+            "opponent values",
+            sorted(o.value for o in d.opponents),
+            [two_decimals(v) for v in sorted(r.opp_values)],
+        ),
+    ]
     if r.pass_1 is not None:
         numbers.append(("pass_1", d.pass_1, r.pass_1))
     if r.method == "established":
         numbers.append(("714b before bonus", d.rating_before_bonus, r.rn_714b))
-    pairs += [(f"{name} (number)", a, b if isinstance(b, list) else two_decimals(b)) for name, a, b in numbers]
+    pairs += [
+        (f"{name} (number)", a, b if isinstance(b, list) else two_decimals(b))
+        for name, a, b in numbers
+    ]
     return [f"{name}: engine={a} reference={b}" for name, a, b in pairs if a != b]
 
 
@@ -180,14 +203,22 @@ def two_decimals(x) -> float | None:
 
 @st.composite
 def priors_st(draw):
-    kind = draw(st.sampled_from(("unrated", "provisional", "provisional", "established", "established")))
+    kind = draw(
+        st.sampled_from(("unrated", "provisional", "provisional", "established", "established"))
+    )
     if kind == "unrated":
         return ref.Prior("unrated")
     if kind == "provisional":
         g = draw(st.integers(1, 24) | st.integers(16, 24))
         if draw(st.integers(0, 9)) == 0:  # a 716c-floored provisional: sum / games below 200
             x = draw(st.integers(-300, 199))
-            return ref.Prior("provisional", 200, g, 200 + draw(st.integers(0, 300)), F(x * g) + F(draw(st.integers(0, 6)), 7))
+            return ref.Prior(
+                "provisional",
+                200,
+                g,
+                200 + draw(st.integers(0, 300)),
+                F(x * g) + F(draw(st.integers(0, 6)), 7),
+            )
         rating = draw(st.integers(200, 2600))
         if draw(st.booleans()):
             s = None  # imported: rating x games (C1)
@@ -204,7 +235,9 @@ def priors_st(draw):
         | st.integers(780, 820)
         | st.sampled_from((799, 800, 1000, 1001, 1800, 1801, 2000, 2001, 2198, 2199, 2200, 2201))
     )
-    games = draw(st.integers(25, 400) | st.integers(0, 24))  # an import may be established with few games
+    games = draw(
+        st.integers(25, 400) | st.integers(0, 24)
+    )  # an import may be established with few games
     highest = draw(st.none() | st.sampled_from((0, 0, 1, 50, 300, -1)).map(lambda h: rating + h))
     return ref.Prior("established", rating, games, highest)
 
@@ -243,7 +276,11 @@ def sequence_st(draw):
 STATS = {"events": 0, "agreed": 0, "rejected": 0}
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(sequence_st())
 def test_engine_agrees_with_reference(seq):
     priors, events = seq
@@ -333,15 +370,27 @@ def test_hand_717_two_passes():
     priors = {"A": E(1600), "U1": U, "U2": U}
     games = [("A", "U1", 1, 1), ("U1", "U2", 1, 2), ("A", "U2", 1, 2)]
     got, new = both(priors, games, 2)
-    assert got == {"A": (1604, "established", 102), "U1": (1250, "provisional", 2), "U2": (1050, "provisional", 2)}
+    assert got == {
+        "A": (1604, "established", 102),
+        "U1": (1250, "provisional", 2),
+        "U2": (1050, "provisional", 2),
+    }
     assert (F(new["U1"].prov_sum), F(new["U2"].prov_sum)) == (2500, 2100)
 
 
 def test_hand_cumulative_sum_rounds_half_up():
     # P provisional 1500 after 1 game (sum 1500) draws E 1501: sum 3001 over 2 games = 1500.5 -> 1501
     # (half up, C11; Python's round would give 1500). E sees P at 1501: .50, draw: 1501.
-    got, new = both({"P": ref.Prior("provisional", 1500, 1, 1500, F(1500)), "E": E(1501)}, [("P", "E", 0.5, 1)], 1)
-    assert got["P"] == (1501, "provisional", 2) and F(new["P"].prov_sum) == 3001 and got["E"][0] == 1501
+    got, new = both(
+        {"P": ref.Prior("provisional", 1500, 1, 1500, F(1500)), "E": E(1501)},
+        [("P", "E", 0.5, 1)],
+        1,
+    )
+    assert (
+        got["P"] == (1501, "provisional", 2)
+        and F(new["P"].prov_sum) == 3001
+        and got["E"][0] == 1501
+    )
 
 
 def test_hand_new_player_with_25_games_in_first_event():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from schemas.events import Bye, EventFinished, Game, PlayerRef
 from schemas.ratings import PlayerResult
@@ -62,7 +62,12 @@ def event_input(
     )
     records = {
         p: PlayerRecord(
-            system="naspa", pool=pool, id=p, rating=r, status="unrated" if r is None else "established", games=g
+            system="naspa",
+            pool=pool,
+            id=p,
+            rating=r,
+            status="unrated" if r is None else "established",
+            games=g,
         )
         for p, (r, g) in players.items()
     }
@@ -91,7 +96,7 @@ def E(r: float, o: float) -> float:
     return 1 / (1 + math.exp(-0.0031879 * (r - o)))
 
 
-def seed_newcomers(pre: Mapping[str, int | None], games: Iterable[tuple[str, str, float]]):
+def seed_newcomers(pre: Mapping[str, int | None], games: Iterable[tuple[str, str, float]]):  # noqa: C901
     """Newcomer id -> (unrounded rating, passes, averaged), following the seed text.
 
     `pre`: every player's pre-event rating (None: newcomer); `games`: counted games only.
@@ -138,7 +143,9 @@ def seed_newcomers(pre: Mapping[str, int | None], games: Iterable[tuple[str, str
                 if r > maximum:
                     r = maximum
             elif converging:  # N4
-                maximum = max(iterative[o] for o, _ in played[nc]) + 400 * earned[nc] / rated_games[nc]
+                maximum = (
+                    max(iterative[o] for o, _ in played[nc]) + 400 * earned[nc] / rated_games[nc]
+                )
                 if r > maximum:
                     r = maximum
             following[nc] = r

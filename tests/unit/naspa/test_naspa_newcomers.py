@@ -6,8 +6,8 @@ iteration runs long. Search traces list each probed mid with the sign of IPR(mid
 from __future__ import annotations
 
 import pytest
-
 from naspa_support import E, half_up, rate, seed_newcomers
+
 from service.engine.arithmetic import decimal_number
 from service.engine.naspa.expected import ExpectedWins
 from service.engine.naspa.newcomers import search
@@ -45,10 +45,17 @@ def test_one_newcomer_all_wins_95_percent_rule_then_cap():
     # N3: cap = 1600 + 400 x 2/2 = 2000 -> 2000. Pass 1: 1500 -> 2000; pass 2 no change: 2.
     # L: E(1400, 2000) = 0.1286733, 1400 - 20 x 0.1286733 = 1397.427 -> 1397.
     # H: E(1600, 2000) = 0.2183752, 1600 - 4.367504 = 1595.632 -> 1596.
-    r = rate({"N": (None, 0), "L": (1400, 100), "H": (1600, 100)}, [(1, "N", "L", 1), (2, "N", "H", 1)])
+    r = rate(
+        {"N": (None, 0), "L": (1400, 100), "H": (1600, 100)}, [(1, "N", "L", 1), (2, "N", "H", 1)]
+    )
     assert (r["N"].new_rating, r["L"].new_rating, r["H"].new_rating) == (2000, 1397, 1596)
     assert r["N"].details.newcomer_iterations == 2 and not r["N"].details.averaged
-    assert (r["N"].old_rating, r["N"].change, r["N"].old_status, r["N"].status) == (None, None, "unrated", "established")
+    assert (r["N"].old_rating, r["N"].change, r["N"].old_status, r["N"].status) == (
+        None,
+        None,
+        "unrated",
+        "established",
+    )
     assert (r["N"].games, r["N"].event_games, r["N"].score) == (2, 2, 2)
 
 
@@ -102,7 +109,12 @@ def test_newcomer_with_no_counted_game_gets_no_rating():
         [(1, "N", "R", 1, "forfeit"), (2, "R", "S", 0.5)],
         byes=[(2, "N", 1)],
     )
-    assert (r["N"].new_rating, r["N"].status, r["N"].games, r["N"].expected) == (None, "unrated", 0, None)
+    assert (r["N"].new_rating, r["N"].status, r["N"].games, r["N"].expected) == (
+        None,
+        "unrated",
+        0,
+        None,
+    )
 
 
 # --- Newcomers who meet -------------------------------------------------------------
@@ -111,7 +123,13 @@ def test_newcomer_with_no_counted_game_gets_no_rating():
 def test_two_newcomers_who_meet_in_a_rated_field():
     # N1 beats R2 (1400), loses to R3 (1800, g=20), beats N2; N2 beats R1 (1600), loses
     # to R2. Oracle: the seed's loop settles after 6 passes.
-    players = {"N1": (None, 0), "N2": (None, 0), "R1": (1600, 100), "R2": (1400, 100), "R3": (1800, 20)}
+    players = {
+        "N1": (None, 0),
+        "N2": (None, 0),
+        "R1": (1600, 100),
+        "R2": (1400, 100),
+        "R3": (1800, 20),
+    }
     games = [("N1", "R2", 1), ("N1", "R3", 0), ("N1", "N2", 1), ("N2", "R1", 1), ("N2", "R2", 0)]
     oracle = seed_newcomers({p: r for p, (r, _) in players.items()}, games)
     assert oracle == {"N1": (1755, 6, False), "N2": (1357, 6, False)}
@@ -142,19 +160,33 @@ def test_all_newcomer_division_hand_traced():
     r = rate({"A": (None, 0), "B": (None, 0)}, [(1, "A", "B", 1)])
     assert (r["A"].new_rating, r["B"].new_rating) == (900, 500)
     assert r["A"].details.newcomer_iterations == 5 and not r["A"].details.averaged
-    assert seed_newcomers({"A": None, "B": None}, [("A", "B", 1)]) == {"A": (900, 5, False), "B": (500, 5, False)}
+    assert seed_newcomers({"A": None, "B": None}, [("A", "B", 1)]) == {
+        "A": (900, 5, False),
+        "B": (500, 5, False),
+    }
 
 
 def test_all_newcomer_round_robin_against_the_oracle():
     # Four newcomers, a round robin with a draw: the loop does not settle; averaged.
-    games = [("A", "B", 1), ("A", "C", 1), ("A", "D", 0.5), ("B", "C", 1), ("B", "D", 0), ("C", "D", 1)]
+    games = [
+        ("A", "B", 1),
+        ("A", "C", 1),
+        ("A", "D", 0.5),
+        ("B", "C", 1),
+        ("B", "D", 0),
+        ("C", "D", 1),
+    ]
     oracle = seed_newcomers({p: None for p in "ABCD"}, games)
     r = rate({p: (None, 0) for p in "ABCD"}, [(i + 1, *g) for i, g in enumerate(games)])
     for p in "ABCD":
         value, passes, averaged = oracle[p]
         assert r[p].new_rating == half_up(value)
         assert r[p].details.unrounded_rating == pytest.approx(value, abs=1e-9)
-        assert (r[p].details.newcomer_iterations, r[p].details.averaged) == (passes, averaged) == (100, True)
+        assert (
+            (r[p].details.newcomer_iterations, r[p].details.averaged)
+            == (passes, averaged)
+            == (100, True)
+        )
 
 
 def test_averaging_branch_period_two_swap():
@@ -171,7 +203,10 @@ def test_averaging_branch_period_two_swap():
     assert (r["A"].details.unrounded_rating, r["B"].details.unrounded_rating) == (1392.5, 1609.5)
     assert (r["A"].new_rating, r["B"].new_rating) == (1393, 1610)
     assert r["A"].details.averaged and r["A"].details.newcomer_iterations == 100
-    assert seed_newcomers({"A": None, "B": None}, games) == {"A": (1392.5, 100, True), "B": (1609.5, 100, True)}
+    assert seed_newcomers({"A": None, "B": None}, games) == {
+        "A": (1392.5, 100, True),
+        "B": (1609.5, 100, True),
+    }
 
 
 def test_averaging_with_a_rated_player_uses_the_unrounded_mean():
@@ -183,7 +218,14 @@ def test_averaging_with_a_rated_player_uses_the_unrounded_mean():
     games = [("N0", "N1", 0), ("N1", "R", 0.5), ("N0", "N1", 1), ("N0", "N1", 0)]
     oracle = seed_newcomers({"N0": None, "N1": None, "R": 800}, games)
     assert oracle == {"N0": (584.5, 100, True), "N1": (801.5, 100, True)}
-    r = rate({"N0": (None, 0), "N1": (None, 0), "R": (800, 100)}, [(i + 1, *g) for i, g in enumerate(games)])
+    r = rate(
+        {"N0": (None, 0), "N1": (None, 0), "R": (800, 100)},
+        [(i + 1, *g) for i, g in enumerate(games)],
+    )
     assert (r["N0"].new_rating, r["N1"].new_rating, r["R"].new_rating) == (585, 802, 800)
-    assert r["R"].details.unrounded_rating == decimal_number(800 + 20 * (0.5 - E(800, 801.5))) == 800.02
+    assert (
+        r["R"].details.unrounded_rating
+        == decimal_number(800 + 20 * (0.5 - E(800, 801.5)))
+        == 800.02
+    )
     assert r["R"].expected == 0.5  # 0.4988045, 2 decimals

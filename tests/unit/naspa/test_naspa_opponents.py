@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import math
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from naspa_support import rate
+
 from service.engine.arithmetic import decimal_number
 from service.engine.naspa.expected import expected_wins
 from service.engine.naspa.segments import segment_rounds
@@ -62,12 +61,18 @@ def test_a_long_event_uses_each_segment_s_ratings():
     # feedback: 1500 - 20 x 4.5 = 1410, + 20.25 = 1430.25 -> 1430.
     out = rate({"A": (1500, 100), "B": (1500, 100)}, [(r, "A", "B", 1) for r in range(1, 18)])
     a, b = out["A"].details, out["B"].details
-    assert [(o.round, o.opponent_rating, o.expected) for o in a.opponents[:9]] == [(r, 1500, 0.5) for r in range(1, 10)]
+    assert [(o.round, o.opponent_rating, o.expected) for o in a.opponents[:9]] == [
+        (r, 1500, 0.5) for r in range(1, 10)
+    ]
     # Segment 2 starts from the rounded results: A's opponent is B at 1430, B's is A at 1635.
     # E(1635, 1430) = 1 / (1 + exp(-0.0031879 x 205)) = 1 / (1 + 0.5202117) = 0.6578031
-    assert [(o.round, o.opponent_rating) for o in a.opponents[9:]] == [(r, 1430) for r in range(10, 18)]
+    assert [(o.round, o.opponent_rating) for o in a.opponents[9:]] == [
+        (r, 1430) for r in range(10, 18)
+    ]
     assert [o.expected for o in a.opponents[9:]] == [0.66] * 8  # 0.6578031, 2 decimals
-    assert [(o.round, o.opponent_rating) for o in b.opponents[9:]] == [(r, 1635) for r in range(10, 18)]
+    assert [(o.round, o.opponent_rating) for o in b.opponents[9:]] == [
+        (r, 1635) for r in range(10, 18)
+    ]
     assert [o.expected for o in b.opponents[9:]] == [0.34] * 8  # 0.3421969, 2 decimals
     # Each segment's expected wins is the fsum of its games' (4.5, then 8 x 0.6578031 = 5.2624248).
     assert [s.expected_wins for s in a.segments] == [4.5, 5.26]
@@ -82,7 +87,9 @@ def long_or_short_events(draw):
     forfeits."""
     n = draw(st.integers(min_value=2, max_value=7))
     players = {
-        f"p{i}": (None, 0) if draw(st.booleans()) else (draw(st.integers(300, 2300)), draw(st.integers(0, 120)))
+        f"p{i}": (None, 0)
+        if draw(st.booleans())
+        else (draw(st.integers(300, 2300)), draw(st.integers(0, 120)))
         for i in range(n)
     }
     rounds = draw(st.integers(min_value=1, max_value=40))
@@ -113,9 +120,13 @@ def test_the_opponents_add_up_to_the_expected_wins(case, ruleset, one_third):
         assert math.fsum(o.score for o in listed) == d.earned_wins
         if not listed:
             continue
-        per_segment = [[o.expected for o in listed if first <= o.round <= last] for first, last in segments]
+        per_segment = [
+            [o.expected for o in listed if first <= o.round <= last] for first, last in segments
+        ]
         played = [s for s in per_segment if s]
-        assert abs(d.expected_wins - math.fsum(map(math.fsum, played))) <= ROUNDED * (len(listed) + 1)
+        assert abs(d.expected_wins - math.fsum(map(math.fsum, played))) <= ROUNDED * (
+            len(listed) + 1
+        )
         if len(segments) > 1:
             for s, terms in zip([s for s in d.segments if s.games], played):
                 assert abs(s.expected_wins - math.fsum(terms)) <= ROUNDED * (len(terms) + 1)
@@ -126,7 +137,9 @@ def test_the_opponents_add_up_to_the_expected_wins(case, ruleset, one_third):
         own = players[pid][0] if players[pid][0] is not None else d.unrounded_rating
         for o in listed:
             pre = players[o.opponent][0]
-            assert o.opponent_rating == (pre if pre is not None else out[o.opponent].details.unrounded_rating)
+            assert o.opponent_rating == (
+                pre if pre is not None else out[o.opponent].details.unrounded_rating
+            )
             if isinstance(own, int) and pre is not None:  # whole ratings: the very term, rounded
                 assert o.expected == decimal_number(expected_wins(own, o.opponent_rating))
             else:  # from ratings written to 2 decimals: E moves by under 1e-5 per 0.005 point

@@ -6,8 +6,8 @@ from __future__ import annotations
 import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naspa_support import engine, event_input, rate, seed_newcomers
 
-from naspa_support import event_input, engine, rate, seed_newcomers
 from service.engine.arithmetic import decimal_number
 
 RATINGS = st.integers(min_value=300, max_value=2300)
@@ -38,8 +38,12 @@ ENCODE = msgspec.json.encode
 @given(events(), st.sampled_from(["nsa2008", "naspa2024"]), st.booleans())
 def test_deterministic(event, ruleset, one_third):
     players, games = event
-    first = engine(ruleset).rate_event(event_input(players, games, ruleset=ruleset, one_third=one_third))
-    second = engine(ruleset).rate_event(event_input(players, games, ruleset=ruleset, one_third=one_third))
+    first = engine(ruleset).rate_event(
+        event_input(players, games, ruleset=ruleset, one_third=one_third)
+    )
+    second = engine(ruleset).rate_event(
+        event_input(players, games, ruleset=ruleset, one_third=one_third)
+    )
     assert ENCODE(first) == ENCODE(second)
 
 
@@ -60,10 +64,16 @@ def test_order_of_the_games_does_not_matter(event, rng):
 def test_byes_change_no_rating(event, data):
     players, games = event
     ids = list(players)
-    byes = data.draw(st.lists(st.tuples(st.integers(1, 16), st.sampled_from(ids), SCORES), min_size=1, max_size=6))
+    byes = data.draw(
+        st.lists(
+            st.tuples(st.integers(1, 16), st.sampled_from(ids), SCORES), min_size=1, max_size=6
+        )
+    )
     plain = rate(players, games, rounds=16)
     with_byes = rate(players, games, rounds=16, byes=byes)
-    assert {p: r.new_rating for p, r in plain.items()} == {p: r.new_rating for p, r in with_byes.items()}
+    assert {p: r.new_rating for p, r in plain.items()} == {
+        p: r.new_rating for p, r in with_byes.items()
+    }
 
 
 @st.composite

@@ -7,13 +7,13 @@ exp() values were taken with a pocket calculator (math.exp) and are written out.
 from __future__ import annotations
 
 import pytest
-
 from naspa_support import engine, rate
+
 from service.engine.contract import EngineRejection
 from service.engine.naspa.expected import expected_wins
+from service.engine.naspa.newcomers import Newcomer
 from service.engine.naspa.rated import band_walk, multiplier
 from service.engine.naspa.segments import segment_rounds
-from service.engine.naspa.newcomers import Newcomer
 
 # --- N1: expected wins -------------------------------------------------------------
 
@@ -260,13 +260,19 @@ def test_no_rating_periods():
     from schemas.records import PoolState
 
     with pytest.raises(EngineRejection) as err:
-        engine().close_period(PeriodClosed(system="naspa", period="2024-01"), {}, PoolState(system="naspa", pool="nwl"))
+        engine().close_period(
+            PeriodClosed(system="naspa", period="2024-01"),
+            {},
+            PoolState(system="naspa", pool="nwl"),
+        )
     assert err.value.reason == "unratable" and err.value.path == "$.system"
 
 
 # --- Segments through the engine ---------------------------------------------------
 
-EIGHTEEN = [(n, "A", "B", 1 if n in (1, 2, 3, 4, 5, 10, 11, 12, 13, 14) else 0) for n in range(1, 19)]
+EIGHTEEN = [
+    (n, "A", "B", 1 if n in (1, 2, 3, 4, 5, 10, 11, 12, 13, 14) else 0) for n in range(1, 19)
+]
 
 
 @pytest.mark.parametrize("ruleset, a_rating", [("nsa2008", 1525), ("naspa2024", 1521)])
@@ -282,7 +288,12 @@ def test_eighteen_rounds_two_segments(ruleset, a_rating):
     r = rate({"A": (1500, 45), "B": (1500, 100)}, EIGHTEEN, ruleset=ruleset)
     assert (r["A"].new_rating, r["B"].new_rating) == (a_rating, 1484)
     first, second = r["A"].details.segments
-    assert (first.first_round, first.last_round, first.old_rating, first.new_rating) == (1, 9, 1500, 1515)
+    assert (first.first_round, first.last_round, first.old_rating, first.new_rating) == (
+        1,
+        9,
+        1500,
+        1515,
+    )
     assert (second.first_round, second.last_round, second.old_rating) == (10, 18, 1515)
     assert second.career_games == (45 if ruleset == "nsa2008" else 54)
     assert r["A"].details.multipliers == ([30, 30] if ruleset == "nsa2008" else [30, 20])
@@ -314,7 +325,12 @@ def test_csw_first_event_starts_from_nwl_rating_with_career_games_at_zero():
     # S: CSW unrated, NWL 1600 (300 NWL games): starts at 1600 with g = 0 (m = 30).
     # S beats T (CSW 1600, g=100): S 1600 + 15 = 1615, Acc = 15 - 5 = 10 -> 1625;
     # T: 1600 - 10 + 10/20 = 1590.5 -> 1591.
-    r = rate({"S": (None, 0), "T": (1600, 100)}, [(1, "S", "T", 1)], ruleset="naspa-csw", seeds={"S": 1600})
+    r = rate(
+        {"S": (None, 0), "T": (1600, 100)},
+        [(1, "S", "T", 1)],
+        ruleset="naspa-csw",
+        seeds={"S": 1600},
+    )
     assert (r["S"].old_rating, r["S"].new_rating, r["T"].new_rating) == (1600, 1625, 1591)
     assert r["S"].details.seeded_from == "nwl" and r["S"].details.multipliers == [30]
     assert (r["S"].old_status, r["S"].status, r["S"].games) == ("unrated", "established", 1)
@@ -323,7 +339,12 @@ def test_csw_first_event_starts_from_nwl_rating_with_career_games_at_zero():
 def test_csw_player_without_nwl_rating_is_a_newcomer_and_no_floor():
     # U has neither: a newcomer; loses to V (CSW 1500, g=100): w = 5% x 1 = 0.05,
     # search -> 577 (see newcomer tests), floor 500 no effect, cap 1500 + 0 -> 577.
-    r = rate({"U": (None, 0), "V": (1500, 100)}, [(1, "V", "U", 1)], ruleset="naspa-csw", seeds={"V": 1900})
+    r = rate(
+        {"U": (None, 0), "V": (1500, 100)},
+        [(1, "V", "U", 1)],
+        ruleset="naspa-csw",
+        seeds={"V": 1900},
+    )
     assert r["U"].new_rating == 577 and r["U"].details.seeded_from is None
     # V has a CSW rating: the NWL seed is ignored.
     assert r["V"].old_rating == 1500 and r["V"].details.seeded_from is None

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-
 # --- Basics (N1) -----------------------------------------------------------------
+
 
 def expected(r: float, o: float) -> float:
     """N1: E(r, o) = 1 / (1 + exp(-0.0031879 (r - o))), no clamp."""
@@ -45,6 +45,7 @@ class RResult:
 
 # --- Segments ----------------------------------------------------------------------
 
+
 def segments(rounds: int) -> list[tuple[int, int]]:
     """0-based inclusive round ranges of the event's segments (n0 = R - 1)."""
     n0 = rounds - 1
@@ -58,6 +59,7 @@ def segments(rounds: int) -> list[tuple[int, int]]:
 
 
 # --- Multipliers and the band walk (N5) -------------------------------------------
+
 
 def multiplier(g: int, r: float) -> int:
     if r < 1800:
@@ -97,6 +99,7 @@ TIE = 1e-9
 
 # --- Newcomers (seed, N2-N4) --------------------------------------------------------
 
+
 def _adjusted_wins(w: float, n: int) -> float:
     if w == 0:
         return 0.05 * n
@@ -118,7 +121,7 @@ def _binary_search(ipr) -> int:
     return mid
 
 
-def rate_newcomers(
+def rate_newcomers(  # noqa: C901
     pre: dict[str, float | None], games: list[RGame], trace: list | None = None
 ) -> tuple[dict[str, float], dict]:
     """pre: pre-segment rating of every player (None = newcomer). games: the segment's
@@ -192,7 +195,8 @@ def rate_newcomers(
 
 # --- One segment ----------------------------------------------------------------------
 
-def rate_segment(
+
+def rate_segment(  # noqa: C901
     pre: dict[str, int | None],
     career: dict[str, int],
     games: list[RGame],
@@ -275,6 +279,7 @@ def rate_segment(
 
 # --- Whole event ------------------------------------------------------------------------
 
+
 def rate_event(
     players: dict[str, tuple[int | None, int]],
     games: list[RGame],
@@ -304,6 +309,6 @@ def rate_event(
                 career[p] += info["counts"][p]
         cur = new
     out = {}
-    for p, (r, g) in players.items():
+    for p, (_r, g) in players.items():
         out[p] = RResult(cur[p], last_unrounded[p], g + total[p], total[p], out_seg[p])
     return out

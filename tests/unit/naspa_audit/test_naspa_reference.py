@@ -41,7 +41,17 @@ def events(draw):
     ids = [f"p{i}" for i in range(n)]
     players = {}
     seeds = {}
-    mix = draw(st.sampled_from([["new", "rated", "rated"], ["new", "rated", "rated"], ["rated"], ["new"], ["new", "new", "rated"]]))
+    mix = draw(
+        st.sampled_from(
+            [
+                ["new", "rated", "rated"],
+                ["new", "rated", "rated"],
+                ["rated"],
+                ["new"],
+                ["new", "new", "rated"],
+            ]
+        )
+    )
     lopsided = draw(st.integers(0, 3)) == 0  # the stronger (by a drawn strength) always wins
     strength = {pid: draw(st.integers(0, 5)) for pid in ids}
     for pid in ids:
@@ -61,7 +71,9 @@ def events(draw):
         for _ in range(k):
             a, b = draw(st.lists(st.sampled_from(ids), min_size=2, max_size=2, unique=True))
             if lopsided:
-                score = 1.0 if strength[a] > strength[b] else 0.5 if strength[a] == strength[b] else 0.0
+                score = (
+                    1.0 if strength[a] > strength[b] else 0.5 if strength[a] == strength[b] else 0.0
+                )
             else:
                 score = draw(st.sampled_from([1.0, 0.0, 1.0, 0.0, 0.5]))
             forfeit = draw(st.integers(0, 14)) == 0
@@ -70,7 +82,9 @@ def events(draw):
             byes.append((rnd, draw(st.sampled_from(ids)), draw(st.sampled_from([1.0, 0.5, 0.0]))))
     if all(g.forfeit for g in games):  # an event without a rated game is refused (see below)
         a, b = draw(st.lists(st.sampled_from(ids), min_size=2, max_size=2, unique=True))
-        games.append(ref.RGame(draw(st.integers(1, rounds)), a, b, draw(st.sampled_from([1.0, 0.5, 0.0]))))
+        games.append(
+            ref.RGame(draw(st.integers(1, rounds)), a, b, draw(st.sampled_from([1.0, 0.5, 0.0])))
+        )
     one_third = draw(st.integers(0, 4)) == 0
     statuses = {pid: draw(st.sampled_from(["established", "provisional"])) for pid in ids}
     return ruleset, players, seeds, rounds, games, byes, one_third, statuses
@@ -97,18 +111,27 @@ def run_engine(ruleset, players, seeds, rounds, games, byes, one_third, statuses
         if r is None:
             records[pid] = PlayerRecord(system="naspa", pool=pool, id=pid)
         else:
-            records[pid] = PlayerRecord(system="naspa", pool=pool, id=pid, rating=r, status=statuses[pid], games=g)
+            records[pid] = PlayerRecord(
+                system="naspa", pool=pool, id=pid, rating=r, status=statuses[pid], games=g
+            )
     seed_records = {}
     if ruleset == "naspa-csw":
         for pid in players:
             if pid in seeds:
                 r, g = seeds[pid]
-                seed_records[pid] = PlayerRecord(system="naspa", pool="nwl", id=pid, rating=r, status=statuses[pid], games=g)
+                seed_records[pid] = PlayerRecord(
+                    system="naspa", pool="nwl", id=pid, rating=r, status=statuses[pid], games=g
+                )
             else:
                 seed_records[pid] = PlayerRecord(system="naspa", pool="nwl", id=pid)
     engine = REGISTRY.get("naspa", ruleset)
     return engine.rate_event(
-        EventInput(event=event, records=records, pool=PoolState(system="naspa", pool=pool), seed_records=seed_records)
+        EventInput(
+            event=event,
+            records=records,
+            pool=PoolState(system="naspa", pool=pool),
+            seed_records=seed_records,
+        )
     )
 
 
@@ -144,7 +167,9 @@ def _check(out, want):
             assert len(segs) == len(w.segments), ctx
             for s_eng, s_ref in zip(segs, w.segments):
                 if s_eng.unrounded_rating is not None and s_ref is not None:
-                    assert abs(s_eng.unrounded_rating - s_ref) <= WRITTEN, ctx + f" segment {s_eng.first_round}"
+                    assert abs(s_eng.unrounded_rating - s_ref) <= WRITTEN, (
+                        ctx + f" segment {s_eng.first_round}"
+                    )
         elif w.unrounded is not None and eng_unr is not None:
             assert abs(eng_unr - w.unrounded) <= WRITTEN, ctx
         assert g.new_rating == w.rating, ctx
@@ -170,7 +195,9 @@ def _new_ratings(case):
     return {r.id: r.new_rating for r in out.results}
 
 
-@pytest.mark.parametrize("ruleset, x_rating", [("nsa2008", 815), ("naspa2024", 714), ("naspa-csw", 714)])
+@pytest.mark.parametrize(
+    "ruleset, x_rating", [("nsa2008", 815), ("naspa2024", 714), ("naspa-csw", 714)]
+)
 def test_floor_of_one_before_feedback(ruleset, x_rating):
     # y (300, g 0, m 30) beats x (300, g 60, m 20) 40 times in rounds 1-15; z draws y once.
     # y: earned 40.5, expected 20 + E(300, 1000) = 20 + 1 / (1 + exp(2.23153)) = 20.09695,
@@ -179,7 +206,16 @@ def test_floor_of_one_before_feedback(ruleset, x_rating):
     # x: 300 - 20 x 20 = -100 -> nsa2008 floor 1 before feedback -> 815.18 -> 815;
     # naspa2024 / naspa-csw (no floor): -100 + 814.18 = 714.18 -> 714.
     games = [G(1 + i % 15, "y", "x", 1.0) for i in range(40)] + [G(1, "z", "y", 0.5)]
-    case = (ruleset, {"x": (300, 60), "y": (300, 0), "z": (1000, 10)}, {}, 15, games, [], False, EST)
+    case = (
+        ruleset,
+        {"x": (300, 60), "y": (300, 0), "z": (1000, 10)},
+        {},
+        15,
+        games,
+        [],
+        False,
+        EST,
+    )
     assert _new_ratings(case)["x"] == x_rating
 
 
@@ -207,7 +243,16 @@ def test_engine_refuses_an_event_without_a_rated_game():
     # unratable (a service choice, not a rating figure).
     from service.engine.contract import EngineRejection
 
-    case = ("nsa2008", {"x": (1500, 10), "y": (None, 0)}, {}, 1, [G(1, "x", "y", 1.0, True)], [], False, EST)
+    case = (
+        "nsa2008",
+        {"x": (1500, 10), "y": (None, 0)},
+        {},
+        1,
+        [G(1, "x", "y", 1.0, True)],
+        [],
+        False,
+        EST,
+    )
     with pytest.raises(EngineRejection):
         run_engine(*case)
 
@@ -224,8 +269,14 @@ def test_float_tie_in_the_binary_search_is_decided_as_exact_arithmetic_does():
     # the engine and the reference alike (1122.92 and 1122.90 when each followed its own
     # noise); 1123 published in every case.
     games = [
-        G(1, "p6", "p4", 0.0), G(3, "p7", "p6", 1.0), G(5, "p6", "p5", 1.0), G(6, "p3", "p0", 0.5),
-        G(9, "p3", "p5", 1.0), G(12, "p5", "p3", 0.0), G(12, "p5", "p6", 0.0), G(15, "p0", "p3", 0.5),
+        G(1, "p6", "p4", 0.0),
+        G(3, "p7", "p6", 1.0),
+        G(5, "p6", "p5", 1.0),
+        G(6, "p3", "p0", 0.5),
+        G(9, "p3", "p5", 1.0),
+        G(12, "p5", "p3", 0.0),
+        G(12, "p5", "p6", 0.0),
+        G(15, "p0", "p3", 0.5),
     ]
     players = {f"p{i}": (None, 0) for i in range(8)}
     case = ("nsa2008", players, {}, 15, games, [], False, {p: "established" for p in players})
@@ -244,17 +295,35 @@ def test_first_csw_event_restarts_career_games():
     import datetime as dt
 
     ev = EventFinished(
-        event_id="csw-1", system="naspa", name="csw", start_date=dt.date(2025, 1, 1), end_date=dt.date(2025, 1, 1),
-        rounds=1, players=[PlayerRef(id="x"), PlayerRef(id="y")], games=[Game(round=1, a="x", b="y", score=1.0)],
-        pool="csw", ruleset="naspa-csw",
+        event_id="csw-1",
+        system="naspa",
+        name="csw",
+        start_date=dt.date(2025, 1, 1),
+        end_date=dt.date(2025, 1, 1),
+        rounds=1,
+        players=[PlayerRef(id="x"), PlayerRef(id="y")],
+        games=[Game(round=1, a="x", b="y", score=1.0)],
+        pool="csw",
+        ruleset="naspa-csw",
     )
     records = {
         "x": PlayerRecord(system="naspa", pool="csw", id="x", games=60),
-        "y": PlayerRecord(system="naspa", pool="csw", id="y", rating=1500, status="established", games=60),
+        "y": PlayerRecord(
+            system="naspa", pool="csw", id="y", rating=1500, status="established", games=60
+        ),
     }
-    seeds = {"x": PlayerRecord(system="naspa", pool="nwl", id="x", rating=1500, status="established", games=100)}
+    seeds = {
+        "x": PlayerRecord(
+            system="naspa", pool="nwl", id="x", rating=1500, status="established", games=100
+        )
+    }
     out = REGISTRY.get("naspa", "naspa-csw").rate_event(
-        EventInput(event=ev, records=records, pool=PoolState(system="naspa", pool="csw"), seed_records=seeds)
+        EventInput(
+            event=ev,
+            records=records,
+            pool=PoolState(system="naspa", pool="csw"),
+            seed_records=seeds,
+        )
     )
     got = {r.id: r.new_rating for r in out.results}
     assert got == {"x": 1525, "y": 1491}
@@ -267,7 +336,15 @@ def test_exact_ties_are_decided_as_exact_arithmetic_does(high, low):
     := 1500, the search goes on in [0, 1500] and the last mid probed is 1499. In IEEE
     floats E(1500, 1524) + E(1500, 1476) = 1 - 1.1e-16, which the engine used to read as
     negative (low end := 1500, result 1501); within the 1e-9 tie it is not negative."""
-    case = ("nsa2008", {"n": (None, 0), "a": (high, 60), "b": (low, 60)}, {}, 2,
-            [G(1, "n", "a", 1.0), G(2, "n", "b", 0.0)], [], False, {p: "established" for p in "nab"})
+    case = (
+        "nsa2008",
+        {"n": (None, 0), "a": (high, 60), "b": (low, 60)},
+        {},
+        2,
+        [G(1, "n", "a", 1.0), G(2, "n", "b", 0.0)],
+        [],
+        False,
+        {p: "established" for p in "nab"},
+    )
     out = compare(case)
     assert {r.id: r for r in out.results}["n"].new_rating == 1499
