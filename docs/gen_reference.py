@@ -193,7 +193,23 @@ def contract_parts() -> dict[str, list[str]]:
     objects_part: list[str] = []
     for name in sorted(nested):
         objects_part += objects.section(name, nested[name])
-    return {"messages": messages[:-1], "objects": objects_part[:-1]}
+    return {
+        "messages": messages[:-1],
+        "objects": objects_part[:-1],
+        "reasons": table(["reason", "when"], [[code(r), cell(w)] for r, w in reasons()]),
+    }
+
+
+def reasons() -> list[tuple[str, str]]:
+    """The rejection reasons with the comment each has in schemas/rejected.py's `Reason`."""
+    import schemas.rejected
+
+    source = Path(schemas.rejected.__file__).read_text(encoding="utf-8")
+    literal = source[source.index("Reason = Literal[") : source.index("\n]", source.index("Reason = "))]
+    found = re.findall(r'^\s+"(\w+)",\s+#\s*(.+)$', literal, re.M)
+    if [name for name, _ in found] != list(schemas.rejected.REASONS):
+        raise SystemExit("schemas/rejected.py: every Reason needs its comment, on its own line")
+    return found
 
 
 def cli_parts() -> dict[str, list[str]]:
@@ -326,11 +342,16 @@ def http_parts() -> dict[str, list[str]]:
     from service.web.app import create_app
     from service.web.openapi import document
 
-    in_contract = {name for message in MESSAGES for name in schema_of(message)["$defs"]}
+    in_contract: dict[str, str] = {}  # object -> its anchor on the contract page
+    for message in MESSAGES:
+        message_schema = schema_of(message)
+        root = message_schema["$ref"].rsplit("/", 1)[1]
+        for name in message_schema["$defs"]:
+            in_contract[name] = anchor(message if name == root else name)
     spec = document(create_app(reads=object(), health=None, metrics=None))  # type: ignore[arg-type]
     schemas = spec["components"]["schemas"]
     objects = Objects(
-        lambda name: f"contract.md#{anchor(name)}" if name in in_contract else f"#{anchor(name)}"
+        lambda name: f"contract.md#{in_contract[name]}" if name in in_contract else f"#{anchor(name)}"
     )
     endpoints: list[str] = []
     for path, operations in spec["paths"].items():
@@ -372,7 +393,7 @@ def http_parts() -> dict[str, list[str]]:
     shared = sorted(name for name in schemas if name in in_contract)
     answers_part += [
         "The other objects of the answers are those of the wire contract: "
-        + ", ".join(f"[`{name}`](contract.md#{anchor(name)})" for name in shared)
+        + ", ".join(f"[`{name}`](contract.md#{in_contract[name]})" for name in shared)
         + "."
     ]
     return {
