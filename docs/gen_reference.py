@@ -39,8 +39,8 @@ USAGE_WIDTH = "100"  # argparse wraps usage lines at $COLUMNS: fixed, so the pag
 
 
 def code(text: object) -> str:
-    """`text` as inline code that a table cell can hold (a `|` would end the cell)."""
-    body = str(text).replace("|", "\\|")
+    """`text` as inline code (a `|` inside a code span does not end a table cell)."""
+    body = str(text)
     fence = "``" if "`" in body else "`"
     pad = " " if fence == "``" else ""
     return f"{fence}{pad}{body}{pad}{fence}"
@@ -205,7 +205,9 @@ def reasons() -> list[tuple[str, str]]:
     import schemas.rejected
 
     source = Path(schemas.rejected.__file__).read_text(encoding="utf-8")
-    literal = source[source.index("Reason = Literal[") : source.index("\n]", source.index("Reason = "))]
+    literal = source[
+        source.index("Reason = Literal[") : source.index("\n]", source.index("Reason = "))
+    ]
     found = re.findall(r'^\s+"(\w+)",\s+#\s*(.+)$', literal, re.M)
     if [name for name, _ in found] != list(schemas.rejected.REASONS):
         raise SystemExit("schemas/rejected.py: every Reason needs its comment, on its own line")
@@ -351,7 +353,9 @@ def http_parts() -> dict[str, list[str]]:
     spec = document(create_app(reads=object(), health=None, metrics=None))  # type: ignore[arg-type]
     schemas = spec["components"]["schemas"]
     objects = Objects(
-        lambda name: f"contract.md#{in_contract[name]}" if name in in_contract else f"#{anchor(name)}"
+        lambda name: (
+            f"contract.md#{in_contract[name]}" if name in in_contract else f"#{anchor(name)}"
+        )
     )
     endpoints: list[str] = []
     for path, operations in spec["paths"].items():

@@ -453,7 +453,7 @@ def _queue_member_changes(pipe: Any, key: str, changes: Any) -> None:
 
 
 def xadd(client: Any, stream: str, data: bytes) -> Any:
-    """Append one message as plain JSON in `__data__` (the wire contract)."""
+    """Append one message as plain JSON in `__data__` (the wire contract, docs/reference/contract.md)."""
     return client.xadd(stream, {DATA_FIELD: data})
 
 
