@@ -1,7 +1,8 @@
 """The rating service's wire contract (v1): msgspec Structs for every message and record.
 
 Importable on its own by downstream services; JSON Schemas generated from these types are
-committed under `schemas/json/`.
+committed under `schemas/json/`; the wire contract page of the docs
+(docs/reference/contract.md) is made from them.
 """
 
 from schemas.cfc import CfcDetails, CfcOpponentValue, CfcState

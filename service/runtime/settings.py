@@ -326,7 +326,7 @@ def _convert(field: str, raw: str) -> object:
 
 
 def describe() -> str:
-    """The environment variables, for `serve --help` and the README."""
+    """The environment variables, for `serve --help` (docs/reference/settings.md is made from SETTINGS)."""
     lines = ["environment variables:"]
     for s in SETTINGS:
         lines.append(f"  {' / '.join(s.names):<34} {s.help} (default: {s.default})")

@@ -3,28 +3,9 @@
 Every key of one input stream shares its slot: the keys are prefixed by the stream's name
 when it carries a hash tag (`{fide.standard}:events.finished`, the domains layout of
 partitions.py), else by `{<stream>}` (the stream's own key hashes to the same slot), so one
-MULTI/EXEC covers them on Redis Cluster too. Below, {S} is that prefix:
-
-    {S}:cursor                       string  id of the last input entry whose effect is committed
-    {S}:players:<system>:<pool>      hash    player id -> player.record/v1 JSON (the read model)
-    {S}:pools                        hash    "<system>:<pool>" -> pool state JSON (closed periods)
-    {S}:markers                      hash    "event:<event_id>" / "period:..." -> content digest
-    {S}:attempts                     hash    entry id -> failed attempts (poison detection)
-    {S}:events                       hash    event id -> archived event (MessagePack: order key,
-                                             content, revision, digest of its last results)
-    {S}:timeline:<domain>            zset    the domain's events in date order (lex: key + event id)
-    {S}:history:<system>:<pool>:<id> zset    the player's record before each event (lex: key + record)
-
-The read model (service/readmodel.py), written in the same commit:
-
-    {S}:results                      hash    event id -> the last ratings.updated/v1 published for it (MessagePack)
-    {S}:entries:<system>:<pool>:<id> hash    event id (or list/<period>) -> key + the player's history line
-    {S}:ranking:<system>:<pool>      zset    the pool's list: player id, score -rating (unrated last)
-    {S}:names:<system>:<pool>        zset    name index (lex: word \0 id)
-    {S}:catalog                      hash    "<system>:<pool>" -> time (ms) of the input entry last applied to it
-
-(service/timeline.py: order keys and encodings; domains are pools, or pools that read
-each other such as NASPA's nwl and csw.)
+MULTI/EXEC covers them on Redis Cluster too. The keys, their types and contents:
+`key_layout` below (the Redis keys page of the docs, docs/reference/keys.md, is made from it;
+service/timeline.py: order keys and encodings).
 
 The output and dead-letter streams are written in the same transaction: the domains layout
 names them with the partition's hash tag; in the single layout on a cluster, name them with
@@ -96,6 +77,94 @@ class StreamKeys:
 
     def names(self, system: str, pool: str) -> str:
         return f"{self._names}:{system}:{pool}"
+
+
+class KeyDoc(msgspec.Struct, frozen=True):
+    """One Redis key: its name (with <placeholders>), its type and what it holds."""
+
+    name: str
+    type: str
+    content: str
+
+
+def key_layout(stream: str) -> tuple[KeyDoc, ...]:
+    """Every key of input stream `stream`, named by StreamKeys and StreamLease (<system>,
+    <pool>, <id> and <domain> in place of their values), with its type and content: the
+    table of docs/reference/keys.md (docs/gen_reference.py)."""
+    from service.runtime.leases import StreamLease
+
+    k = StreamKeys(stream)
+    lease = StreamLease(stream)
+    sp, spi = ("<system>", "<pool>"), ("<system>", "<pool>", "<id>")
+    return (
+        KeyDoc(k.cursor, "string", "id of the last input entry whose effect is committed"),
+        KeyDoc(k.players(*sp), "hash", "player id -> `player.record/v1` JSON"),
+        KeyDoc(k.pools, "hash", "`<system>:<pool>` -> pool state JSON (closed FIDE periods)"),
+        KeyDoc(
+            k.markers,
+            "hash",
+            "`event:<event_id>` / `period:<system>:<pool>:<period>` -> content digest",
+        ),
+        KeyDoc(k.attempts, "hash", "entry id -> attempts not yet committed (poison detection)"),
+        KeyDoc(
+            k.events,
+            "hash",
+            "event id -> the archived event (MessagePack: order key, current content, revision, "
+            "digest of its last results)",
+        ),
+        KeyDoc(
+            k.timeline("<domain>"),
+            "sorted set",
+            "the domain's events in date order (lexicographic members: order key + event id)",
+        ),
+        KeyDoc(
+            k.history(*spi),
+            "sorted set",
+            "the player's record before each of their events (order key + packed record)",
+        ),
+        KeyDoc(
+            k.results,
+            "hash",
+            "event id -> the last `ratings.updated/v1` published for it (MessagePack)",
+        ),
+        KeyDoc(
+            k.entries(*spi),
+            "hash",
+            "event id (or `list/<period>`) -> order key + the player's history line (MessagePack)",
+        ),
+        KeyDoc(
+            k.ranking(*sp),
+            "sorted set",
+            "player id, score minus the rating (unrated players: 1,000,000): the ranked list",
+        ),
+        KeyDoc(
+            k.names(*sp),
+            "sorted set",
+            "`word \\0 id` for each word of a player's name (case and accents folded): the search",
+        ),
+        KeyDoc(
+            k.catalog,
+            "hash",
+            "`<system>:<pool>` -> time (ms) of the last input entry (or import) that changed the pool",
+        ),
+        KeyDoc(
+            lease.key,
+            "string",
+            "`<token> <consumer>`, expiring after RATING_LEASE_MS: the replica that owns the stream",
+        ),
+        KeyDoc(
+            lease.fence_key,
+            "string",
+            "the same value without expiry, written only when a lease is taken (every commit "
+            "WATCHes it)",
+        ),
+        KeyDoc(lease.token_key, "string", "the fencing token counter (INCR on every acquisition)"),
+        KeyDoc(
+            lease.replicas_key,
+            "sorted set",
+            "consumer -> heartbeat expiry (ms): the live replicas",
+        ),
+    )
 
 
 def entry_order(entry_id: str) -> tuple[int, int]:
@@ -384,7 +453,7 @@ def _queue_member_changes(pipe: Any, key: str, changes: Any) -> None:
 
 
 def xadd(client: Any, stream: str, data: bytes) -> Any:
-    """Append one message as plain JSON in `__data__` (the wire contract)."""
+    """Append one message as plain JSON in `__data__` (the wire contract, docs/reference/contract.md)."""
     return client.xadd(stream, {DATA_FIELD: data})
 
 
