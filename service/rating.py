@@ -1,5 +1,5 @@
 """The use case shared by the service and the offline `rate` command: apply one input
-message to a pool's state, by the engines' rules, in date order (design "Order (v1.1)").
+message to a pool's state, by the engines' rules, in date order (docs/design/guarantees.md "Order").
 
 An event that arrives in date order is rated at the end of its domain's timeline. A late
 event, a correction or a withdrawal re-rates from its place: the same engines' fold run
@@ -661,7 +661,7 @@ class MemoryLedger:
         source_id: str,
         max_cascade: int,
     ) -> tuple[list[RatingsUpdated], int]:
-        """Re-rate from the earliest place the change touches (design "Order (v1.1)").
+        """Re-rate from the earliest place the change touches (docs/design/guarantees.md "Order").
 
         Walk the domain's events from there in date order, with `dirty` holding each player
         whose state differs from the stored one. An event is re-rated when it is the changed

@@ -1,4 +1,4 @@
-"""Date order (design "Order (v1.1)"): the keys that put a pool's events in order, and the
+"""Date order (docs/design/guarantees.md "Order"): the keys that put a pool's events in order, and the
 compact encodings of what the service keeps so that it can re-rate from any point.
 
 - An **ordering domain** is the set of pools whose events form one sequence: one pool, or

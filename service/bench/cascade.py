@@ -1,4 +1,4 @@
-"""The bench of date order (design "Order (v1.1)"): what the service keeps per event and per
+"""The bench of date order (docs/design/guarantees.md "Order"): what the service keeps per event and per
 player-event, and how long a correction at the start of a long history takes.
 
 - **Archive**: a stream of two-player events only; Redis bytes (MEMORY USAGE) of the archive

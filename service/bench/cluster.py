@@ -1,5 +1,5 @@
 """One partition on a Redis Cluster against the same on a standalone server, for
-`rating-service bench` (README "Redis Cluster"; target: the cluster at least 0.9x).
+`rating-service bench` (docs/design/decisions.md, D11; target: the cluster at least 0.9x).
 
 Three ways of committing, measured in turn (standalone, cluster, cluster pipeline, then
 again, `runs` times: alternated, so that the machine's drift hits all three alike), medians:

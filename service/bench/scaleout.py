@@ -1,6 +1,7 @@
-"""Scale-out, part of `rating-service bench` (README "Replicas: one owner per input stream",
-"Performance"): what a second replica adds, on one partition and on two busy partitions,
-and the CPU each event costs the service and Redis.
+"""Scale-out, part of `rating-service bench` (docs/performance.md;
+docs/design/guarantees.md "Replicas: one owner per input stream"): what a second replica
+adds, on one partition and on two busy partitions, and the CPU each event costs the service
+and Redis.
 
 Every run starts real `rating-service serve` processes (RATING_HTTP_PORT=0, one
 RATING_CONSUMER each) on fresh streams, fills each busy partition's store with `players`

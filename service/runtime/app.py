@@ -19,7 +19,7 @@ ServiceFailed (one line, exit 1) for what retrying cannot fix. The subscribers' 
 are taken before FastStream's loop sees them (`_guard_reads`): an outage is logged once per
 change of state (OutageLog), a lost consumer group is created again at the applied cursor.
 
-On a Redis Cluster (README "Redis Cluster"; asked of the server, runtime/connection.py) the
+On a Redis Cluster (docs/operations/partitions.md; asked of the server, runtime/connection.py) the
 broker is FastStream's RedisClusterBroker, the client redis-py's cluster client, and each
 commit runs on the partition's slot owner; a layout whose commits would span slots is
 refused at start-up. A server that does not answer yet is taken for standalone (the HTTP

@@ -1,4 +1,4 @@
-"""Connecting to Redis, standalone or Redis Cluster (README "Redis Cluster").
+"""Connecting to Redis, standalone or Redis Cluster (docs/operations/partitions.md "Redis Cluster").
 
 Which one is asked of the server, so that the same URL (any node of a cluster) works for the
 service and every command: `CLUSTER INFO` answers on a cluster node; a standalone server says
@@ -19,7 +19,7 @@ Transactions (`on_owner`) run on that owner: every commit's keys are one partiti
 one slot (partitions.py), and a plain client's WATCH / reads / MULTI / EXEC cost what they
 cost on a standalone server. redis-py's own cluster transaction pipeline (8.1,
 `TransactionStrategy.execute_command`) runs a thread and an event loop per queued command:
-2.7-4x a commit's time (README "Redis Cluster", measured by `rating-service bench`).
+2.7-4x a commit's time (docs/design/decisions.md, D11; measured by `rating-service bench`).
 
 A slot that moves (MOVED, ASK, TRYAGAIN), a cluster that is down or a master that fails
 over (CLUSTERDOWN, a connection error, READONLY from a demoted master) makes the
@@ -79,7 +79,7 @@ BACKOFF_FIRST, BACKOFF_MAX = 0.01, 0.5
 
 ACL_HINT = (
     "the ACL user may not run CLUSTER INFO, which tells a Redis Cluster from a standalone server: "
-    "add +cluster|info to its rule (README, Security)"
+    "add +cluster|info to its rule (docs/operations/security.md)"
 )
 
 

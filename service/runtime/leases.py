@@ -1,5 +1,5 @@
 """One active owner per input stream: renewable leases in Redis with a fencing token
-(design: "Processing guarantees"; README "Replicas: one owner per input stream").
+(docs/design/guarantees.md "Replicas: one owner per input stream").
 
 Keys, under the stream's key prefix ({S}, store.StreamKeys: the stream's slot):
 

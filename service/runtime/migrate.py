@@ -1,5 +1,5 @@
 """Moving a store rated in the single layout into the domains layout's partitions
-(`rating-service migrate-partitions`; README "Partitions").
+(`rating-service migrate-partitions`; docs/operations/partitions.md "Moving to the domains layout").
 
 Every key of the old input stream's store goes to the partition of its pool or domain:
 the records, histories, history lines, rankings and name indexes (by the key's pool), the

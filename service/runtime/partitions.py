@@ -1,5 +1,5 @@
 """Partitions: the ordering domains' input streams, and where each message goes
-(design: "Partitions"; README "Partitions and replicas").
+(docs/operations/partitions.md "Partitions").
 
 A partition is one input stream with its own applied cursor, store, lease, and output and
 dead-letter streams, all under one hash tag (one Redis Cluster slot), so that every commit
@@ -126,7 +126,7 @@ def key_prefix(stream: str) -> str:
 def cluster_problem(layout: Layout) -> str | None:
     """On a Redis Cluster, why the layout cannot run (None when it can): a partition's commit
     writes its output and dead-letter streams with its keys, in one MULTI/EXEC, so they must
-    hash to the input stream's slot (README "Redis Cluster")."""
+    hash to the input stream's slot (docs/operations/partitions.md "Redis Cluster")."""
     from redis.crc import key_slot
 
     for partition in layout.partitions:

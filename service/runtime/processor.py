@@ -1,4 +1,4 @@
-"""Applying one input stream in order, exactly once (design: "Processing guarantees").
+"""Applying one input stream in order, exactly once (docs/design/guarantees.md).
 
 Each input stream has an applied cursor. A replica handed entries applies, in stream order,
 the entries after the cursor (read with XRANGE) until the cursor has passed them; entries
