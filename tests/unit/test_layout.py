@@ -1,4 +1,4 @@
-"""The rules of the package layout (README "Where things are"), checked on the source.
+"""The rules of the package layout (docs/design/architecture.md "Where things are"), checked on the source.
 
 Every `import` and `from ... import` of the project's modules (module level and inside
 functions alike) is read with `ast`, so a lazy import inside a function counts too.
@@ -222,9 +222,9 @@ def test_import_checks_in_a_fresh_interpreter(code):
 
 
 def test_readme_map_matches_the_tree():
-    """Every folder and module the README's map names exists, and every subpackage of
+    """Every folder and module the architecture page's map names exists, and every subpackage of
     service/ is on the map."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "design" / "architecture.md").read_text(encoding="utf-8")
     section = text.split("## Where things are", 1)[1].split("\n## ", 1)[0]
     named = {
         cell.strip("`")
