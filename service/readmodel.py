@@ -1,4 +1,4 @@
-"""The read model: what websites ask for (README "For websites"), kept from the published
+"""The read model: what websites ask for (docs/guides/websites.md), kept from the published
 messages so that it always says what the last messages say.
 
 - A player's **history** in a pool holds, per rated event, the player's line of the last

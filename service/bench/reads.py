@@ -1,4 +1,4 @@
-"""The read side's figures (README "For websites"), part of `rating-service bench`.
+"""The read side's figures (docs/guides/websites.md), part of `rating-service bench`.
 
 - A pool of `players` CFC players whose histories hold `player_events` lines in all, written
   straight into the read model's keys (what the service's commits would have written for

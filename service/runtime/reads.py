@@ -1,4 +1,4 @@
-"""The read side's queries (README "For websites"): pools, ranked lists, players, histories
+"""The read side's queries (docs/guides/websites.md): pools, ranked lists, players, histories
 and events, from the read model the commits keep (service/readmodel.py, runtime/store.py).
 
 Read-only and fast: each answer is one or two pipelined round trips to Redis, whatever the

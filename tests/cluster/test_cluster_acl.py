@@ -1,4 +1,4 @@
-"""The README's ACL rule for a Redis Cluster (section "Security"), set on every node: the
+"""The ACL rule for a Redis Cluster (docs/operations/security.md), set on every node: the
 service runs the domains layout under it, its read API answers under it, and the user can
 touch nothing else."""
 
@@ -24,10 +24,10 @@ pytestmark = pytest.mark.integration
 
 
 def cluster_acl_rule(prefix: str, password: str) -> list[str]:
-    """The README's rule for a cluster, on this test's stream names."""
+    """The rule of docs/operations/security.md for a cluster, on this test's stream names."""
     line = next(
         line
-        for line in (ROOT / "README.md").read_text().splitlines()
+        for line in (ROOT / "docs" / "operations" / "security.md").read_text().splitlines()
         if "ACL SETUSER rating-service" in line and "+cluster|slots" in line
     )
     names = {

@@ -170,12 +170,12 @@ async def test_connection_cut_during_faststream_start_up(private_redis, tmp_path
         await direct.aclose()
 
 
-# The minimal ACL rule of the README: the service's own streams and keys, the commands it uses.
+# The minimal ACL rule of docs/operations/security.md: the service's own streams and keys, the commands it uses.
 def acl_rule(prefix: str, password: str) -> list[str]:
-    """The README's ACL rule for the service's user, on this test's streams."""
+    """The ACL rule of docs/operations/security.md for the service's user, on this test's streams."""
     line = next(
         line
-        for line in (ROOT / "README.md").read_text().splitlines()
+        for line in (ROOT / "docs" / "operations" / "security.md").read_text().splitlines()
         if "ACL SETUSER rating-service" in line
     )
     words = line.split("ACL SETUSER ", 1)[1].split()

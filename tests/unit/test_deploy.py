@@ -153,7 +153,7 @@ def test_the_data_directory_setting():
         load_settings({"RATING_DATA_DIR": "/a"}, data_dir="/b").data_dir == "/b"
     )  # serve --data-dir
     assert "RATING_DATA_DIR" in describe()
-    assert "RATING_DATA_DIR" in (ROOT / "README.md").read_text()
+    assert "RATING_DATA_DIR" in (ROOT / "docs" / "getting-started.md").read_text()
 
 
 # The image built and compose.yaml run for real, demo included: tests/container/.

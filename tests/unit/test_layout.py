@@ -222,7 +222,7 @@ def test_import_checks_in_a_fresh_interpreter(code):
 
 
 def test_readme_map_matches_the_tree():
-    """Every folder and module the README's map names exists, and every subpackage of
+    """Every folder and module the architecture page's map names exists, and every subpackage of
     service/ is on the map."""
     text = (ROOT / "docs" / "design" / "architecture.md").read_text(encoding="utf-8")
     section = text.split("## Where things are", 1)[1].split("\n## ", 1)[0]

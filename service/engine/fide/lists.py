@@ -47,7 +47,7 @@ def check_due(
     events change the list published at its end, one list after the other). Refused:
 
     - a period already closed (`period_closed`);
-    - a period in the future (the service's reading, README "Rating periods"): later
+    - a period in the future (the service's reading, docs/guides/corrections.md "Rating periods (FIDE)"): later
       than every open period with games, than the month after the end of the pool's last
       rated event in date order (`last_end`, given by the caller: the engine reads no
       clock and no store), and than the month after the last close. A close of the month after the last event
