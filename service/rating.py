@@ -256,7 +256,7 @@ def event_output(
         event.pool or "",
         engine.ruleset,
         source_id,
-        results,  # type: ignore[arg-type]
+        results,
         event.event_id,
         event.period,
         1,
@@ -409,7 +409,7 @@ class MemoryLedger:
                 PeriodClosed(system=who[0], pool=who[1], period=period),  # type: ignore[arg-type]
                 {who[2]: state},
                 PoolState(system=who[0], pool=who[1], closed_through=before),
-            )  # type: ignore[arg-type]
+            )
             state = next((r for r in outcome.records if r.id == who[2]), state)
         return state
 

@@ -37,7 +37,7 @@ from service.rating import Duplicate, MemoryLedger, Rejected
 
 _encoder = msgspec.json.Encoder()
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
-_output_decoders = {
+_output_decoders: dict[str, msgspec.json.Decoder[Any]] = {
     "ratings.updated/v1": msgspec.json.Decoder(RatingsUpdated),
     "event.rejected/v1": msgspec.json.Decoder(EventRejected),
     "player.record/v1": _record_decoder,
@@ -202,8 +202,8 @@ def cmd_schemas(args: argparse.Namespace) -> int:
         for path in stale:
             print(f"{path}: stale, run `rating-service schemas`")
         return EXIT_FAILED if stale else EXIT_OK
-    for path in jsonschema.write(out):
-        print(path)
+    for written in jsonschema.write(out):
+        print(written)
     api.write_text(asyncapi.render(), encoding="utf-8")
     print(api)
     return EXIT_OK

@@ -667,7 +667,7 @@ def starting_records(
                 system=system,
                 pool=pool,
                 id=ids[p.start],
-                name=p.name[:200] or None,  # type: ignore[arg-type]
+                name=p.name[:200] or None,
                 rating=p.rating,
                 status="established",
                 games=ASSUMED_GAMES[system],

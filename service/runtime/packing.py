@@ -44,7 +44,7 @@ class HiredisPacking:
         elif isinstance(name, bytes) and b" " in name:
             args = (*name.split(), *args[1:])
         try:
-            return [_hiredis_pack(args)]  # type: ignore[misc]
+            return [_hiredis_pack(args)]
         except TypeError:  # a memoryview, or a bool / None (redis-py's DataError says which)
             return super().pack_command(*args)  # type: ignore[misc]
 

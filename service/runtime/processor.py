@@ -259,7 +259,7 @@ class StreamProcessor:
                 delivered = text(group["last-delivered-id"]) or "0-0"
                 if entry_order(delivered) == (0, 0):
                     return None  # nothing delivered yet
-                return min(newest, delivered, key=entry_order)  # type: ignore[arg-type]
+                return min(newest, delivered, key=entry_order)
         return newest
 
     def _decode(self, entry_id: str, fields: dict) -> Entry:

@@ -105,21 +105,21 @@ class ReadModel:
                 continue
             async with self.client.pipeline(transaction=False) as pipe:
                 for field, _ in catalog:
-                    system, _, pool = field.partition(":")  # type: ignore[union-attr]
+                    system, _, pool = field.partition(":")
                     pipe.hlen(keys.players(system, pool))
                     pipe.zcount(keys.ranking(system, pool), "-inf", RATED_MAX)
                 pipe.hmget(keys.pools, [field for field, _ in catalog])
                 replies = await pipe.execute()
             states = replies[-1]
             for n, (field, ms) in enumerate(catalog):
-                system, _, pool = field.partition(":")  # type: ignore[union-attr]
+                system, _, pool = field.partition(":")
                 state = _pool_decoder.decode(states[n]) if states[n] is not None else None
                 pools.append(
                     PoolSummary(
                         system=system,
                         pool=pool,
                         players=replies[2 * n],
-                        rated=replies[2 * n + 1],  # type: ignore[arg-type]
+                        rated=replies[2 * n + 1],
                         last_update=_time(ms),
                         closed_through=state.closed_through if state else None,
                         stream=keys.stream,
@@ -174,7 +174,7 @@ class ReadModel:
             total=total,
             offset=offset,
             limit=limit,
-            q=q or None,  # type: ignore[arg-type]
+            q=q or None,
             unrated=unrated,
             players=players,
         )
@@ -276,7 +276,7 @@ class ReadModel:
             system=system,
             pool=pool,
             id=player_id,
-            name=name,  # type: ignore[arg-type]
+            name=name,
             entries=sorted_entries(fields.items()),
         )
 

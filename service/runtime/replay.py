@@ -80,7 +80,7 @@ async def existing_keys(client: Any, keys: StreamKeys) -> list[str]:
     found = []
     async for key in client.scan_iter(match=glob_escape(key_prefix(keys)) + "*", count=1_000):
         found.append(text(key))
-    return sorted(found)  # type: ignore[arg-type]
+    return sorted(found)
 
 
 async def rerate(

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, overload
 
 import msgspec
 
@@ -102,6 +102,14 @@ def entry_order(entry_id: str) -> tuple[int, int]:
     """A stream entry id ("1700000000000-3") as a sortable pair."""
     ms, _, seq = entry_id.partition("-")
     return int(ms), int(seq or 0)
+
+
+@overload
+def text(value: bytes | str) -> str: ...
+@overload
+def text(value: None) -> None: ...
+@overload
+def text(value: bytes | str | None) -> str | None: ...
 
 
 def text(value: bytes | str | None) -> str | None:
@@ -432,7 +440,7 @@ async def live_pools(client: Any, keys: StreamKeys) -> list[tuple[str, str]]:
     prefix = keys.players("", "")[:-1]  # "...:players:"
     pools = set()
     async for key in client.scan_iter(match=glob_escape(prefix) + "*", count=1_000):
-        system, _, pool = text(key)[len(prefix) :].partition(":")  # type: ignore[index]
+        system, _, pool = text(key)[len(prefix) :].partition(":")
         pools.add((system, pool))
     return sorted(pools)
 

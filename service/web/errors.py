@@ -74,7 +74,7 @@ def problem(request: Request, status: int, error: str, message: str) -> Response
         ApiError(error=error, message=message)
         if status < 405
         else ServerError(error=error, message=message)
-    )  # type: ignore[arg-type]
+    )
     return Response(msgspec.json.encode(body), status, media_type=JSON)
 
 

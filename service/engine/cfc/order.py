@@ -103,7 +103,7 @@ def _entries(
             CfcOpponentValue(
                 game.round, game.opponent, number, text, basis, SCORES[game.halves], expected
             )
-        )  # type: ignore[arg-type]
+        )
     return entries, total, sx
 
 
