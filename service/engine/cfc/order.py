@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import msgspec
 
-from schemas.cfc import CfcOpponentValue
+from schemas.cfc import CfcOpponentValue, OpponentBasis
 from service.engine.arithmetic import decimal_number, ratio_half_up, ratio_number, to_exact
 from service.engine.cfc import formulas as f
 from service.engine.cfc.formulas import Ratio
@@ -36,17 +36,17 @@ SUB_800 = 800  # 717: "first those with ratings below 800"
 Value = int | Fraction
 # An opponent's value in a step: (value, basis, value as exact text, value as the output's
 # rounded number), built once per opponent and step, looked up per game.
-Valued = tuple[Value, str, str, int | float]
+Valued = tuple[Value, OpponentBasis, str, int | float]
 SCORES = (0.0, 0.5, 1.0)  # a game score by half points
 # A game's expected score (C3 table, hundredths 0..100) as the output's number, looked up per game.
 EXPECTED_NUMBERS = tuple(ratio_number(h, 100) for h in range(101))
 NO_BONUS: Ratio = (0, 1)  # 714c: no participation bonus
 
 
-def _value(value: Value, basis: str) -> Valued:
+def _value(value: Value, basis: OpponentBasis) -> Valued:
     if type(value) is int:
         return value, basis, str(value), value  # decimal_number and to_exact of an int
-    return value, basis, to_exact(value), decimal_number(value)  # type: ignore[return-value]
+    return value, basis, to_exact(value), decimal_number(value)
 
 
 def _fraction(ratio: Ratio) -> Fraction:
@@ -141,7 +141,9 @@ def calculate(
         raise EngineRejection(
             "unratable", "the event has no rated game (forfeits and byes are not rated)", "$.games"
         )
-    unrated, provisional, established = [], [], []  # in first appearance in the games
+    unrated: list[str] = []  # each in first appearance in the games
+    provisional: list[str] = []
+    established: list[str] = []
     values: dict[str, Valued] = {}
     for pid in tallies:
         prior = priors[pid]
@@ -197,7 +199,7 @@ def calculate(
             entries, values_sum, _ = _entries(t, values)
             before_num, before_den = prior.provisional_sum  # type: ignore[misc]
             margin = values_sum + 400 * (t.wins - t.losses)  # 714a x N (C1); whole ratings only
-            total = (before_num + margin * before_den, before_den)
+            total = (before_num + margin * before_den, before_den)  # type: ignore[assignment]  # a provisional player sees whole ratings only (C9): an int
             games = prior.games + t.n
             rating = (total[0], total[1] * games)
             rated[pid] = _performance_rated(
@@ -234,7 +236,7 @@ def calculate(
     # C10: a player of 800 or more counts an established opponent below 800 at the
     # higher of its pre- and post-event rating.
     for pid in below_800:
-        values[pid] = _value(max(priors[pid].rating, post[pid]), "higher_of_pre_post")  # type: ignore[type-var]
+        values[pid] = _value(max(priors[pid].rating, post[pid]), "higher_of_pre_post")  # type: ignore[type-var,arg-type]  # an established player has a rating
     for pid in established:
         prior = priors[pid]
         if prior.rating >= SUB_800:  # type: ignore[operator]
