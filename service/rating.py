@@ -406,9 +406,9 @@ class MemoryLedger:
             year, month = (int(part) for part in period.split("-"))
             before = f"{year - (month == 1):04d}-{(month - 2) % 12 + 1:02d}"  # closed through the month before
             outcome = engine.close_period(
-                PeriodClosed(system=who[0], pool=who[1], period=period),  # type: ignore[arg-type]
+                PeriodClosed(system=who[0], pool=who[1], period=period),  # type: ignore[arg-type]  # who[0] is the record's System
                 {who[2]: state},
-                PoolState(system=who[0], pool=who[1], closed_through=before),
+                PoolState(system=who[0], pool=who[1], closed_through=before),  # type: ignore[arg-type]  # who[0] is the record's System
             )
             state = next((r for r in outcome.records if r.id == who[2]), state)
         return state
@@ -681,9 +681,9 @@ class MemoryLedger:
         domain = ordering_domain((new or old.event).system, (new or old.event).pool or "")  # type: ignore[union-attr]
         timeline = self.timelines.get(domain, [])
         steps: list[tuple[bytes, int, str]] = []  # (key, 0 removal / 1 event, event id)
-        for member in timeline[first_at_or_after(timeline, start) :]:
-            key, eid = split_member(member)
-            steps.append((key, 0 if eid.decode() == event_id else 1, eid.decode()))
+        for entry in timeline[first_at_or_after(timeline, start) :]:
+            at, at_id = split_member(entry)
+            steps.append((at, 0 if at_id.decode() == event_id else 1, at_id.decode()))
         later = len(steps) - (1 if old_key else 0)
         if max_cascade and later > max_cascade:
             raise Rejected(
@@ -726,7 +726,7 @@ class MemoryLedger:
             if kind == 0:  # the changed event's old place: it no longer counts there
                 assert old is not None
                 for p in old.event.players:
-                    who = (old.event.system, old.event.pool or "", p.id)
+                    who: PlayerKey = (old.event.system, old.event.pool or "", p.id)
                     member = self.member_at(who, key)
                     if member is not None:
                         history.setdefault(who, MemberChanges()).remove(member)
@@ -750,8 +750,10 @@ class MemoryLedger:
             if not changed:
                 for who in touched:
                     if who in dirty:
-                        stored = self._state_at(who, key, engine)
-                        if stored is not None and pack_state(stored) == pack_state(dirty[who]):
+                        stored_state = self._state_at(who, key, engine)
+                        if stored_state is not None and pack_state(stored_state) == pack_state(
+                            dirty[who]
+                        ):
                             del dirty[who]
                 if not any(who in dirty for who in touched):
                     continue
@@ -794,7 +796,7 @@ class MemoryLedger:
                         cause=revision_cause,
                     )
                 )
-                dropped = (
+                dropped: Iterable[str] = (
                     {p.id for p in old.event.players} - {p.id for p in event.players}
                     if changed and old is not None
                     else ()
@@ -863,11 +865,11 @@ class MemoryLedger:
                 entries[who] = {field: value}
             else:
                 mine[field] = value
-            mine = changed.get(who)
-            if mine is None:
+            pending = changed.get(who)
+            if pending is None:
                 changed[who] = {field: value}
             else:
-                mine[field] = value
+                pending[field] = value
 
     def history(self, system: str, pool: str, player_id: str) -> list[HistoryEntry]:
         """The player's history lines in date order (service/readmodel.py)."""
