@@ -57,7 +57,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import redis
@@ -335,7 +335,11 @@ def paced_latency(
     def read() -> None:
         cursor = last
         while not done.is_set():
-            reply = reader.xread({output: cursor}, count=1000, block=200)
+            # redis-py's sync client types its replies as Any or an Awaitable.
+            reply = cast(
+                list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None,
+                reader.xread({output: cursor}, count=1000, block=200),
+            )
             now = time.perf_counter()
             for _, entries in reply or []:
                 for entry_id, fields in entries:
@@ -884,7 +888,7 @@ def run(
             private.stop()
         else:
             _cleanup(redis_url, names.prefix)
-    report = {
+    report: dict[str, Any] = {
         "engines": engines,
         "service": service,
         "ceiling": ceiling,

@@ -54,7 +54,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from schemas.common import DEFAULT_POOL, EVENT_ID_PATTERN, PLAYER_ID_PATTERN
+from schemas.common import DEFAULT_POOL, EVENT_ID_PATTERN, PLAYER_ID_PATTERN, System
 from schemas.events import Bye, EventFinished, Game, PlayerRef
 from schemas.records import PlayerRecord
 
@@ -639,7 +639,7 @@ ASSUMED_GAMES = {"fide": 30, "cfc": 25, "naspa": 50}
 
 
 def starting_records(
-    tournament: Tournament, ids: Mapping[int, str], system: str, pool: str | None = None
+    tournament: Tournament, ids: Mapping[int, str], system: System, pool: str | None = None
 ) -> list[PlayerRecord]:
     """The starting list a TRF gives for an offline preview: a record per player with a
     rating (columns 49-52) in `system` / `pool`: status established, `ASSUMED_GAMES`, the

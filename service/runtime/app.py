@@ -35,7 +35,7 @@ import gc
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
 import structlog
@@ -375,7 +375,8 @@ def _subscribe(
     )
 
     async def on_entries(message: RedisMessage) -> None:
-        raw = message.raw_message
+        # FastStream's UnifyRedisDict names neither a batch's message_ids nor its bodies' type.
+        raw = cast(dict[str, Any], message.raw_message)
         ids = [i.decode() if isinstance(i, bytes) else i for i in raw["message_ids"]]
         # New entries come with their bodies (applied without reading them again when they
         # follow the cursor); reclaimed ones are read from the stream.

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
+from schemas.common import System
 from schemas.ratings import RatingsUpdated
 from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList, PoolSummary, RankedPlayer
 from schemas.records import PlayerRecord, PoolState
@@ -169,7 +170,7 @@ class ReadModel:
             for r, rank in zip(page, ranks)
         ]
         return PlayerList(
-            system=system,
+            system=cast(System, system),  # a system whose pool _locate found
             pool=pool,
             total=total,
             offset=offset,
@@ -273,7 +274,7 @@ class ReadModel:
             return None
         name = decode_record(raw).name if raw is not None else None
         return PlayerHistory(
-            system=system,
+            system=cast(System, system),  # a system whose pool _locate found
             pool=pool,
             id=player_id,
             name=name,

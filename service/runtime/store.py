@@ -128,7 +128,7 @@ def watched_keys(keys: StreamKeys, wants: Iterable[Needs], cascade: bool = False
     """The pool hashes a batch reads (for a cascade: every pool of the domain): watched with
     the cursor, so that a write outside the cursor protocol (an import) between the read and
     the commit makes the commit retry."""
-    pools = set()
+    pools: set[str] = set()
     for want in wants:
         if cascade:
             pools.update(keys.players(system, pool) for system, pool in domain_pools(want.domain))

@@ -11,6 +11,7 @@ Without a read model (`reads` None) only the operators' endpoints are served.
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 
 import msgspec
@@ -54,7 +55,7 @@ def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | No
     app.openapi = lambda: document(app)  # type: ignore[method-assign]
     app.add_middleware(CatchAll)
     app.state.reads = reads
-    operations = ["operations"]
+    operations: list[str | Enum] = ["operations"]
     live_body = msgspec.json.encode(Live())
     asyncapi_body = asyncapi.render().encode()
 
