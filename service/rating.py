@@ -360,7 +360,7 @@ class MemoryLedger:
         return self.records.get((system, pool), {}).get(player_id)
 
     def pool_state(self, system: str, pool: str) -> PoolState:
-        return self.pools.get((system, pool)) or PoolState(system=system, pool=pool)  # type: ignore[arg-type]
+        return self.pools.get((system, pool)) or PoolState(system=system, pool=pool)  # type: ignore[arg-type]  # system is a System (the callers' messages and records)
 
     def tail(self, domain: str) -> bytes | None:
         """The order key of the last event of the domain's timeline."""
@@ -678,7 +678,7 @@ class MemoryLedger:
                 new, "it would move the event into" if old is not None else "the event is in"
             )
         start = min(k for k in (old_key, new_key) if k)
-        domain = ordering_domain((new or old.event).system, (new or old.event).pool or "")  # type: ignore[union-attr]
+        domain = ordering_domain((new or old.event).system, (new or old.event).pool or "")  # type: ignore[union-attr]  # old is set when new is None
         timeline = self.timelines.get(domain, [])
         steps: list[tuple[bytes, int, str]] = []  # (key, 0 removal / 1 event, event id)
         for entry in timeline[first_at_or_after(timeline, start) :]:
@@ -694,7 +694,7 @@ class MemoryLedger:
                 event_id,
             )
         if new is not None:
-            steps.append((new_key, 1, event_id))  # type: ignore[arg-type]
+            steps.append((new_key, 1, event_id))  # type: ignore[arg-type]  # new_key is set with new
         steps.sort(key=lambda step: (step[0], step[1]))
 
         dirty: dict[PlayerKey, PlayerRecord] = {}
@@ -704,7 +704,7 @@ class MemoryLedger:
         published: list[
             tuple[RatingsUpdated, bytes, Iterable[str]]
         ] = []  # (message, key, players it drops)
-        revision_cause = Cause(type=cause, event_id=event_id)  # type: ignore[arg-type]
+        revision_cause = Cause(type=cause, event_id=event_id)  # type: ignore[arg-type]  # cause is one of Cause.type's values
         rerated = 0
         if cause == "withdrawn":
             assert old is not None
@@ -737,7 +737,7 @@ class MemoryLedger:
                 continue
             changed = eid == event_id
             archived = old if changed else self.archives[eid]
-            event = new if changed else archived.event  # type: ignore[union-attr]
+            event = new if changed else archived.event  # type: ignore[union-attr]  # archived is set when the event is not the changed one
             assert event is not None
             engine = engine_for(event, registry)
             pool = event.pool or ""
@@ -782,7 +782,7 @@ class MemoryLedger:
                 outputs.append(event_output(event, engine, results, source_id, data.records))
                 published.append((outputs[-1], key, ()))
                 archives[eid] = Archived(key, event, 0, digest)
-            elif changed or digest != archived.digest:  # type: ignore[union-attr]
+            elif changed or digest != archived.digest:  # type: ignore[union-attr]  # archived is set when the event is not the changed one
                 assert archived is not None
                 revision = archived.revision + 1
                 outputs.append(

@@ -169,7 +169,7 @@ class Cluster(RedisCluster):
     @classmethod
     def connect(cls, url: str, **options: Any) -> Cluster:
         try:
-            return cls.from_url(url, node_url=url, node_options=options, **options)  # type: ignore[return-value]
+            return cls.from_url(url, node_url=url, node_options=options, **options)  # type: ignore[return-value]  # from_url builds cls (redis-py types it RedisCluster)
         except RedisClusterException as exc:  # e.g. a database number: a cluster has only 0
             raise ConnectionRefused(
                 f"{exc} (a Redis Cluster has database 0 only: end the URL with /0)"

@@ -487,7 +487,7 @@ class EmbeddedServer:
             if "in use" not in printed:
                 break  # not a port race: another port will not help
         raise EmbeddedError(
-            f"the embedded server ({self.binary.describe()}, {self.binary.path}) did not start: "  # type: ignore[union-attr]
+            f"the embedded server ({self.binary.describe()}, {self.binary.path}) did not start: "  # type: ignore[union-attr]  # a server that was launched has a binary
             f"{problem}"
         )
 
@@ -539,7 +539,7 @@ def redis_for_serve(settings: Settings, configured: bool) -> Iterator[Settings]:
             server.describe(),
             url=server.url,
             data_dir=str(server.workdir),
-            server=server.binary.path,  # type: ignore[union-attr]
+            server=server.binary.path,  # type: ignore[union-attr]  # a server that was launched has a binary
             pid=server.pid,
         )
         yield msgspec.structs.replace(settings, redis_url=server.url)

@@ -642,7 +642,7 @@ def rejection_message(rejected: Rejected, stream: str, entry: Entry) -> EventRej
         except UnicodeDecodeError:
             as_base64[name] = base64.b64encode(value).decode()
     return EventRejected(
-        reason=rejected.reason,  # type: ignore[arg-type]
+        reason=rejected.reason,  # type: ignore[arg-type]  # Rejected.reason is one of schemas.rejected.Reason
         message=rejected.message,
         path=rejected.path,
         source_stream=stream,

@@ -228,7 +228,7 @@ class ReadModel:
             return [None] * len(records)
         async with self.client.pipeline(transaction=False) as pipe:
             for record in rated:
-                pipe.zcount(ranking, "-inf", f"({-record.rating}")  # type: ignore[operator]
+                pipe.zcount(ranking, "-inf", f"({-record.rating}")  # type: ignore[operator]  # a ranked record has a rating
             above = iter(await pipe.execute())
         return [next(above) + 1 if r.rating is not None else None for r in records]
 

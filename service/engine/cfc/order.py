@@ -95,7 +95,7 @@ def _entries(
         if own is None:
             expected = None
         else:
-            hundredths = cfc_expected(own, value)  # type: ignore[arg-type]
+            hundredths = cfc_expected(own, value)  # type: ignore[arg-type]  # a 714b player sees whole ratings only (C9)
             sx += hundredths
             expected = EXPECTED_NUMBERS[hundredths]
         # round, opponent, value, value_exact, basis, score, expected (positional: one per game and side)
@@ -116,7 +116,7 @@ def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) ->
     ]
     if not rated:
         raise _no_rated_player()
-    return f.average_rating(rated)  # type: ignore[arg-type]
+    return f.average_rating(rated)  # type: ignore[arg-type]  # rated players have a rating
 
 
 def _no_rated_player() -> EngineRejection:
@@ -152,7 +152,7 @@ def calculate(
             unrated.append(pid)
             continue
         (established if category == "established" else provisional).append(pid)
-        values[pid] = _value(prior.rating, "pre_event")  # type: ignore[arg-type]
+        values[pid] = _value(prior.rating, "pre_event")  # type: ignore[arg-type]  # a provisional or established player has a rating
     if not values:
         raise _no_rated_player()  # 717 AR needs one
     post: dict[str, int] = {}  # rounded, before bonus and floors (C9)
@@ -197,7 +197,7 @@ def calculate(
             )
         else:
             entries, values_sum, _ = _entries(t, values)
-            before_num, before_den = prior.provisional_sum  # type: ignore[misc]
+            before_num, before_den = prior.provisional_sum  # type: ignore[misc]  # a provisional player has a provisional sum
             margin = values_sum + 400 * (t.wins - t.losses)  # 714a x N (C1); whole ratings only
             total = (before_num + margin * before_den, before_den)  # type: ignore[assignment]  # a provisional player sees whole ratings only (C9): an int
             games = prior.games + t.n
@@ -221,7 +221,7 @@ def calculate(
     # provisional opponents count at their post-event rating (C9).
     for pid in provisional:
         values[pid] = _value(post[pid], "post_event")
-    below_800 = [pid for pid in established if priors[pid].rating < SUB_800]  # type: ignore[operator]
+    below_800 = [pid for pid in established if priors[pid].rating < SUB_800]  # type: ignore[operator]  # an established player has a rating
     for pid in below_800:
         prior = priors[pid]
         rated[pid] = _established(
@@ -239,7 +239,7 @@ def calculate(
         values[pid] = _value(max(priors[pid].rating, post[pid]), "higher_of_pre_post")  # type: ignore[type-var,arg-type]  # an established player has a rating
     for pid in established:
         prior = priors[pid]
-        if prior.rating >= SUB_800:  # type: ignore[operator]
+        if prior.rating >= SUB_800:  # type: ignore[operator]  # an established player has a rating
             rated[pid] = _established(
                 "established",
                 prior,
@@ -263,7 +263,7 @@ def _established(
 ) -> Rated:
     """714b for one player: Sx from the table per game (C3, summed by `_entries` with the
     player's rating), K, the 2199 rule."""
-    old: int = prior.rating  # type: ignore[assignment]
+    old: int = prior.rating  # type: ignore[assignment]  # a 714b player has a rating
     # Every value a 714b player sees is a whole rating (pre-event, or post-event rounded, C9).
     assert type(values_sum) is int
     rn, k, cut = f.established_ratio(old, t.halves, sx)
@@ -307,10 +307,10 @@ def _step_6(
     percent, result bonus, rating before floor, published rating, floor article)."""
     participation, percent, bonus = NO_BONUS, None, 0
     if rounds >= f.BONUS_MIN_ROUNDS:
-        participation = (f.participation_hundredths(prior.rating, t.n), 100)  # type: ignore[arg-type]
+        participation = (f.participation_hundredths(prior.rating, t.n), 100)  # type: ignore[arg-type]  # a 714b player has a rating
         percent = f.result_percent(t.halves, rounds)
         # performance > highest, in integers (the denominator is positive)
-        if performance[0] > prior.highest * performance[1]:  # type: ignore[operator]
+        if performance[0] > prior.highest * performance[1]:  # type: ignore[operator]  # a 714b player has a highest rating
             bonus = f.result_bonus(percent)
     # half_up(Rn + participation + bonus) over a common denominator
     rn_num, rn_den = rn

@@ -79,7 +79,7 @@ def norm_benchmarks(
         if rp < required_performance:
             reasons.append(f"performance {rp} is under {required_performance}")
         check = NormCheck(
-            title=title,  # type: ignore[arg-type]
+            title=title,  # type: ignore[arg-type]  # title is a key of NORMS: one of NormCheck's titles
             performance=rp,
             required_performance=required_performance,
             average_opponent=average,
