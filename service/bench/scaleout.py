@@ -237,7 +237,7 @@ class Replicas:
                 and max(held) <= share
                 and min(held) >= min(share, len(streams) // len(self.processes))
             ):
-                return owners  # type: ignore[return-value]  # every stream is owned once the loop's check passes
+                return owners  # type: ignore[return-value]  # None not in owners: checked above
             time.sleep(0.05)
         raise RuntimeError(
             f"the leases of {len(streams)} streams did not settle on {len(self.processes)} replicas "

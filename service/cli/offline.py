@@ -134,7 +134,7 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
             raise UserError(
                 f"{args.events}: {', '.join(given)} apply to a TRF file only: a JSON message names its own"
             )
-        documents = read_documents(args.events)  # type: ignore[assignment]  # JSON documents read as the TRF's (location, bytes) pairs
+        documents = read_documents(args.events)  # type: ignore[assignment]  # an iterator of the same (location, bytes) pairs as the list
         records = []
     ledger = MemoryLedger(
         read_list(args.ratings, rules=ListRules(registry)) if args.ratings else records

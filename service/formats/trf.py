@@ -747,7 +747,7 @@ def to_event(
     name = tournament.header("012") or event_id
     return EventFinished(
         event_id=event_id,
-        system=system,  # type: ignore[arg-type]  # system is checked against the registry's systems
+        system=system,  # type: ignore[arg-type]  # the callers pass a System (the CLI offers those only)
         pool=pool or DEFAULT_POOL.get(system),
         name=name[:200],
         start_date=start,
