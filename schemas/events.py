@@ -60,14 +60,14 @@ class EventContent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     one_third_rated: bool = False
 
 
-class EventFinished(EventContent, tag_field="schema", tag="event.finished/v1"):
+class EventFinished(EventContent, frozen=True, tag_field="schema", tag="event.finished/v1"):
     """A finished event, to be rated once by the rules of `system` / `pool` / `ruleset`."""
 
 
 Reason = Annotated[str, msgspec.Meta(max_length=500, description="Why, for people (the audit).")]
 
 
-class EventCorrected(EventContent, tag_field="schema", tag="event.corrected/v1"):
+class EventCorrected(EventContent, frozen=True, tag_field="schema", tag="event.corrected/v1"):
     """Replaces the whole content of the already-rated event with the same `event_id` in the
     same system and pool (results, players, dates; a changed date moves it in date order).
     The event and every later event whose figures change are re-rated and revised."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, overload
 
 import msgspec
 
@@ -29,7 +30,13 @@ def file_name(schema: str) -> str:
     return schema.replace("/", ".") + ".json"
 
 
-def portable(node: object, definitions: dict[str, dict]) -> object:
+@overload
+def portable(node: dict[str, Any], definitions: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def portable(node: object, definitions: dict[str, Any]) -> object: ...
+
+
+def portable(node: object, definitions: dict[str, Any]) -> object:
     """`node` (a msgspec JSON Schema) with its tagged unions in standard JSON Schema.
 
     msgspec writes a tagged union as `anyOf` plus an OpenAPI `discriminator` object
@@ -44,12 +51,12 @@ def portable(node: object, definitions: dict[str, dict]) -> object:
         return [portable(item, definitions) for item in node]
     if not isinstance(node, dict):
         return node
-    node = {key: portable(value, definitions) for key, value in node.items()}
-    discriminator = node.pop("discriminator", None)
+    mapped: dict[str, Any] = {key: portable(value, definitions) for key, value in node.items()}
+    discriminator = mapped.pop("discriminator", None)
     if discriminator is None:
-        return node
+        return mapped
     tag = discriminator["propertyName"]
-    variants = node.pop("anyOf", None) or node.pop("oneOf")
+    variants = mapped.pop("anyOf", None) or mapped.pop("oneOf")
     if {variant.get("$ref") for variant in variants} != set(discriminator["mapping"].values()):
         raise ValueError(f"the variants are not those of the discriminator {discriminator}")
     for value, ref in discriminator["mapping"].items():
@@ -62,7 +69,7 @@ def portable(node: object, definitions: dict[str, dict]) -> object:
         f"`{value}` {ref.rsplit('/', 1)[1]}" for value, ref in discriminator["mapping"].items()
     )
     return {
-        **node,
+        **mapped,
         "oneOf": variants,
         "description": f"One variant, chosen by the `{tag}` field: {names}.",
     }

@@ -56,4 +56,4 @@ class PoolState(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_de
 
 def unrated_record(system: str, pool: str, player_id: str) -> PlayerRecord:
     """The record of a player the store has never seen: unrated, no games."""
-    return PlayerRecord(system=system, pool=pool, id=player_id)  # type: ignore[arg-type]
+    return PlayerRecord(system=system, pool=pool, id=player_id)  # type: ignore[arg-type]  # system is a System name (the callers')

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
@@ -18,7 +18,7 @@ Reason = Literal[
     "poison",  # delivered too many times without being applied
     "misrouted",  # appended to another partition's input stream than its (system, pool)'s (the message names it)
 ]
-REASONS: tuple[str, ...] = Reason.__args__  # type: ignore[attr-defined]
+REASONS: tuple[str, ...] = get_args(Reason)
 
 
 class EventRejected(

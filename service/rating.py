@@ -256,7 +256,7 @@ def event_output(
         event.pool or "",
         engine.ruleset,
         source_id,
-        results,  # type: ignore[arg-type]
+        results,
         event.event_id,
         event.period,
         1,
@@ -360,7 +360,7 @@ class MemoryLedger:
         return self.records.get((system, pool), {}).get(player_id)
 
     def pool_state(self, system: str, pool: str) -> PoolState:
-        return self.pools.get((system, pool)) or PoolState(system=system, pool=pool)  # type: ignore[arg-type]
+        return self.pools.get((system, pool)) or PoolState(system=system, pool=pool)  # type: ignore[arg-type]  # system is a System (the callers' messages and records)
 
     def tail(self, domain: str) -> bytes | None:
         """The order key of the last event of the domain's timeline."""
@@ -406,10 +406,10 @@ class MemoryLedger:
             year, month = (int(part) for part in period.split("-"))
             before = f"{year - (month == 1):04d}-{(month - 2) % 12 + 1:02d}"  # closed through the month before
             outcome = engine.close_period(
-                PeriodClosed(system=who[0], pool=who[1], period=period),  # type: ignore[arg-type]
+                PeriodClosed(system=who[0], pool=who[1], period=period),  # type: ignore[arg-type]  # who[0] is the record's System
                 {who[2]: state},
-                PoolState(system=who[0], pool=who[1], closed_through=before),
-            )  # type: ignore[arg-type]
+                PoolState(system=who[0], pool=who[1], closed_through=before),  # type: ignore[arg-type]  # who[0] is the record's System
+            )
             state = next((r for r in outcome.records if r.id == who[2]), state)
         return state
 
@@ -678,12 +678,12 @@ class MemoryLedger:
                 new, "it would move the event into" if old is not None else "the event is in"
             )
         start = min(k for k in (old_key, new_key) if k)
-        domain = ordering_domain((new or old.event).system, (new or old.event).pool or "")  # type: ignore[union-attr]
+        domain = ordering_domain((new or old.event).system, (new or old.event).pool or "")  # type: ignore[union-attr]  # old is set when new is None
         timeline = self.timelines.get(domain, [])
         steps: list[tuple[bytes, int, str]] = []  # (key, 0 removal / 1 event, event id)
-        for member in timeline[first_at_or_after(timeline, start) :]:
-            key, eid = split_member(member)
-            steps.append((key, 0 if eid.decode() == event_id else 1, eid.decode()))
+        for entry in timeline[first_at_or_after(timeline, start) :]:
+            at, at_id = split_member(entry)
+            steps.append((at, 0 if at_id.decode() == event_id else 1, at_id.decode()))
         later = len(steps) - (1 if old_key else 0)
         if max_cascade and later > max_cascade:
             raise Rejected(
@@ -694,7 +694,7 @@ class MemoryLedger:
                 event_id,
             )
         if new is not None:
-            steps.append((new_key, 1, event_id))  # type: ignore[arg-type]
+            steps.append((new_key, 1, event_id))  # type: ignore[arg-type]  # new_key is set with new
         steps.sort(key=lambda step: (step[0], step[1]))
 
         dirty: dict[PlayerKey, PlayerRecord] = {}
@@ -704,7 +704,7 @@ class MemoryLedger:
         published: list[
             tuple[RatingsUpdated, bytes, Iterable[str]]
         ] = []  # (message, key, players it drops)
-        revision_cause = Cause(type=cause, event_id=event_id)  # type: ignore[arg-type]
+        revision_cause = Cause(type=cause, event_id=event_id)  # type: ignore[arg-type]  # cause is one of Cause.type's values
         rerated = 0
         if cause == "withdrawn":
             assert old is not None
@@ -726,7 +726,7 @@ class MemoryLedger:
             if kind == 0:  # the changed event's old place: it no longer counts there
                 assert old is not None
                 for p in old.event.players:
-                    who = (old.event.system, old.event.pool or "", p.id)
+                    who: PlayerKey = (old.event.system, old.event.pool or "", p.id)
                     member = self.member_at(who, key)
                     if member is not None:
                         history.setdefault(who, MemberChanges()).remove(member)
@@ -737,7 +737,7 @@ class MemoryLedger:
                 continue
             changed = eid == event_id
             archived = old if changed else self.archives[eid]
-            event = new if changed else archived.event  # type: ignore[union-attr]
+            event = new if changed else archived.event  # type: ignore[union-attr]  # archived is set when the event is not the changed one
             assert event is not None
             engine = engine_for(event, registry)
             pool = event.pool or ""
@@ -750,8 +750,10 @@ class MemoryLedger:
             if not changed:
                 for who in touched:
                     if who in dirty:
-                        stored = self._state_at(who, key, engine)
-                        if stored is not None and pack_state(stored) == pack_state(dirty[who]):
+                        stored_state = self._state_at(who, key, engine)
+                        if stored_state is not None and pack_state(stored_state) == pack_state(
+                            dirty[who]
+                        ):
                             del dirty[who]
                 if not any(who in dirty for who in touched):
                     continue
@@ -780,7 +782,7 @@ class MemoryLedger:
                 outputs.append(event_output(event, engine, results, source_id, data.records))
                 published.append((outputs[-1], key, ()))
                 archives[eid] = Archived(key, event, 0, digest)
-            elif changed or digest != archived.digest:  # type: ignore[union-attr]
+            elif changed or digest != archived.digest:  # type: ignore[union-attr]  # archived is set when the event is not the changed one
                 assert archived is not None
                 revision = archived.revision + 1
                 outputs.append(
@@ -794,7 +796,7 @@ class MemoryLedger:
                         cause=revision_cause,
                     )
                 )
-                dropped = (
+                dropped: Iterable[str] = (
                     {p.id for p in old.event.players} - {p.id for p in event.players}
                     if changed and old is not None
                     else ()
@@ -863,11 +865,11 @@ class MemoryLedger:
                 entries[who] = {field: value}
             else:
                 mine[field] = value
-            mine = changed.get(who)
-            if mine is None:
+            pending = changed.get(who)
+            if pending is None:
                 changed[who] = {field: value}
             else:
-                mine[field] = value
+                pending[field] = value
 
     def history(self, system: str, pool: str, player_id: str) -> list[HistoryEntry]:
         """The player's history lines in date order (service/readmodel.py)."""

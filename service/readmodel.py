@@ -71,8 +71,9 @@ def unpack_entry(value: bytes) -> HistoryEntry:
     return HistoryEntry(*msgspec.structs.astuple(_entry_decoder.decode(value[KEY_LEN:])))
 
 
-def sorted_entries(values: Iterable[tuple[bytes, bytes]]) -> list[HistoryEntry]:
-    """History lines from (field, value) pairs, in date order (ties by field)."""
+def sorted_entries(values: Iterable[tuple[str | bytes, bytes]]) -> list[HistoryEntry]:
+    """History lines from (field, value) pairs, in date order (ties by field): fields are
+    str in the memory ledger, bytes from Redis (one kind in one call)."""
     return [unpack_entry(v) for _, v in sorted(values, key=lambda fv: (fv[1][:KEY_LEN], fv[0]))]
 
 
@@ -90,6 +91,7 @@ def entries_of(message: RatingsUpdated) -> Iterator[tuple[str, str, HistoryEntry
     # HistoryEntry's fields, positionally (the hot path): kind, event_id, name, start_date,
     # end_date, period, list_period, old_rating, new_rating, change, old_status, status, games,
     # event_games, score, expected, performance, revision, projection.
+    period: str | None
     if message.kind == "list":
         assert message.period is not None
         field, period, list_period = list_field(message.period), message.period, message.list_period

@@ -57,7 +57,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import redis
@@ -208,7 +208,7 @@ def engine_input(
     """The Swiss-like event among an imported list, decoded as the service decodes it."""
     records = rated_list(system, players, newcomers=newcomers)
     event = decode_input(encode(swiss_event(system, records, rounds, draws=draws)))
-    return EventInput(event, {r.id: r for r in records}, PoolState(system=system, pool=event.pool))  # type: ignore[arg-type]
+    return EventInput(event, {r.id: r for r in records}, PoolState(system=system, pool=event.pool))  # type: ignore[arg-type]  # system is a System name
 
 
 def bench_engines(runs: int, progress: Callable[[str], None] = lambda _: None) -> dict:
@@ -238,7 +238,7 @@ def bench_engines(runs: int, progress: Callable[[str], None] = lambda _: None) -
     fide = registry.get("fide", "fide-2024")
     close = PeriodClosed(system="fide", pool="standard", period="2025-11", ruleset="fide-2024")
     pool = PoolState(system="fide", pool="standard")
-    seconds = _median_time(lambda: fide.close_period(close, records, pool), max(3, runs // 2))  # type: ignore[union-attr]
+    seconds = _median_time(lambda: fide.close_period(close, records, pool), max(3, runs // 2))  # type: ignore[union-attr]  # the registry has fide-2024
     out["fide_close"] = {"players": len(records), "seconds": seconds}
     progress("engines: two-player events through apply")
     out["apply"] = bench_apply("cfc", runs=max(3, runs // 2), registry=registry)
@@ -335,7 +335,11 @@ def paced_latency(
     def read() -> None:
         cursor = last
         while not done.is_set():
-            reply = reader.xread({output: cursor}, count=1000, block=200)
+            # redis-py's sync client types its replies as Any or an Awaitable.
+            reply = cast(
+                list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None,
+                reader.xread({output: cursor}, count=1000, block=200),
+            )
             now = time.perf_counter()
             for _, entries in reply or []:
                 for entry_id, fields in entries:
@@ -420,7 +424,7 @@ def _start(args: list[str], env: dict[str, str], launcher: Sequence[str] = ()) -
         stdout=subprocess.DEVNULL,
         stderr=log,
     )
-    process.log_file = log  # type: ignore[attr-defined]
+    process.log_file = log  # type: ignore[attr-defined]  # our attribute on the Popen object
     return process
 
 
@@ -884,7 +888,7 @@ def run(
             private.stop()
         else:
             _cleanup(redis_url, names.prefix)
-    report = {
+    report: dict[str, Any] = {
         "engines": engines,
         "service": service,
         "ceiling": ceiling,

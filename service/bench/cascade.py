@@ -140,8 +140,9 @@ def bench_cascade(
         progress("date order: archive of two-player events")
         rng = random.Random(5)
         two = [
-            dated(two_player_event("cfc", *rng.sample(players, 2), f"{prefix}-a{n}", rng), n // 50)
+            dated(two_player_event("cfc", a, b, f"{prefix}-a{n}", rng), n // 50)
             for n in range(events)
+            for a, b in (rng.sample(players, 2),)
         ]
         _xadd_all(client, names["archive"], two)
         _wait_outputs(client, names["output"], events, timeout=600)

@@ -23,10 +23,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import redis
+from redis.typing import EncodableT, FieldT
 
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord
@@ -174,10 +175,10 @@ def populate(
                         if i < sizes.regulars
                         else rest // others + (i - sizes.regulars < rest % others)
                     )
-                    fields = {}
+                    fields: dict[FieldT, EncodableT] = {}
                     for n in range(lines):
                         key, entry = _line(n, record.rating or 1500, rng)
-                        fields[entry.event_id] = pack_entry(key, entry)
+                        fields[cast(str, entry.event_id)] = pack_entry(key, entry)  # _line names it
                     if fields:
                         pipe.hset(keys.entries("cfc", "regular", record.id), mapping=fields)
                 pipe.execute()

@@ -238,7 +238,7 @@ class Replicas:
                 and max(held) <= share
                 and min(held) >= min(share, len(streams) // len(self.processes))
             ):
-                return owners  # type: ignore[return-value]
+                return owners  # type: ignore[return-value]  # None not in owners: checked above
             time.sleep(0.05)
         raise RuntimeError(
             f"the leases of {len(streams)} streams did not settle on {len(self.processes)} replicas "
@@ -356,7 +356,7 @@ def two_partitions_run(stage: Stage, replicas: int) -> dict:
     try:
         games = []
         for partition in busy:
-            system, pool = domain_pools(partition.domains[0])[0]  # type: ignore[index]
+            system, pool = domain_pools(partition.domains[0])[0]  # type: ignore[index]  # a busy partition has a domain
             players = players_of(system, pool, stage.players, f"{run}-{partition.name}-p")
             _import(stage.url, partition.input, players)
             games.append(Games(run, system, pool, players))

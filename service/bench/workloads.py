@@ -41,7 +41,7 @@ def rated_list(
     for i in range(count):
         pid = f"{prefix}{i + 1:06d}"
         if i < newcomers:
-            records.append(PlayerRecord(system=system, pool=pool, id=pid))  # type: ignore[arg-type]
+            records.append(PlayerRecord(system=system, pool=pool, id=pid))  # type: ignore[arg-type]  # system is a System name
             continue
         rating = max(100, min(2800, int(rng.gauss(1500, 350))))
         if system == "cfc":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -24,7 +25,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             from service.bench.profile import render_profile
 
             report = benchmark.bench_profile(args.redis_url, args.quick, progress)
-            rendered = render_profile
+            rendered: Callable[[dict], str] = render_profile
         else:
             report = benchmark.run(args.redis_url, args.quick, progress)
             rendered = benchmark.render

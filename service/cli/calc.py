@@ -148,7 +148,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "computed by the service's own engines.",
     )
     # `calc` itself is made by the top-level parser's class: give it the one-line error too.
-    calc.error = _OneLineParser.error.__get__(calc)  # type: ignore[method-assign]
+    calc.error = _OneLineParser.error.__get__(calc)
     tools = calc.add_subparsers(
         dest="tool", metavar="TOOL", required=True, parser_class=_OneLineParser
     )

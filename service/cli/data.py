@@ -143,7 +143,7 @@ def cmd_trf_ratings(args: argparse.Namespace) -> int:
     replies = run_redis(args, read)
     ratings: dict[int, int | None] = {}
     unknown = []
-    for player, pid, raw in zip(tournament.players, ids, replies):  # type: ignore[call-overload]
+    for player, pid, raw in zip(tournament.players, ids, replies):
         if raw is None:
             unknown.append(
                 f"  {player.start:>4} {player.name} (id {pid}): keeps {player.rating or 'unrated'}"
@@ -268,7 +268,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         lines = [f"wrote {written:,} records under {target.cursor[: -len('cursor')]}*"]
         return summary(counts, diffs, markers, states, args.show) + lines
 
-    for line in run_redis(args, work):  # type: ignore[union-attr]
+    for line in run_redis(args, work):
         print(line)
     return 0
 
@@ -291,7 +291,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         ]
         return sum(c[0] for c in counts), sum(c[1] for c in counts), list(by_stream)
 
-    new, replaced, where = run_redis(args, load)  # type: ignore[misc]
+    new, replaced, where = run_redis(args, load)
     stores = " and ".join(f"{s}'s" for s in where) if where else "the"
     print(
         f"imported {len(records)} records into {'stream ' if where else ''}{stores} store: {new} new, "
@@ -321,7 +321,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return await export_records(client, StreamKeys(partition.input), args.system, args.pool)
 
     records = run_redis(args, read)
-    write_export(args, records)  # type: ignore[arg-type]
+    write_export(args, records)
     return EXIT_OK
 
 
@@ -383,7 +383,7 @@ def send_messages(args: argparse.Namespace, messages: list[bytes]) -> int:
         ]
         return await finish(client, args, entries, watched, since)
 
-    return run_redis(args, send)  # type: ignore[return-value]
+    return run_redis(args, send)
 
 
 def cmd_correct(args: argparse.Namespace) -> int:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from service.runtime.settings import Settings
+
+T = TypeVar("T")
 
 _REDIS_DEFAULT = object()  # redis-py's own socket timeout (5 s in redis 8.1)
 
@@ -67,8 +69,11 @@ def redis_url(args: argparse.Namespace) -> str:
 
 
 def run_redis(
-    args: argparse.Namespace, work: Callable, *, socket_timeout: object = _REDIS_DEFAULT
-) -> object:
+    args: argparse.Namespace,
+    work: Callable[[Any], Awaitable[T]],
+    *,
+    socket_timeout: object = _REDIS_DEFAULT,
+) -> T:
     """Run `work(client)` against the Redis of --redis-url, standalone or a Redis Cluster
     (service/runtime/connection.py); a connection failure is one line.
 
@@ -85,7 +90,7 @@ def run_redis(
 
     options = {} if socket_timeout is _REDIS_DEFAULT else {"socket_timeout": socket_timeout}
 
-    async def main() -> object:
+    async def main() -> T:
         client = await connect(
             redis_url(args), **options
         )  # standalone or cluster (runtime/connection.py)

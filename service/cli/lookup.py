@@ -41,7 +41,7 @@ def _lookup(
         lines = await reads.history(args.system, args.pool, args.id) if history else None
         return view, lines
 
-    return run_redis(args, work)  # type: ignore[return-value]
+    return run_redis(args, work)
 
 
 def _signed(value: int | None) -> str:

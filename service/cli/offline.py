@@ -37,7 +37,7 @@ from service.rating import Duplicate, MemoryLedger, Rejected
 
 _encoder = msgspec.json.Encoder()
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
-_output_decoders = {
+_output_decoders: dict[str, msgspec.json.Decoder[Any]] = {
     "ratings.updated/v1": msgspec.json.Decoder(RatingsUpdated),
     "event.rejected/v1": msgspec.json.Decoder(EventRejected),
     "player.record/v1": _record_decoder,
@@ -134,7 +134,7 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
             raise UserError(
                 f"{args.events}: {', '.join(given)} apply to a TRF file only: a JSON message names its own"
             )
-        documents = read_documents(args.events)  # type: ignore[assignment]
+        documents = read_documents(args.events)  # type: ignore[assignment]  # an iterator of the same (location, bytes) pairs as the list
         records = []
     ledger = MemoryLedger(
         read_list(args.ratings, rules=ListRules(registry)) if args.ratings else records
@@ -202,8 +202,8 @@ def cmd_schemas(args: argparse.Namespace) -> int:
         for path in stale:
             print(f"{path}: stale, run `rating-service schemas`")
         return EXIT_FAILED if stale else EXIT_OK
-    for path in jsonschema.write(out):
-        print(path)
+    for written in jsonschema.write(out):
+        print(written)
     api.write_text(asyncapi.render(), encoding="utf-8")
     print(api)
     return EXIT_OK

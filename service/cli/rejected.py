@@ -146,13 +146,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     found = run_redis(args, read)
     shown_any = False
-    for stream, letters, ledger in found:  # type: ignore[union-attr]
-        if len(found) > 1 and not letters and not args.json:  # type: ignore[arg-type]
+    for stream, letters, ledger in found:
+        if len(found) > 1 and not letters and not args.json:
             continue
         shown_any = True
         _list_one(args, stream, letters, ledger)
     if not shown_any:
-        print("no dead letters in " + ", ".join(s for s, _, _ in found))  # type: ignore[union-attr]
+        print("no dead letters in " + ", ".join(s for s, _, _ in found))
     return EXIT_OK
 
 
@@ -244,7 +244,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         )
         return letter, text(new), bool(still)
 
-    letter, new, still = run_redis(args, read)  # type: ignore[misc]
+    letter, new, still = run_redis(args, read)
     if args.json:
         record = {"id": args.id, "redriven_as": new, "entry_in_stream": still, "letter": letter}
         sys.stdout.buffer.write(msgspec.json.encode(record) + b"\n")
@@ -373,7 +373,7 @@ def cmd_redrive(args: argparse.Namespace) -> int:
             client, args, done, [w for w in watched if any(w[0] == d[0] for d in done)], since
         )
 
-    return run_redis(args, redrive)  # type: ignore[return-value]
+    return run_redis(args, redrive)
 
 
 # ---------------------------------------------------------------------------- purge

@@ -22,7 +22,7 @@ def cmd_streams(args: argparse.Namespace) -> int:
         layout = await layout_for(client, args.stream)
         return layout, await advertised(client, layout.base) is not None
 
-    layout, live = run_redis(args, read)  # type: ignore[misc]
+    layout, live = run_redis(args, read)
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(layout) + b"\n")
         return EXIT_OK
@@ -54,7 +54,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     source = args.stream or settings.input_streams[0]
     layout = layout_of("domains", (source,), settings.output_stream, settings.dead_letter_stream)
 
-    async def work(client: Any) -> tuple:
+    async def work(client: Any) -> migrate.Plan:
         try:
             await migrate.check(client, source, layout)
         except migrate.MigrationRefused as exc:
@@ -67,16 +67,16 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     found = run_redis(args, work)
     done = "copied" if args.yes else "would copy"
     print(
-        f"{source}'s store ({len(found.copies)} keys, {sum(len(m) for m in found.fields.values())} hash fields) "  # type: ignore[union-attr]
+        f"{source}'s store ({len(found.copies)} keys, {sum(len(m) for m in found.fields.values())} hash fields) "
         f"{done} into the domains layout's partitions:"
     )
     for partition in layout.partitions:
-        n = found.counts.get(partition.name, 0)  # type: ignore[union-attr]
+        n = found.counts.get(partition.name, 0)
         if n:
             print(
                 f"  {partition.name:<14} {n:>8} keys and fields  -> {key_prefix(partition.input)}:..."
             )
-    for key in found.left:  # type: ignore[union-attr]
+    for key in found.left:
         print(f"  not copied (unknown kind): {key}", file=sys.stderr)
     if not args.yes:
         print("nothing was written: give --yes to copy (the service stopped; the old keys stay)")

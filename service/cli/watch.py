@@ -255,7 +255,7 @@ def cmd_watch(args: argparse.Namespace) -> int:  # noqa: C901
                     getting.cancel()
                     for reader in readers:
                         if reader.done() and reader.exception() is not None:
-                            raise reader.exception()  # type: ignore[misc]
+                            raise reader.exception()  # type: ignore[misc]  # exception() is not None: checked on the line above
                     if all(reader.done() for reader in readers) and arrived.empty():
                         return  # --count: nothing more within the wait on any stream
                     readers = [r for r in readers if not r.done()]

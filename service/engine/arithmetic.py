@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import gcd
+from typing import overload
 
 Number = int | Fraction
 
@@ -21,7 +22,7 @@ DECIMALS = 2
 _SCALE = 10**DECIMALS
 
 
-def half_up(x: Number) -> int:
+def half_up(x: Number | float) -> int:
     """Round half up (toward +infinity): 2.5 -> 3, -2.5 -> -2 (CFC C11, NASPA, FIDE 8.2 Ru).
 
     floor(n/d + 1/2) = floor((2n + d) / 2d) for d > 0: integers only, no Fraction built."""
@@ -107,6 +108,14 @@ def hundredths_number(n: int) -> float:
     of hundredths is plain n / 100 (an int division is correctly rounded, so it gives the
     float nearest the decimal): 76 -> 0.76. The FIDE figures' hot path."""
     return n / 100
+
+
+@overload
+def decimal_number(x: Number | float) -> int | float: ...
+@overload
+def decimal_number(x: None) -> None: ...
+@overload
+def decimal_number(x: Number | float | None) -> int | float | None: ...
 
 
 def decimal_number(x: Number | float | None) -> int | float | None:

@@ -74,16 +74,26 @@ class Outcome(msgspec.Struct, frozen=True):
 
 
 class Engine(Protocol):
-    """One rating system under one ruleset (registered in `service.engine.registry`)."""
+    """One rating system under one ruleset (registered in `service.engine.registry`).
 
-    system: str
-    ruleset: str
-    pools: tuple[str, ...]
+    Its figures are read-only here (properties), so that a frozen dataclass or plain class
+    attributes (`pools = ("regular", "active")`) satisfy the protocol."""
+
+    @property
+    def system(self) -> str: ...
+    @property
+    def ruleset(self) -> str: ...
+    @property
+    def pools(self) -> tuple[str, ...]: ...
+
     # The pool whose records seed a player's first event in a pool (e.g. csw -> nwl).
-    seed_pools: Mapping[str, str]
+    @property
+    def seed_pools(self) -> Mapping[str, str]: ...
+
     # Whether the system rates into periods closed by `period.closed` (FIDE); the contract's
     # `schemas.common.PERIOD_SYSTEMS` says the same for the decode step.
-    has_periods: bool
+    @property
+    def has_periods(self) -> bool: ...
 
     def rate_event(self, data: EventInput) -> Outcome:
         """Rate one event. Raises EngineRejection when the rules cannot rate it (among

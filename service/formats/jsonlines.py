@@ -36,8 +36,8 @@ def read_documents(path: str | Path) -> Iterator[tuple[str, bytes]]:
             if b"\n" in stripped:
                 yield str(path), stripped  # one pretty-printed document
             else:
-                line = data[: data.index(b"{")].count(b"\n") + 1
-                yield f"{path}:{line}", stripped
+                first = data[: data.index(b"{")].count(b"\n") + 1
+                yield f"{path}:{first}", stripped
             return
         if isinstance(whole, list):
             for i, item in enumerate(whole):

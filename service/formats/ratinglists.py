@@ -178,6 +178,7 @@ def read_list_report(  # noqa: C901
         raise ListProblem(f"{path}: cannot read: {exc.strerror or exc}") from None
     problems: list[str] = []
     csv_file = is_csv(path, data)
+    rows: Iterator[tuple[str, dict | bytes]]
     if csv_file:
         columns, rows = _csv_rows(path, data, system, pool, problems)
     else:

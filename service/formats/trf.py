@@ -54,7 +54,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from schemas.common import DEFAULT_POOL, EVENT_ID_PATTERN, PLAYER_ID_PATTERN
+from schemas.common import DEFAULT_POOL, EVENT_ID_PATTERN, PLAYER_ID_PATTERN, System
 from schemas.events import Bye, EventFinished, Game, PlayerRef
 from schemas.records import PlayerRecord
 
@@ -639,7 +639,7 @@ ASSUMED_GAMES = {"fide": 30, "cfc": 25, "naspa": 50}
 
 
 def starting_records(
-    tournament: Tournament, ids: Mapping[int, str], system: str, pool: str | None = None
+    tournament: Tournament, ids: Mapping[int, str], system: System, pool: str | None = None
 ) -> list[PlayerRecord]:
     """The starting list a TRF gives for an offline preview: a record per player with a
     rating (columns 49-52) in `system` / `pool`: status established, `ASSUMED_GAMES`, the
@@ -667,7 +667,7 @@ def starting_records(
                 system=system,
                 pool=pool,
                 id=ids[p.start],
-                name=p.name[:200] or None,  # type: ignore[arg-type]
+                name=p.name[:200] or None,
                 rating=p.rating,
                 status="established",
                 games=ASSUMED_GAMES[system],
@@ -747,7 +747,7 @@ def to_event(
     name = tournament.header("012") or event_id
     return EventFinished(
         event_id=event_id,
-        system=system,  # type: ignore[arg-type]
+        system=system,  # type: ignore[arg-type]  # the callers pass a System (the CLI offers those only)
         pool=pool or DEFAULT_POOL.get(system),
         name=name[:200],
         start_date=start,

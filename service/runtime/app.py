@@ -35,7 +35,7 @@ import gc
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
 import structlog
@@ -154,14 +154,14 @@ def build_app(  # noqa: C901
     app = FastStream(broker, logger=logging.getLogger("rating.faststream"))
     # A subscriber that stops for good asks the app to exit (FastStream does this on errors it
     # deems terminal); `serve` tells that apart from SIGTERM and exits non-zero.
-    app.exit_requested = asyncio.Event()  # type: ignore[attr-defined]
+    app.exit_requested = asyncio.Event()  # type: ignore[attr-defined]  # our attribute on FastStream's app
     faststream_exit = app.exit
 
     def exit() -> None:
         faststream_exit()
-        app.exit_requested.set()  # type: ignore[attr-defined]
+        app.exit_requested.set()  # type: ignore[attr-defined]  # our attribute on FastStream's app
 
-    app.exit = exit  # type: ignore[method-assign]
+    app.exit = exit  # type: ignore[method-assign]  # FastStream's app.exit replaced: it sets exit_requested
 
     @app.on_startup
     async def create_groups() -> None:
@@ -223,7 +223,7 @@ def build_app(  # noqa: C901
             log.debug("broker stop after a failed start-up", error=repr(exc))
         await client.aclose()
 
-    app.release = release  # type: ignore[attr-defined]
+    app.release = release  # type: ignore[attr-defined]  # our attribute on FastStream's app
     return app
 
 
@@ -282,18 +282,18 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
         if not await _first(starting, stop):  # SIGTERM during the start-up
             starting.cancel()
             await asyncio.gather(starting, return_exceptions=True)
-            await app.release()  # type: ignore[attr-defined]
+            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
             log.info("stopped during start-up", consumer=settings.consumer)
             return
         try:
             starting.result()
         except KindFound as found:
-            await app.release()  # type: ignore[attr-defined]
+            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
             cluster = found.cluster
             log.info("redis answers: building the service again for it", redis=str(found))
             continue
         except REDIS_AWAY as exc:
-            await app.release()  # type: ignore[attr-defined]
+            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
             log.warning(
                 "start-up interrupted, starting again", error=_reason(exc, settings), retry_in=delay
             )
@@ -303,12 +303,12 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
             delay = min(delay * 2, BACKOFF_MAX)
             continue
         except RedisError as exc:  # e.g. an ACL without a command the service needs
-            await app.release()  # type: ignore[attr-defined]
+            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
             raise ServiceFailed(
                 f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}"
             ) from None
         except BaseException:
-            await app.release()  # type: ignore[attr-defined]
+            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
             raise
         break
     # What start-up made lives as long as the process: out of the garbage collector's way
@@ -317,7 +317,7 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
     gc.freeze()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     log.info("ready", consumer=settings.consumer)
-    exit_requested: asyncio.Event = app.exit_requested  # type: ignore[attr-defined]
+    exit_requested: asyncio.Event = app.exit_requested  # type: ignore[attr-defined]  # our attribute on FastStream's app
     await _first(stop.wait(), exit_requested)
     await app.stop()
     if not stop.is_set():
@@ -375,7 +375,8 @@ def _subscribe(
     )
 
     async def on_entries(message: RedisMessage) -> None:
-        raw = message.raw_message
+        # FastStream's UnifyRedisDict names neither a batch's message_ids nor its bodies' type.
+        raw = cast(dict[str, Any], message.raw_message)
         ids = [i.decode() if isinstance(i, bytes) else i for i in raw["message_ids"]]
         # New entries come with their bodies (applied without reading them again when they
         # follow the cursor); reclaimed ones are read from the stream.
@@ -480,7 +481,7 @@ async def _ids_only(
     """FastStream's message without decoding the entries' bodies: the handler needs only
     their ids (the processor reads and decodes the entries itself, strictly, in order)."""
     kind = RedisBatchStreamMessage if raw["type"] == "bstream" else RedisStreamMessage
-    return kind(raw_message=raw, body=b"", consumer=None, group=None)  # type: ignore[arg-type]
+    return kind(raw_message=raw, body=b"", consumer=None, group=None)  # type: ignore[arg-type]  # FastStream's message built directly: its raw dict, no consumer
 
 
 async def _no_body(message: object, original_decoder: object) -> None:

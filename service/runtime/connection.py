@@ -164,12 +164,12 @@ class Cluster(RedisCluster):
         super().__init__(*args, **kwargs)
         self.node_url = node_url
         self.node_options = node_options or {}
-        self.owners: dict[tuple[str, int], aioredis.Redis] = {}
+        self.owners: dict[tuple[str, int | str], aioredis.Redis] = {}
 
     @classmethod
     def connect(cls, url: str, **options: Any) -> Cluster:
         try:
-            return cls.from_url(url, node_url=url, node_options=options, **options)  # type: ignore[return-value]
+            return cls.from_url(url, node_url=url, node_options=options, **options)  # type: ignore[return-value]  # from_url builds cls (redis-py types it RedisCluster)
         except RedisClusterException as exc:  # e.g. a database number: a cluster has only 0
             raise ConnectionRefused(
                 f"{exc} (a Redis Cluster has database 0 only: end the URL with /0)"
@@ -196,7 +196,7 @@ class Cluster(RedisCluster):
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
         if shard_hint:
             return super().pipeline(transaction, shard_hint)  # refused by redis-py, as it says
-        return _Pipeline(self, transaction)
+        return _Pipeline(self, transaction)  # type: ignore[abstract]  # redis.typing names _event_dispatcher; ClusterPipeline sets it
 
     async def refresh(self) -> None:
         """Reload the slot map (after a redirect, or a master that went away)."""
@@ -209,7 +209,7 @@ class Cluster(RedisCluster):
         await super().aclose()
 
 
-def _with_address(url: str, host: str, port: int) -> str:
+def _with_address(url: str, host: str, port: int | str) -> str:
     """`url` with its host and port replaced (user, password, TLS options and query kept)."""
     parts = urlsplit(url)
     user = parts.netloc.rpartition("@")[0]

@@ -479,15 +479,15 @@ class EmbeddedServer:
                 process.wait()
             with open(log, "rb") as f:
                 f.seek(offset)
-                output = f.read().decode(errors="replace")
+                printed = f.read().decode(errors="replace")
             lines = [
-                line for line in output.splitlines() if "#" in line or "rror" in line
-            ] or output.splitlines()
+                line for line in printed.splitlines() if "#" in line or "rror" in line
+            ] or printed.splitlines()
             problem = lines[-1].strip() if lines else f"exit code {process.returncode}"
-            if "in use" not in output:
+            if "in use" not in printed:
                 break  # not a port race: another port will not help
         raise EmbeddedError(
-            f"the embedded server ({self.binary.describe()}, {self.binary.path}) did not start: "  # type: ignore[union-attr]
+            f"the embedded server ({self.binary.describe()}, {self.binary.path}) did not start: "  # type: ignore[union-attr]  # a server that was launched has a binary
             f"{problem}"
         )
 
@@ -539,7 +539,7 @@ def redis_for_serve(settings: Settings, configured: bool) -> Iterator[Settings]:
             server.describe(),
             url=server.url,
             data_dir=str(server.workdir),
-            server=server.binary.path,  # type: ignore[union-attr]
+            server=server.binary.path,  # type: ignore[union-attr]  # a server that was launched has a binary
             pid=server.pid,
         )
         yield msgspec.structs.replace(settings, redis_url=server.url)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import structlog
@@ -129,7 +129,7 @@ class Leases:
         streams: tuple[str, ...],
         lease_ms: int,
         metrics: Metrics,
-        catch_up: Callable[[str], Awaitable[None]],
+        catch_up: Callable[[str], Coroutine[Any, Any, None]],
     ):
         self.client = client
         self.consumer = consumer

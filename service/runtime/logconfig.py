@@ -6,6 +6,7 @@ import logging
 import sys
 
 import structlog
+from structlog.typing import Processor
 
 
 def configure_logging(level: str = "INFO", json: bool | None = None) -> None:
@@ -15,7 +16,7 @@ def configure_logging(level: str = "INFO", json: bool | None = None) -> None:
     """
     if json is None:
         json = not sys.stderr.isatty()
-    shared = [
+    shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),

@@ -66,22 +66,22 @@ async def plan(client: Any, source: str, layout: Layout) -> Plan:  # noqa: C901
     split: dict[str, str] = {}
     async for raw in client.scan_iter(match=glob_escape(prefix) + "*", count=1_000):
         key = text(raw)
-        rest = key[len(prefix) :]  # type: ignore[index]
+        rest = key[len(prefix) :]
         kind = rest.split(":", 1)[0]
         if kind in _BY_POOL:
             _, system, pool = rest.split(":", 3)[:3]
             partition = layout.route(system, pool)
-            found.copies.append((key, target(partition, rest)))  # type: ignore[arg-type]
+            found.copies.append((key, target(partition, rest)))
             count(partition)
         elif kind == "timeline":
             system, pool = domain_pools(rest.split(":", 1)[1])[0]
             partition = layout.route(system, pool)
-            found.copies.append((key, target(partition, rest)))  # type: ignore[arg-type]
+            found.copies.append((key, target(partition, rest)))
             count(partition)
         elif kind in _SPLIT and rest == kind:
-            split[kind] = key  # type: ignore[assignment]
+            split[kind] = key
         elif kind not in _LEFT:
-            found.left.append(key)  # type: ignore[arg-type]
+            found.left.append(key)
 
     def put(partition: Partition, kind: str, field: bytes, value: bytes) -> None:
         found.fields.setdefault(target(partition, kind), {})[field] = value

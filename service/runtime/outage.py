@@ -54,5 +54,6 @@ class OutageLog:
         if self.since is not None:
             now = self.clock()
             if now - self._failed >= self.settle:
-                self.since, down = None, round(now - self.since, 1)
+                down = round(now - self.since, 1)
+                self.since = None
                 log.warning("redis reachable again", down_seconds=down)

@@ -19,7 +19,7 @@ from typing import Any
 try:
     from hiredis import pack_command as _hiredis_pack
 except ImportError:  # hiredis is a dependency (redis[hiredis]); without it, redis-py packs
-    _hiredis_pack = None
+    _hiredis_pack = None  # type: ignore[assignment]  # None says: no hiredis
 
 _classes: dict[type, type] = {}
 # A command with more arguments than this (a correction's cascade writes thousands of records,
@@ -36,7 +36,7 @@ class HiredisPacking:
 
     def pack_command(self, *args: Any) -> list[bytes]:
         if len(args) > LARGE_COMMAND:
-            return super().pack_command(*args)  # type: ignore[misc]
+            return super().pack_command(*args)  # type: ignore[misc]  # a mixin: super() is the connection class it is mixed into
         name = args[0]
         if isinstance(name, str):  # "CONFIG GET": the words go as separate arguments (as redis-py)
             if " " in name:
@@ -44,9 +44,9 @@ class HiredisPacking:
         elif isinstance(name, bytes) and b" " in name:
             args = (*name.split(), *args[1:])
         try:
-            return [_hiredis_pack(args)]  # type: ignore[misc]
+            return [_hiredis_pack(args)]
         except TypeError:  # a memoryview, or a bool / None (redis-py's DataError says which)
-            return super().pack_command(*args)  # type: ignore[misc]
+            return super().pack_command(*args)  # type: ignore[misc]  # a mixin: super() is the connection class it is mixed into
 
     def pack_commands(self, commands: Iterable[Iterable[Any]]) -> list[bytes]:
         """Each command's pieces, not joined: send_packed_command writes them in groups."""
@@ -59,7 +59,7 @@ class HiredisPacking:
         pipeline (asyncio's writelines joins its list) and the transport's copy of it would
         otherwise hold a large commit (a correction's cascade: tens of MB) two or three times."""
         if not isinstance(command, list) or len(command) < 2:
-            await super().send_packed_command(command, check_health)  # type: ignore[misc]
+            await super().send_packed_command(command, check_health)  # type: ignore[misc]  # a mixin: super() is the connection class it is mixed into
             return
         group: list[bytes] = []
         size = 0
@@ -67,11 +67,11 @@ class HiredisPacking:
             group.append(piece)
             size += len(piece)
             if size >= SEND_GROUP:
-                await super().send_packed_command(group, check_health)  # type: ignore[misc]
+                await super().send_packed_command(group, check_health)  # type: ignore[misc]  # a mixin: super() is the connection class it is mixed into
                 check_health = False
                 group, size = [], 0
         if group:
-            await super().send_packed_command(group, check_health)  # type: ignore[misc]
+            await super().send_packed_command(group, check_health)  # type: ignore[misc]  # a mixin: super() is the connection class it is mixed into
 
 
 def packed_class(connection_class: type) -> type:

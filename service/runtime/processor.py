@@ -259,7 +259,7 @@ class StreamProcessor:
                 delivered = text(group["last-delivered-id"]) or "0-0"
                 if entry_order(delivered) == (0, 0):
                     return None  # nothing delivered yet
-                return min(newest, delivered, key=entry_order)  # type: ignore[arg-type]
+                return min(newest, delivered, key=entry_order)
         return newest
 
     def _decode(self, entry_id: str, fields: dict) -> Entry:
@@ -305,7 +305,7 @@ class StreamProcessor:
         head = entries[0].id
         wants = [e.want for e in entries if e.want is not None]
 
-        async def attempt(client: Any) -> int:
+        async def attempt(client: Any) -> int | None:
             # On a cluster `client` is the partition's slot owner, and a try cut short by a
             # moving slot is tried again (connection.on_owner): forgiven, as any Redis failure.
             forgiven, self._forgiven = self._forgiven == head, None
@@ -454,7 +454,7 @@ class StreamProcessor:
             if decisions and not ledger.in_order(entry.message, arrival):
                 break  # committed alone, next
             try:
-                outcome = ledger.process(
+                outcome: Applied | Duplicate | Rejected = ledger.process(
                     entry.message,
                     self.registry,
                     entry.id,
@@ -506,7 +506,7 @@ class StreamProcessor:
         for decision in decisions:
             outcome, entry = decision.outcome, decision.entry
             if isinstance(outcome, Applied):
-                system = entry.message.system if entry.message else ""
+                system: str = entry.message.system if entry.message else ""
                 rated[system] = rated.get(system, 0) + 1
                 if entry.event_id is not None:
                     event_ids.append(entry.event_id)
@@ -642,7 +642,7 @@ def rejection_message(rejected: Rejected, stream: str, entry: Entry) -> EventRej
         except UnicodeDecodeError:
             as_base64[name] = base64.b64encode(value).decode()
     return EventRejected(
-        reason=rejected.reason,  # type: ignore[arg-type]
+        reason=rejected.reason,  # type: ignore[arg-type]  # Rejected.reason is one of schemas.rejected.Reason
         message=rejected.message,
         path=rejected.path,
         source_stream=stream,

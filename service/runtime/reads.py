@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
+from schemas.common import System
 from schemas.ratings import RatingsUpdated
 from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList, PoolSummary, RankedPlayer
 from schemas.records import PlayerRecord, PoolState
@@ -105,21 +106,21 @@ class ReadModel:
                 continue
             async with self.client.pipeline(transaction=False) as pipe:
                 for field, _ in catalog:
-                    system, _, pool = field.partition(":")  # type: ignore[union-attr]
+                    system, _, pool = field.partition(":")
                     pipe.hlen(keys.players(system, pool))
                     pipe.zcount(keys.ranking(system, pool), "-inf", RATED_MAX)
                 pipe.hmget(keys.pools, [field for field, _ in catalog])
                 replies = await pipe.execute()
             states = replies[-1]
             for n, (field, ms) in enumerate(catalog):
-                system, _, pool = field.partition(":")  # type: ignore[union-attr]
+                system, _, pool = field.partition(":")
                 state = _pool_decoder.decode(states[n]) if states[n] is not None else None
                 pools.append(
                     PoolSummary(
                         system=system,
                         pool=pool,
                         players=replies[2 * n],
-                        rated=replies[2 * n + 1],  # type: ignore[arg-type]
+                        rated=replies[2 * n + 1],
                         last_update=_time(ms),
                         closed_through=state.closed_through if state else None,
                         stream=keys.stream,
@@ -169,12 +170,12 @@ class ReadModel:
             for r, rank in zip(page, ranks)
         ]
         return PlayerList(
-            system=system,
+            system=cast(System, system),  # a system whose pool _locate found
             pool=pool,
             total=total,
             offset=offset,
             limit=limit,
-            q=q or None,  # type: ignore[arg-type]
+            q=q or None,
             unrated=unrated,
             players=players,
         )
@@ -227,7 +228,7 @@ class ReadModel:
             return [None] * len(records)
         async with self.client.pipeline(transaction=False) as pipe:
             for record in rated:
-                pipe.zcount(ranking, "-inf", f"({-record.rating}")  # type: ignore[operator]
+                pipe.zcount(ranking, "-inf", f"({-record.rating}")  # type: ignore[operator]  # a ranked record has a rating
             above = iter(await pipe.execute())
         return [next(above) + 1 if r.rating is not None else None for r in records]
 
@@ -273,10 +274,10 @@ class ReadModel:
             return None
         name = decode_record(raw).name if raw is not None else None
         return PlayerHistory(
-            system=system,
+            system=cast(System, system),  # a system whose pool _locate found
             pool=pool,
             id=player_id,
-            name=name,  # type: ignore[arg-type]
+            name=name,
             entries=sorted_entries(fields.items()),
         )
 

@@ -80,7 +80,7 @@ async def existing_keys(client: Any, keys: StreamKeys) -> list[str]:
     found = []
     async for key in client.scan_iter(match=glob_escape(key_prefix(keys)) + "*", count=1_000):
         found.append(text(key))
-    return sorted(found)  # type: ignore[arg-type]
+    return sorted(found)
 
 
 async def rerate(
@@ -200,7 +200,7 @@ async def compare(
         for pid in sorted(set(current) | set(replayed)):
             old, new = current.get(pid), replayed.get(pid)
             if old is None:
-                diff.only_replay.append(new)  # type: ignore[arg-type]
+                diff.only_replay.append(new)  # type: ignore[arg-type]  # a player only in the replay: new is set
             elif new is None:
                 diff.only_live.append(old)
             elif old == new:

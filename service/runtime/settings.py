@@ -237,7 +237,7 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
             except ValueError as exc:
                 raise SettingsError(f"{field} {value!r}: {exc}") from None
         values[field] = value
-    settings = Settings(**values)  # type: ignore[arg-type]
+    settings = Settings(**values)  # type: ignore[arg-type]  # each value was converted to its field's type above
     try:
         _ = settings.layout
     except ValueError as exc:

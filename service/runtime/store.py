@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, overload
 
 import msgspec
 
@@ -173,6 +173,14 @@ def entry_order(entry_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
+@overload
+def text(value: bytes | str) -> str: ...
+@overload
+def text(value: None) -> None: ...
+@overload
+def text(value: bytes | str | None) -> str | None: ...
+
+
 def text(value: bytes | str | None) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -189,7 +197,7 @@ def watched_keys(keys: StreamKeys, wants: Iterable[Needs], cascade: bool = False
     """The pool hashes a batch reads (for a cascade: every pool of the domain): watched with
     the cursor, so that a write outside the cursor protocol (an import) between the read and
     the commit makes the commit retry."""
-    pools = set()
+    pools: set[str] = set()
     for want in wants:
         if cascade:
             pools.update(keys.players(system, pool) for system, pool in domain_pools(want.domain))
@@ -501,7 +509,7 @@ async def live_pools(client: Any, keys: StreamKeys) -> list[tuple[str, str]]:
     prefix = keys.players("", "")[:-1]  # "...:players:"
     pools = set()
     async for key in client.scan_iter(match=glob_escape(prefix) + "*", count=1_000):
-        system, _, pool = text(key)[len(prefix) :].partition(":")  # type: ignore[index]
+        system, _, pool = text(key)[len(prefix) :].partition(":")
         pools.add((system, pool))
     return sorted(pools)
 

@@ -11,6 +11,7 @@ Without a read model (`reads` None) only the operators' endpoints are served.
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 
 import msgspec
@@ -51,10 +52,10 @@ def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | No
         openapi_url="/openapi.json",
         exception_handlers=HANDLERS,
     )
-    app.openapi = lambda: document(app)  # type: ignore[method-assign]
+    app.openapi = lambda: document(app)  # type: ignore[method-assign]  # FastAPI's documented way to replace the OpenAPI document
     app.add_middleware(CatchAll)
     app.state.reads = reads
-    operations = ["operations"]
+    operations: list[str | Enum] = ["operations"]
     live_body = msgspec.json.encode(Live())
     asyncapi_body = asyncapi.render().encode()
 
@@ -68,14 +69,14 @@ def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | No
         summary="Readiness: 200 when Redis answers a PING within a second, else 503 with the reason",
     )
     async def ready() -> Response:
-        answer = await health.ready()  # type: ignore[union-attr]
+        answer = await health.ready()  # type: ignore[union-attr]  # the route exists only with a health check
         return Response(
             msgspec.json.encode(answer), 200 if answer.status == "ready" else 503, media_type=JSON
         )
 
     @app.get("/metrics", tags=operations, summary="Prometheus metrics")
     async def scrape() -> Response:
-        return Response(metrics.render(), media_type=METRICS_TYPE)  # type: ignore[union-attr]
+        return Response(metrics.render(), media_type=METRICS_TYPE)  # type: ignore[union-attr]  # the route exists only with metrics
 
     @app.get("/asyncapi.json", tags=operations, summary="The AsyncAPI 3 document of the channels")
     async def channels() -> Response:

@@ -109,25 +109,28 @@ def rating_chart(
     entries: Sequence[HistoryEntry], *, name: str, width: int = 640, height: int = 260
 ) -> Chart | None:
     """The chart of the entries (in date order), or None when no entry has a rating."""
+    # (date, rating, entry): the entries that have both.
     events = [
-        (e.end_date or e.start_date, e)
+        (day, e.new_rating, e)
         for e in entries
-        if e.kind == "event" and e.new_rating is not None and (e.end_date or e.start_date)
+        if e.kind == "event"
+        and e.new_rating is not None
+        and (day := e.end_date or e.start_date) is not None
     ]
     lists = [
-        (list_date(e), e)
+        (day, e.new_rating, e)
         for e in entries
-        if e.kind == "list" and e.new_rating is not None and list_date(e)
+        if e.kind == "list" and e.new_rating is not None and (day := list_date(e)) is not None
     ]
     if not events and not lists:
         return None
-    dates = [d for d, _ in events + lists]
-    ratings = [e.new_rating for _, e in events + lists]
-    first, last = min(dates), max(dates)  # type: ignore[type-var]
+    dates = [d for d, _, _ in events + lists]
+    ratings = [r for _, r, _ in events + lists]
+    first, last = min(dates), max(dates)
     # A margin on both sides: no point sits on the axis, and the last list's step shows.
     margin = dt.timedelta(days=max((last - first).days // 25, 15))
     first, last = first - margin, last + margin
-    low, high, step = rating_range(min(ratings), max(ratings))  # type: ignore[type-var]
+    low, high, step = rating_range(min(ratings), max(ratings))
     left, top, right, bottom = 56.0, 12.0, width - 16.0, height - 36.0
 
     def x(day: dt.date) -> float:
@@ -139,29 +142,29 @@ def rating_chart(
     points = [
         Point(
             x(d),
-            y(e.new_rating),
+            y(r),
             d,
-            e.new_rating,  # type: ignore[arg-type]
-            f"{e.name or e.event_id or 'event'}, {d.isoformat()}: rating {e.new_rating}"
+            r,
+            f"{e.name or e.event_id or 'event'}, {d.isoformat()}: rating {r}"
             + (" (projected)" if e.projection else ""),
         )
-        for d, e in events
+        for d, r, e in events
     ]
     line = " ".join(f"{p.x},{p.y}" for p in points) if len(points) > 1 else ""
     steps = ""
     if lists:
-        (d0, e0), later = lists[0], lists[1:]
-        parts = [f"M{x(d0)} {y(e0.new_rating)}"]  # type: ignore[arg-type]
-        for d, e in later:  # the rating holds until the next list, then moves to it
-            parts += [f"H{x(d)}", f"V{y(e.new_rating)}"]  # type: ignore[arg-type]
+        (d0, r0, _), later = lists[0], lists[1:]
+        parts = [f"M{x(d0)} {y(r0)}"]
+        for d, r, _ in later:  # the rating holds until the next list, then moves to it
+            parts += [f"H{x(d)}", f"V{y(r)}"]
         parts.append(f"H{x(last)}")
         steps = " ".join(parts)
     x_ticks = [Tick(x(d), label) for d, label in date_ticks(first, last)]
     y_ticks = [Tick(y(v), str(v)) for v in range(low, high + 1, step)]
     description = (
-        f"{len(points)} rated events from {min(dates).isoformat()} to {max(dates).isoformat()}"  # type: ignore[type-var]
+        f"{len(points)} rated events from {min(dates).isoformat()} to {max(dates).isoformat()}"
         + (f", {len(lists)} published lists" if lists else "")
-        + f"; ratings from {min(ratings)} to {max(ratings)}."  # type: ignore[type-var]
+        + f"; ratings from {min(ratings)} to {max(ratings)}."
     )
     return Chart(
         width,

@@ -71,10 +71,10 @@ def problem(request: Request, status: int, error: str, message: str) -> Response
             media_type=HTML,
         )
     body: msgspec.Struct = (
-        ApiError(error=error, message=message)
+        ApiError(error=error, message=message)  # type: ignore[arg-type]  # the callers pair each status with its struct's codes
         if status < 405
-        else ServerError(error=error, message=message)
-    )  # type: ignore[arg-type]
+        else ServerError(error=error, message=message)  # type: ignore[arg-type]  # (as above)
+    )
     return Response(msgspec.json.encode(body), status, media_type=JSON)
 
 

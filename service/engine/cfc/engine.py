@@ -85,7 +85,7 @@ class CfcEngine:
 def _new_record(record: PlayerRecord, prior: Prior, calc: Rated) -> PlayerRecord:
     established = prior.category == "established" or calc.became_established
     highest = max(prior.highest if prior.highest is not None else calc.new_rating, calc.new_rating)
-    state = None if established else CfcState(ratio_text(*calc.provisional_sum))  # type: ignore[misc]
+    state = None if established else CfcState(ratio_text(*calc.provisional_sum))  # type: ignore[misc]  # a provisional result has a provisional sum
     return msgspec.structs.replace(
         record,
         rating=calc.new_rating,
@@ -127,8 +127,8 @@ def _result(
         provisional_sum, provisional_sum_exact = _published(calc.provisional_sum)
     # Positional, in CfcDetails' field order (the cheapest way to build a Struct of 27 fields):
     details = CfcDetails(
-        calc.method,  # type: ignore[arg-type]
-        calc.step,  # type: ignore[arg-type]
+        calc.method,  # type: ignore[arg-type]  # method is one of CfcDetails' literals
+        calc.step,  # type: ignore[arg-type]  # step is one of CfcDetails' literals
         calc.became_established,
         t.wins,
         t.losses,
@@ -152,7 +152,7 @@ def _result(
         prior.highest,  # highest_before
         calc.result_bonus,
         calc.rating_before_floor,
-        calc.floor,  # type: ignore[arg-type]
+        calc.floor,  # type: ignore[arg-type]  # floor is one of CfcDetails' literals
         calc.opponents,
     )
     # id, old_rating, new_rating, change, old_status, status, games, event_games, score, expected,
@@ -161,7 +161,7 @@ def _result(
         old.id,
         old.rating,
         new.rating,
-        None if old.rating is None else new.rating - old.rating,  # type: ignore[operator]
+        None if old.rating is None else new.rating - old.rating,  # type: ignore[operator]  # a rated player has a new rating
         old.status,
         new.status,
         new.games,

@@ -51,7 +51,7 @@ def performance_ratio(values_sum: Fraction | int, wins: int, losses: int, games:
     """714a, `performance` as a Ratio: (sum of opponent values + 400(W-L)) / N."""
     if type(values_sum) is int:
         return values_sum + 400 * (wins - losses), games
-    num, den = values_sum.numerator, values_sum.denominator  # type: ignore[union-attr]
+    num, den = values_sum.numerator, values_sum.denominator
     return num + 400 * (wins - losses) * den, den * games
 
 

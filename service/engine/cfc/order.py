@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import msgspec
 
-from schemas.cfc import CfcOpponentValue
+from schemas.cfc import CfcOpponentValue, OpponentBasis
 from service.engine.arithmetic import decimal_number, ratio_half_up, ratio_number, to_exact
 from service.engine.cfc import formulas as f
 from service.engine.cfc.formulas import Ratio
@@ -36,17 +36,17 @@ SUB_800 = 800  # 717: "first those with ratings below 800"
 Value = int | Fraction
 # An opponent's value in a step: (value, basis, value as exact text, value as the output's
 # rounded number), built once per opponent and step, looked up per game.
-Valued = tuple[Value, str, str, int | float]
+Valued = tuple[Value, OpponentBasis, str, int | float]
 SCORES = (0.0, 0.5, 1.0)  # a game score by half points
 # A game's expected score (C3 table, hundredths 0..100) as the output's number, looked up per game.
 EXPECTED_NUMBERS = tuple(ratio_number(h, 100) for h in range(101))
 NO_BONUS: Ratio = (0, 1)  # 714c: no participation bonus
 
 
-def _value(value: Value, basis: str) -> Valued:
+def _value(value: Value, basis: OpponentBasis) -> Valued:
     if type(value) is int:
         return value, basis, str(value), value  # decimal_number and to_exact of an int
-    return value, basis, to_exact(value), decimal_number(value)  # type: ignore[return-value]
+    return value, basis, to_exact(value), decimal_number(value)
 
 
 def _fraction(ratio: Ratio) -> Fraction:
@@ -95,7 +95,7 @@ def _entries(
         if own is None:
             expected = None
         else:
-            hundredths = cfc_expected(own, value)  # type: ignore[arg-type]
+            hundredths = cfc_expected(own, value)  # type: ignore[arg-type]  # a 714b player sees whole ratings only (C9)
             sx += hundredths
             expected = EXPECTED_NUMBERS[hundredths]
         # round, opponent, value, value_exact, basis, score, expected (positional: one per game and side)
@@ -103,7 +103,7 @@ def _entries(
             CfcOpponentValue(
                 game.round, game.opponent, number, text, basis, SCORES[game.halves], expected
             )
-        )  # type: ignore[arg-type]
+        )
     return entries, total, sx
 
 
@@ -116,7 +116,7 @@ def average_rating(priors: Mapping[str, Prior], tallies: Mapping[str, Tally]) ->
     ]
     if not rated:
         raise _no_rated_player()
-    return f.average_rating(rated)  # type: ignore[arg-type]
+    return f.average_rating(rated)  # type: ignore[arg-type]  # rated players have a rating
 
 
 def _no_rated_player() -> EngineRejection:
@@ -141,7 +141,9 @@ def calculate(
         raise EngineRejection(
             "unratable", "the event has no rated game (forfeits and byes are not rated)", "$.games"
         )
-    unrated, provisional, established = [], [], []  # in first appearance in the games
+    unrated: list[str] = []  # each in first appearance in the games
+    provisional: list[str] = []
+    established: list[str] = []
     values: dict[str, Valued] = {}
     for pid in tallies:
         prior = priors[pid]
@@ -150,7 +152,7 @@ def calculate(
             unrated.append(pid)
             continue
         (established if category == "established" else provisional).append(pid)
-        values[pid] = _value(prior.rating, "pre_event")  # type: ignore[arg-type]
+        values[pid] = _value(prior.rating, "pre_event")  # type: ignore[arg-type]  # a provisional or established player has a rating
     if not values:
         raise _no_rated_player()  # 717 AR needs one
     post: dict[str, int] = {}  # rounded, before bonus and floors (C9)
@@ -195,9 +197,9 @@ def calculate(
             )
         else:
             entries, values_sum, _ = _entries(t, values)
-            before_num, before_den = prior.provisional_sum  # type: ignore[misc]
+            before_num, before_den = prior.provisional_sum  # type: ignore[misc]  # a provisional player has a provisional sum
             margin = values_sum + 400 * (t.wins - t.losses)  # 714a x N (C1); whole ratings only
-            total = (before_num + margin * before_den, before_den)
+            total = (before_num + margin * before_den, before_den)  # type: ignore[assignment]  # a provisional player sees whole ratings only (C9): an int
             games = prior.games + t.n
             rating = (total[0], total[1] * games)
             rated[pid] = _performance_rated(
@@ -219,7 +221,7 @@ def calculate(
     # provisional opponents count at their post-event rating (C9).
     for pid in provisional:
         values[pid] = _value(post[pid], "post_event")
-    below_800 = [pid for pid in established if priors[pid].rating < SUB_800]  # type: ignore[operator]
+    below_800 = [pid for pid in established if priors[pid].rating < SUB_800]  # type: ignore[operator]  # an established player has a rating
     for pid in below_800:
         prior = priors[pid]
         rated[pid] = _established(
@@ -234,10 +236,10 @@ def calculate(
     # C10: a player of 800 or more counts an established opponent below 800 at the
     # higher of its pre- and post-event rating.
     for pid in below_800:
-        values[pid] = _value(max(priors[pid].rating, post[pid]), "higher_of_pre_post")  # type: ignore[type-var]
+        values[pid] = _value(max(priors[pid].rating, post[pid]), "higher_of_pre_post")  # type: ignore[type-var,arg-type]  # an established player has a rating
     for pid in established:
         prior = priors[pid]
-        if prior.rating >= SUB_800:  # type: ignore[operator]
+        if prior.rating >= SUB_800:  # type: ignore[operator]  # an established player has a rating
             rated[pid] = _established(
                 "established",
                 prior,
@@ -261,7 +263,7 @@ def _established(
 ) -> Rated:
     """714b for one player: Sx from the table per game (C3, summed by `_entries` with the
     player's rating), K, the 2199 rule."""
-    old: int = prior.rating  # type: ignore[assignment]
+    old: int = prior.rating  # type: ignore[assignment]  # a 714b player has a rating
     # Every value a 714b player sees is a whole rating (pre-event, or post-event rounded, C9).
     assert type(values_sum) is int
     rn, k, cut = f.established_ratio(old, t.halves, sx)
@@ -305,10 +307,10 @@ def _step_6(
     percent, result bonus, rating before floor, published rating, floor article)."""
     participation, percent, bonus = NO_BONUS, None, 0
     if rounds >= f.BONUS_MIN_ROUNDS:
-        participation = (f.participation_hundredths(prior.rating, t.n), 100)  # type: ignore[arg-type]
+        participation = (f.participation_hundredths(prior.rating, t.n), 100)  # type: ignore[arg-type]  # a 714b player has a rating
         percent = f.result_percent(t.halves, rounds)
         # performance > highest, in integers (the denominator is positive)
-        if performance[0] > prior.highest * performance[1]:  # type: ignore[operator]
+        if performance[0] > prior.highest * performance[1]:  # type: ignore[operator]  # a 714b player has a highest rating
             bonus = f.result_bonus(percent)
     # half_up(Rn + participation + bonus) over a common denominator
     rn_num, rn_den = rn

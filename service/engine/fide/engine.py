@@ -226,7 +226,7 @@ class FideEngine:
                 sums = s
         rp = performance(tally.performance_opponents, tally.performance_halves)
         # Title norms count every game, an unrated opponent's too (1.4.6; None, in any order).
-        opponents: list[int | None] = tally.performance_opponents  # type: ignore[assignment]
+        opponents: list[int | None] = tally.performance_opponents  # type: ignore[assignment]  # list[int] read as list[int | None]: not written to
         if tally.unrated_games:
             opponents = [*opponents, *[None] * tally.unrated_games]
         norms = norms_met(opponents, tally.performance_halves + tally.unrated_halves)

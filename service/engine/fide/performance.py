@@ -5,6 +5,7 @@ rules-fide.md). Reported, never awarded; no 400-point rule here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from schemas.fide import NormCheck
 from service.engine.fide.exact import ratio_half_up
@@ -78,7 +79,7 @@ def norm_benchmarks(
         if rp < required_performance:
             reasons.append(f"performance {rp} is under {required_performance}")
         check = NormCheck(
-            title=title,  # type: ignore[arg-type]
+            title=title,  # type: ignore[arg-type]  # title is a key of NORMS: one of NormCheck's titles
             performance=rp,
             required_performance=required_performance,
             average_opponent=average,
@@ -123,16 +124,18 @@ def norms_met(opponents: Sequence[int | None], points_halves: int) -> list[NormC
     # No title's average exceeds the one with the lowest opponent raised to the highest
     # floor, so below the lowest required average (or performance) no title is met.
     values = (
-        opponents if None not in opponents else [UNRATED_AS if r is None else r for r in opponents]
+        cast(Sequence[int], opponents)  # no None in it
+        if None not in opponents
+        else [UNRATED_AS if r is None else r for r in opponents]
     )
-    lowest, total, dp = min(values), sum(values), fide_dp(percent(points_halves, n))  # type: ignore[type-var,arg-type]
+    lowest, total, dp = min(values), sum(values), fide_dp(percent(points_halves, n))
     best = ratio_half_up(total - lowest + max(lowest, _HIGHEST_FLOOR), n)
     if best < _LOWEST_AVERAGE or best + dp < _LOWEST_PERFORMANCE:
         return []
     if not any(
         average >= norm[2] and rp >= norm[1]
         for norm in NORMS
-        for average, rp, _ in (_title_figures(norm, lowest, total, n, dp),)  # type: ignore[arg-type]
+        for average, rp, _ in (_title_figures(norm, lowest, total, n, dp),)
     ):
         return []
     return [check for check, reasons in norm_benchmarks(opponents, points_halves) if not reasons]

@@ -41,7 +41,8 @@ def band_walk(old: float, career_games: int, excess: float) -> Walk:
     """N5: cur = old; while excess != 0: m = M(g, cur); r = cur + m x excess; stop if
     M(g, r) == m, else move to the band's boundary, taking (boundary - cur) / m off the
     excess. With no excess, the multiplier at the old rating is reported."""
-    current, used = float(old), []
+    current = float(old)
+    used: list[int] = []
     for _ in range(MAX_WALK_STEPS):
         if excess == 0:
             return Walk(current, tuple(used) or (multiplier(career_games, old),))

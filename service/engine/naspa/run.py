@@ -92,13 +92,13 @@ def rate_run(
     newcomers = []
     for p in newcomer_ids:
         results = played[p]
-        rated = tuple(float(ratings[o]) for o, _, _ in results if ratings.get(o) is not None)  # type: ignore[arg-type]
+        rated = tuple(float(ratings[o]) for o, _, _ in results if ratings.get(o) is not None)  # type: ignore[arg-type]  # filtered on ratings.get(o) is not None
         unrated = tuple(index[o] for o, _, _ in results if ratings.get(o) is None)
         newcomers.append(
             Newcomer(math.fsum(s for _, s, _ in results), len(results), rated, unrated)
         )
     solved = rate_newcomers(newcomers, expected)
-    value: dict[str, float] = {p: float(ratings[p]) for p in played if ratings.get(p) is not None}  # type: ignore[arg-type]
+    value: dict[str, float] = {p: float(ratings[p]) for p in played if ratings.get(p) is not None}  # type: ignore[arg-type]  # filtered on ratings.get(p) is not None
     value.update(zip(newcomer_ids, solved.ratings))  # N5: newcomers count unrounded
 
     def per_game(p: str, rating: float) -> tuple[GameFigures, ...]:
