@@ -1,6 +1,6 @@
 """CFC parts of the contract: the record's accumulators and the per-player details.
 
-Rules: CFC handbook 714-717 (ruleset `cfc-2009`), resolutions C1-C11 in rules-cfc.md.
+Rules: CFC handbook 714-717 (ruleset `cfc-2009`), resolutions C1-C14 in docs/rules/cfc.md.
 
 Numbers (schemas/ratings.py, "Numbers"): the engine computes exactly (fractions). Each
 unrounded value - the performance, AR, pass 1, the 714a sum, Rn, the participation bonus,

@@ -1,7 +1,7 @@
 """FIDE parts of the contract: the record's accumulators and the per-player details.
 
 Rules: FIDE Rating Regulations (2024, 8.3.1 as amended 2025-10-01), resolutions F1-F9
-in rules-fide.md.
+in docs/rules/fide.md.
 
 Numbers (schemas/ratings.py, "Numbers"): every FIDE figure of a game is a whole number of
 hundredths (table 8.1.2 is in hundredths, K is a whole number), so PD, W - We and

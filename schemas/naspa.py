@@ -1,4 +1,4 @@
-"""NASPA parts of the contract: the per-player details (rules-naspa.md, N1-N5).
+"""NASPA parts of the contract: the per-player details (docs/rules/naspa.md, N1-N6).
 
 NASPA keeps no accumulator in the record beyond `rating`, `status` and `games` (career
 games, which choose the multiplier, N5). The engine computes in floats: the rules use exp()
@@ -74,11 +74,11 @@ class NaspaSegment(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit
 class NaspaOpponent(
     msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True, gc=False
 ):
-    """One counted game of the player, as the engine rated it (rules-naspa.md N1-N5).
+    """One counted game of the player, as the engine rated it (docs/rules/naspa.md, N1-N5).
 
     The figures are the engine's own: `expected` is the very term it sums into
     `expected_wins`, rounded to 2 decimals when written. Games are listed in round order;
-    byes and forfeits, which count for nothing (rules-naspa.md "Basics"), are left out. In
+    byes and forfeits, which count for nothing (docs/rules/naspa.md#naspa-basics), are left out. In
     a long event each game belongs to its segment, whose ratings it uses.
     """
 

@@ -1,5 +1,5 @@
 """Norm check: the FIDE title benchmarks met, with the floors applied, and why each
-failed otherwise (Title Regulations 1.4 as in rules-fide.md, computed by
+failed otherwise (Title Regulations 1.4 as in docs/rules/fide.md#fide-title-1-4, computed by
 service.engine.fide.performance.norm_benchmarks). Benchmarks, never awarded."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Performance rating: FIDE Ra + dp, CFC 714a, NASPA's iterative newcomer rating.
 
-- FIDE (Title Regulations, rules-fide.md): Rp = Ra + dp, no 400-point rule; beside it
+- FIDE (Title Regulations, docs/rules/fide.md#fide-title-1-4): Rp = Ra + dp, no 400-point rule; beside it
   the seed's references: own rating + the same dp, and the linear "algorithm of 400"
   (Ra + 400(W-L)/N, the 714a form, computed by CFC's own 714a function).
 - CFC 714a: Rp = Rc + 400(W-L)/N, rounded half up once (C11).

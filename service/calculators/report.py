@@ -248,7 +248,7 @@ def norm_text(report: NormReport) -> str:
         "met: " + (", ".join(report.met) or "none"),
         "opponents' titles: "
         + ", ".join(f"{t} {n}" for t, n in report.titles.items())
-        + " (the titled-opponent and federation mix is not checked: outside rules-fide.md)",
+        + " (the titled-opponent and federation mix is not checked: outside docs/rules/fide.md)",
         "benchmarks only: FIDE awards norms",
     ]
     return "\n".join(lines)

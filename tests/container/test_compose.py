@@ -5,7 +5,7 @@ same examples, and the demo subscriber (`watch`) is still running when the strea
 idle for more than 10 s, having printed the four tables.
 
 The engine is whichever answers first: $DOCKER_HOST, the default socket, or the one
-../shared/tools/docker-local.sh starts (/tmp/docker-local/docker.sock). Without one the
+.ci/run starts with docker-local.sh (/tmp/docker-local/docker.sock). Without one the
 tests are skipped, saying so. Every service runs on the host network with
 deploy/compose.host-network.yaml (that engine has no bridge network), on free loopback
 ports, under a project name and image tag of their own; the project is removed (`down -v`)
@@ -81,7 +81,7 @@ def find_engine() -> tuple[dict[str, str] | None, str]:
             return env, ""
     return (
         None,
-        f"no Docker engine answers ({', '.join(tried)}); .ci/run starts one with ../shared/tools/docker-local.sh",
+        f"no Docker engine answers ({', '.join(tried)}); .ci/run starts one with docker-local.sh",
     )
 
 

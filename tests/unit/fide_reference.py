@@ -1,7 +1,7 @@
 """Independent, deliberately simple reference for the FIDE rules (test-only code).
 
-Written from /work/shared/spec/rules-fide.md (F1-F9), the seed methodology and
-fide-tables.json alone, without reading service/engine/fide/. Exact arithmetic only:
+Written from docs/rules/fide.md (F1-F9, the quoted methodology and
+tables 8.1.1 and 8.1.2) alone, without reading service/engine/fide/. Exact arithmetic only:
 PD in integer hundredths, sums as integers, K x sum as a Fraction, one rounding.
 
 The reference simulates one pool: imported records, events rated in arrival order and
@@ -249,13 +249,13 @@ class Reference:
                     own = rx_start
                 elif rx_start is None and rx_now is not None:
                     # unrated at the start, published before the event is rated: rated with
-                    # the current list (test_fide_engine's worked case; not in rules-fide.md)
+                    # the current list (test_fide_engine's worked case; docs/rules/fide.md#f2)
                     own = rx_now
                     HITS["rated since the start"] += count
                 else:
                     # unrated now: pooled for an initial rating (7.1.4). A player rated at the
-                    # start but off the list since is pooled too: rules-fide.md does not say
-                    # (audit ambiguity A1; the engine pools, and so does this reference).
+                    # start but off the list since is pooled too: the regulations do not say
+                    # (audit ambiguity A1, docs/rules/fide.md#a1; the engine pools, and so does this reference).
                     if count:
                         HITS["off the list since the start"] += rx_start is not None
                         px.pooled.append((start, event.event_id, ry_start, halves, period))

@@ -5,7 +5,7 @@ One small story per system, always on the same dates:
 - event 1 (E1, 2025-11-01..02): A beats B (the correction flips it: B beats A);
 - event 3 (E3, 2025-11-05): D and E, who meet nobody else (never revised);
 - event 2 (E2, 2025-11-08..09): B plays C, C wins.
-Every expected figure is worked out from the rule texts (seeds/ and spec/rules-*.md); the
+Every expected figure is worked out from the rule texts (docs/rules/*.md); the
 arithmetic is in the comment above the assertion. NASPA's exp() values were taken with a
 pocket calculator (math.exp) and are written out.
 """

@@ -198,7 +198,7 @@ def test_the_host_network_override_covers_every_service():
             assert variable in SETTING_NAMES, f"{name}: {variable} is not a setting"
     text = (ROOT / "deploy" / "compose.host-network.yaml").read_text()
     redis_port = default_of(text, "HOST_REDIS_PORT")
-    assert redis_port == "16379"  # what ../shared/tools/docker-local.sh uses too
+    assert redis_port == "16379"  # what the CI machine's docker-local.sh uses too
     assert "${HOST_REDIS_PORT:-16379}" in override["redis"]["command"]
     assert "${HOST_REDIS_PORT:-16379}" in override["redis"]["healthcheck"]["test"]
     for name in ("rating-service-1", "rating-service-2", "demo-producer", "demo-subscriber"):

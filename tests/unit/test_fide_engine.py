@@ -1,6 +1,6 @@
 """The FIDE engine end to end: events into periods, lists at period close (F1-F9).
 
-Every expected figure is worked by hand from rules-fide.md and Tables 8.1.1 / 8.1.2; the
+Every expected figure is worked by hand from docs/rules/fide.md and Tables 8.1.1 / 8.1.2; the
 arithmetic is in the comment beside it.
 """
 

@@ -2,7 +2,7 @@
 rating calculator lists for each game - the opponent's rating, D after the 400-point rule
 (8.3.1), PD from Table 8.1.2, W, W - We and K x (W - We) - as the engine summed them.
 
-Hand-worked figures come from rules-fide.md and Table 8.1.2 (fide-tables.json); the
+Hand-worked figures come from docs/rules/fide.md and Table 8.1.2 as printed there; the
 arithmetic is in the comment beside each. The property checks that the listed figures
 add up exactly to the event's sums, and agree with the independent reference's PD.
 """
@@ -164,7 +164,7 @@ def test_an_unrated_player_lists_the_games_pooled_for_8_2_without_pd():
 def test_the_games_add_up_to_the_event_sums(case):
     # For random events: each rated player's listed W - We add up exactly to event_sum,
     # the K x (W - We) to event_change, the PDs to `expected`; one entry per counted game,
-    # in round order; each PD is the independent reference's (rules-fide.md 8.3.1, 8.1.2).
+    # in round order; each PD is the independent reference's (docs/rules/fide.md, 8.3.1, 8.1.2).
     records, events = case
     store = {r.id: r for r in records}
     pool = PoolState(system="fide", pool="standard")

@@ -310,7 +310,7 @@ def _b1(early: bool):
 
 def test_b1_late_arrival_pools_the_games():
     # B after October closes: L was rated at B's start but is off the list now; the engine
-    # pools the 5 games (audit ambiguity A1, rules-fide.md silent). 8.2: Ra = (5 x 2000 +
+    # pools the 5 games (audit ambiguity A1, docs/rules/fide.md#a1). 8.2: Ra = (5 x 2000 +
     # 2 x 1800) / 7 = 13600/7 = 1942.857; p = (2.5 + 1) / 7 = .50 -> dp 0; Ru = 1943 >= 1400
     assert _b1(early=False) == (1943, 1943)
 

@@ -1,4 +1,4 @@
-"""FIDE rule functions, hand-worked from the rule text (rules-fide.md F3-F8, FIDE 8.1-8.3,
+"""FIDE rule functions, hand-worked from the rule text (docs/rules/fide.md F3-F8, FIDE 8.1-8.3,
 Title Regulations 1.4). Tables: 8.1.2 PD bands, 8.1.1 dp by p."""
 
 import datetime as dt

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import pytest
@@ -19,9 +17,7 @@ from service.engine.tables import (
     fide_pd_higher,
 )
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-CFC_SEED = SHARED / "seeds" / "cfc-handbook-714-717.txt"
-FIDE_TABLES = SHARED / "spec" / "fide-tables.json"
+DOCS_RULES = Path(__file__).resolve().parents[2] / "docs" / "rules"
 
 # The CFC table as printed in the handbook (714b), transcribed by hand: (from, to, higher).
 CFC_PRINTED = [
@@ -77,6 +73,169 @@ CFC_PRINTED = [
     (620, 734, 99),
 ]
 
+# FIDE Table 8.1.2 as printed in the Rating Regulations (2024, unchanged by the 2025-10-01
+# amendment; the copy cross-checked against the handbook and two independent programs, see
+# docs/rules/fide.md#tables): (D from, D to, PD of the higher-rated player in hundredths);
+# the last row is "> 735".
+FIDE_PRINTED_8_1_2 = [
+    (0, 3, 50),
+    (4, 10, 51),
+    (11, 17, 52),
+    (18, 25, 53),
+    (26, 32, 54),
+    (33, 39, 55),
+    (40, 46, 56),
+    (47, 53, 57),
+    (54, 61, 58),
+    (62, 68, 59),
+    (69, 76, 60),
+    (77, 83, 61),
+    (84, 91, 62),
+    (92, 98, 63),
+    (99, 106, 64),
+    (107, 113, 65),
+    (114, 121, 66),
+    (122, 129, 67),
+    (130, 137, 68),
+    (138, 145, 69),
+    (146, 153, 70),
+    (154, 162, 71),
+    (163, 170, 72),
+    (171, 179, 73),
+    (180, 188, 74),
+    (189, 197, 75),
+    (198, 206, 76),
+    (207, 215, 77),
+    (216, 225, 78),
+    (226, 235, 79),
+    (236, 245, 80),
+    (246, 256, 81),
+    (257, 267, 82),
+    (268, 278, 83),
+    (279, 290, 84),
+    (291, 302, 85),
+    (303, 315, 86),
+    (316, 328, 87),
+    (329, 344, 88),
+    (345, 357, 89),
+    (358, 374, 90),
+    (375, 391, 91),
+    (392, 411, 92),
+    (412, 432, 93),
+    (433, 456, 94),
+    (457, 484, 95),
+    (485, 517, 96),
+    (518, 559, 97),
+    (560, 619, 98),
+    (620, 735, 99),
+    (736, None, 100),
+]
+
+# FIDE Table 8.1.1 as printed, from the same copy: (p in hundredths, dp), from p = 1.00 down.
+FIDE_PRINTED_8_1_1 = [
+    (100, 800),
+    (99, 677),
+    (98, 589),
+    (97, 538),
+    (96, 501),
+    (95, 470),
+    (94, 444),
+    (93, 422),
+    (92, 401),
+    (91, 383),
+    (90, 366),
+    (89, 351),
+    (88, 336),
+    (87, 322),
+    (86, 309),
+    (85, 296),
+    (84, 284),
+    (83, 273),
+    (82, 262),
+    (81, 251),
+    (80, 240),
+    (79, 230),
+    (78, 220),
+    (77, 211),
+    (76, 202),
+    (75, 193),
+    (74, 184),
+    (73, 175),
+    (72, 166),
+    (71, 158),
+    (70, 149),
+    (69, 141),
+    (68, 133),
+    (67, 125),
+    (66, 117),
+    (65, 110),
+    (64, 102),
+    (63, 95),
+    (62, 87),
+    (61, 80),
+    (60, 72),
+    (59, 65),
+    (58, 57),
+    (57, 50),
+    (56, 43),
+    (55, 36),
+    (54, 29),
+    (53, 21),
+    (52, 14),
+    (51, 7),
+    (50, 0),
+    (49, -7),
+    (48, -14),
+    (47, -21),
+    (46, -29),
+    (45, -36),
+    (44, -43),
+    (43, -50),
+    (42, -57),
+    (41, -65),
+    (40, -72),
+    (39, -80),
+    (38, -87),
+    (37, -95),
+    (36, -102),
+    (35, -110),
+    (34, -117),
+    (33, -125),
+    (32, -133),
+    (31, -141),
+    (30, -149),
+    (29, -158),
+    (28, -166),
+    (27, -175),
+    (26, -184),
+    (25, -193),
+    (24, -202),
+    (23, -211),
+    (22, -220),
+    (21, -230),
+    (20, -240),
+    (19, -251),
+    (18, -262),
+    (17, -273),
+    (16, -284),
+    (15, -296),
+    (14, -309),
+    (13, -322),
+    (12, -336),
+    (11, -351),
+    (10, -366),
+    (9, -383),
+    (8, -401),
+    (7, -422),
+    (6, -444),
+    (5, -470),
+    (4, -501),
+    (3, -538),
+    (2, -589),
+    (1, -677),
+    (0, -800),
+]
+
 
 @pytest.mark.parametrize("low,high,value", CFC_PRINTED)
 def test_cfc_every_band_edge(low, high, value):
@@ -101,15 +260,36 @@ def test_cfc_lower_player_gets_the_complement():
     assert cfc_expected(1504, 1500) == 51 and cfc_expected(1500, 1504) == 49
 
 
-def test_cfc_table_matches_the_seed_text():
-    if not CFC_SEED.exists():
-        pytest.skip("shared/seeds not beside the checkout")
-    rows = re.findall(r"^(\d+)-(\d+)\t\.(\d\d)\t\.(\d\d)$", CFC_SEED.read_text(), re.M)
-    seed = [(int(a), int(b), int(h)) for a, b, h, _ in rows]
-    assert seed == CFC_PRINTED
-    for _a, _b, h, low in rows:
-        assert int(h) + int(low) == 100
+def printed_rows(page: str, anchor: str) -> list[list[str]]:
+    """The body rows of the first table after the heading `{#anchor}` of docs/rules/`page`."""
+    lines = (DOCS_RULES / page).read_text(encoding="utf-8").splitlines()
+    start = next(
+        i for i, line in enumerate(lines) if line.startswith("#") and f"{{#{anchor}}}" in line
+    )
+    rows = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip("|").split("|")])
+        elif rows:
+            break
+    return rows[2:]  # after the header and the |---| line
+
+
+def hundredths(text: str) -> int:
+    whole, _, fraction = text.partition(".")
+    return int(whole or 0) * 100 + int(fraction.ljust(2, "0"))
+
+
+def test_cfc_table_is_the_engine_s_and_the_rules_page_s():
     assert [(a, b, v) for a, b, v in CFC_EXPECTED_BANDS] == CFC_PRINTED + [(735, None, 100)]
+    rows = printed_rows("cfc.md", "c3")
+    assert rows[-1] == ["735 and over", "1.00", ".00"]
+    printed = [(*map(int, band.split("-")), hundredths(h)) for band, h, _ in rows[:-1]]
+    assert printed == CFC_PRINTED
+    for _, h, low in rows:
+        assert hundredths(h) + hundredths(low) == 100
 
 
 def test_fide_pd_band_edges_and_data():
@@ -131,12 +311,24 @@ def test_fide_pd_signed():
     assert fide_pd(-3) == 50 and fide_pd(-4) == 49
 
 
-def test_fide_tables_match_the_shared_json():
-    if not FIDE_TABLES.exists():
-        pytest.skip("shared/spec not beside the checkout")
-    data = json.loads(FIDE_TABLES.read_text())
-    assert [(a, b, round(v * 100)) for a, b, v in data["table_8_1_2"]] == list(FIDE_PD_BANDS)
-    assert [dp for _, dp in data["table_8_1_1"]] == list(FIDE_DP)
+def test_fide_tables_are_the_engine_s():
+    assert list(FIDE_PD_BANDS) == FIDE_PRINTED_8_1_2
+    assert list(FIDE_DP) == [dp for _, dp in reversed(FIDE_PRINTED_8_1_1)]
+    # The transcription itself: contiguous bands from 0, and p from 100 down to 0 in steps of 1.
+    assert [low for low, _, _ in FIDE_PRINTED_8_1_2[1:]] == [
+        high + 1 for _, high, _ in FIDE_PRINTED_8_1_2[:-1]
+    ]
+    assert [p for p, _ in FIDE_PRINTED_8_1_1] == list(range(100, -1, -1))
+
+
+def test_fide_tables_on_the_rules_page_are_the_transcription():
+    rows = printed_rows("fide.md", "fide-8-1-2")
+    assert rows[-1] == ["> 735", "1.00", "0.00"]
+    printed = [(*map(int, band.split("-")), hundredths(h)) for band, h, _ in rows[:-1]]
+    assert printed + [(736, None, 100)] == FIDE_PRINTED_8_1_2
+    assert all(hundredths(h) + hundredths(low) == 100 for _, h, low in rows)
+    rows = printed_rows("fide.md", "fide-8-1-1")
+    assert [(hundredths(p), int(dp)) for p, dp in rows] == FIDE_PRINTED_8_1_1
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,7 @@ Ratio = tuple[int, int]
 
 
 def performance(values_sum: Fraction | int, wins: int, losses: int, games: int) -> Fraction:
-    """714a: Rp = Rc + 400(W-L)/N = (sum of opponent values + 400(W-L)) / N."""
+    """714a: Rp = Rc + 400(W-L)/N = (sum of opponent values + 400(W-L)) / N, no cap (C14)."""
     return Fraction(*performance_ratio(values_sum, wins, losses, games))
 
 

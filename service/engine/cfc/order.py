@@ -176,7 +176,7 @@ def calculate(
             rated[pid] = _performance_rated(
                 priors[pid],
                 "unrated",
-                t.n > f.PROVISIONAL_GAMES,
+                t.n > f.PROVISIONAL_GAMES,  # C13: 25+ games in a first event, 714a, no 714c
                 rating,
                 entries,
                 rating,
@@ -188,7 +188,8 @@ def calculate(
             )
         values.update((pid, _value(post[pid], "post_event")) for pid in unrated)
 
-    # Step 4: provisional players, with unrated opponents at their post-event rating.
+    # Step 4: provisional players, with unrated opponents at their post-event rating (the
+    # rounded pass-2 value, C12).
     for pid in provisional:
         prior, t = priors[pid], tallies[pid]
         if prior.games + t.n > f.PROVISIONAL_GAMES:  # 715, C7: the 25th game is in this event

@@ -364,7 +364,7 @@ def _tally(
     sum_hundredths = pd_hundredths = 0
     last_round = 0
     in_round_order = True
-    if own is None:  # 8.2: pooled for an initial rating
+    if own is None:  # 8.2: pooled for an initial rating (also off the list since the start, A1)
         for rnd, other, halves in played:
             opponent = at_start[other]
             if opponent is None:  # F2: never rated against an unrated opponent

@@ -47,7 +47,7 @@ def check_due(
     events change the list published at its end, one list after the other). Refused:
 
     - a period already closed (`period_closed`);
-    - a period in the future (the service's reading, docs/guides/corrections.md "Rating periods (FIDE)"): later
+    - a period in the future (F10, docs/rules/fide.md#f10): later
       than every open period with games, than the month after the end of the pool's last
       rated event in date order (`last_end`, given by the caller: the engine reads no
       clock and no store), and than the month after the last close. A close of the month after the last event
@@ -198,7 +198,7 @@ def _publish_rated(
         new_state = msgspec.structs.replace(state, periods=remaining, published=lists)
     else:
         # 7.2.1: off the list. Games of later open periods (events that started while the
-        # player was rated and ended after this period) join the initial-rating pool (8.2),
+        # player was rated and ended after this period) join the initial-rating pool (8.2, A1),
         # as they do when such an event arrives after this close: same list either way.
         later = [game for sums_later in remaining for game in sums_later.games_played]
         new_state = msgspec.structs.replace(

@@ -1,5 +1,5 @@
 """Performance rating and title-norm benchmarks (FIDE Title Regulations 1.4, as in
-rules-fide.md). Reported, never awarded; no 400-point rule here.
+docs/rules/fide.md#fide-title-1-4). Reported, never awarded; no 400-point rule here.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""The NASPA (Scrabble) rating engine: rules-naspa.md N1-N5 and the newcomer seed.
+"""The NASPA (Scrabble) rating engine: docs/rules/naspa.md, N1-N6 and the newcomer seed.
 
 - `nsa2008` (pool nwl): the system of 2009-01-01, with its floor of 1.
-- `naspa-csw` (pool csw): the same without the floor; a first CSW event starts from the
+- `naspa-csw` (pool csw): the same without the floor (N6); a first CSW event starts from the
   player's NWL rating (career games from 0).
-- `naspa2024`: career games advance between segments; no floor.
+- `naspa2024`: career games advance between segments; no floor (N6).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The NASPA engines (rulesets nsa2008, naspa-csw, naspa2024): an event in, results out.
 
-Rules: rules-naspa.md (N1-N5) and the seed naspa-newcomer-ratings.txt. Pure: no I/O.
+Rules: docs/rules/naspa.md (N1-N6) and the newcomer seed quoted there. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def counted_games(
     event: EventFinished, records: Mapping[str, PlayerRecord]
 ) -> list[tuple[int, RatedGame]]:
     """The games that count, with their round: byes are never games, forfeits never
-    count (rules-naspa.md "Basics"). An event with none cannot be rated."""
+    count (docs/rules/naspa.md#naspa-basics). An event with none cannot be rated."""
     counted = []
     for i, game in enumerate(event.games):
         for side in ("a", "b"):

@@ -1,4 +1,4 @@
-"""Expected wins (rules-naspa.md N1): the logistic curve NASPA adopted in 2009."""
+"""Expected wins (docs/rules/naspa.md#n1): the logistic curve NASPA adopted in 2009."""
 
 from __future__ import annotations
 

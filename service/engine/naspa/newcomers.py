@@ -1,4 +1,4 @@
-"""Newcomers' ratings: the seed's iterative algorithm (naspa-newcomer-ratings.txt, N2-N4).
+"""Newcomers' ratings: the seed's iterative algorithm (docs/rules/naspa.md#naspa-newcomers, N2-N4).
 
 All newcomers of one (segment of an) event are solved together: each pass finds, for
 every newcomer, the rating whose expected wins match their earned wins against the

@@ -1,4 +1,4 @@
-"""Rated players' update (rules-naspa.md N5): multiplier, band walk, acceleration."""
+"""Rated players' update (docs/rules/naspa.md#n5): multiplier, band walk, acceleration."""
 
 from __future__ import annotations
 

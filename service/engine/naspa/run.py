@@ -1,4 +1,4 @@
-"""One rating run: a whole short event, or one segment of a long one (rules-naspa.md).
+"""One rating run: a whole short event, or one segment of a long one (docs/rules/naspa.md).
 
 Newcomers first (the seed's algorithm, N2-N4), then rated players against the
 newcomers' unrounded new ratings (N5); everything stays unrounded until the end, then
@@ -147,7 +147,7 @@ def rate_run(
                     if ratings.get(o) is not None:  # rated opponents only
                         feedback.setdefault(o, []).append(gain / FEEDBACK_SHARE)
         if policy.floor_of_one:
-            new = max(new, 1.0)  # nsa2008: floor of 1, before feedback
+            new = max(new, 1.0)  # nsa2008: floor of 1, before feedback (none elsewhere, N6)
         walked[p] = (old, g, earned, expect, walk, gain, new, opponents)
 
     for p, (old, g, earned, expect, walk, gain, new, opponents) in walked.items():

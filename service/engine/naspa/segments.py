@@ -1,4 +1,4 @@
-"""Segments of a long event (rules-naspa.md "Segments"): each is a full rating run."""
+"""Segments of a long event (docs/rules/naspa.md#naspa-segments): each is a full rating run."""
 
 from __future__ import annotations
 

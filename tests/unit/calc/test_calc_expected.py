@@ -1,5 +1,5 @@
 """`calc expected`: the table beside the curve, with the seed's own figures
-(fide-calculator-methodology.txt: D = 0 0.50, D = 200 0.76, D = 400 0.92 against 0.909
+(docs/rules/fide.md#tables: D = 0 0.50, D = 200 0.76, D = 400 0.92 against 0.909
 on the curve, D > 735 1.00), and the --plot SVG."""
 
 from __future__ import annotations

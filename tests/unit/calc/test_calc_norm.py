@@ -1,5 +1,5 @@
 """`calc norm`: FIDE title benchmarks with the floors and the reasons for failing
-(Title Regulations 1.4 as in rules-fide.md), worked by hand."""
+(Title Regulations 1.4 as in docs/rules/fide.md#fide-title-1-4), worked by hand."""
 
 from __future__ import annotations
 

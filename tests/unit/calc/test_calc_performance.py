@@ -44,7 +44,7 @@ def test_fide_perfect_score_is_plus_800(capsys):
 
 
 def test_cfc_714a(capsys):
-    # rules-cfc.md: beat a 1740 in the only game: 1740 + 400 = 2140.
+    # docs/rules/cfc.md#cfc-714a: beat a 1740 in the only game: 1740 + 400 = 2140.
     assert _performance(capsys, "--system", "cfc", "--game", "1740:1")["performance"] == 2140
     # (1500 + 1600 + 1700 + 400 x (2 - 0)) / 3 = 5600 / 3 = 1866.67 -> 1867 (C11).
     out = _performance(

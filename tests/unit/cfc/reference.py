@@ -1,7 +1,6 @@
 """An independent, deliberately simple reference implementation of CFC 714-717
-(ruleset cfc-2009), written from the rule texts only (the seed
-`shared/seeds/cfc-handbook-714-717.txt` and the resolutions C1-C11 of
-`shared/spec/rules-cfc.md`), without looking at `service/engine/cfc/`.
+(ruleset cfc-2009), written from the rule texts only (articles 714-717 as
+quoted in `docs/rules/cfc.md`, and the resolutions C1-C11 there), without looking at `service/engine/cfc/`.
 
 Test-only code. Everything is a `fractions.Fraction`; the published rating is rounded
 once, half up (C11). The expected-score table is the seed's, via

@@ -12,7 +12,7 @@ from .builders import est, new, prov, rate
 
 
 def test_714a_single_game_rates_a_new_player():
-    # rules-cfc 714a: "beat a 1740 in the only game: 2140".
+    # docs/rules/cfc.md#cfc-714a: "beat a 1740 in the only game: 2140".
     # 717: AR = 1740 - 400(0-1)/1 = 2140 (x has no unrated opponent, AR unused).
     # x: Rp = 1740 + 400(1-0)/1 = 2140 -> provisional after 1 game; C1 sum = 2140.
     # o (established, 714b): x's post-event value 2140 (C9); diff 400 -> band 392-411,

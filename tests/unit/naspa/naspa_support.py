@@ -1,7 +1,7 @@
 """Test support for the NASPA engine: event builders and an independent oracle.
 
 The oracle `seed_newcomers` re-implements the seed's pseudo-code
-(shared/seeds/naspa-newcomer-ratings.txt) with the points rules-naspa.md pins down
+(docs/rules/naspa.md#naspa-newcomers) with the points that page pins down
 (N2 last mid, N3 floor then cap, N4 cap without a rated opponent, exact early stop,
 50 + 50 averaging). It is written straight from the text, player by player, with no
 code shared with the engine; the sums use math.fsum (the exactly rounded sum, so that

@@ -1,5 +1,5 @@
 """End to end through `rating-service rate`: an NWL event, then a CSW event whose
-seeded player starts from the NWL rating just earned (rules-naspa.md "Variants")."""
+seeded player starts from the NWL rating just earned (docs/rules/naspa.md#naspa-variants)."""
 
 from __future__ import annotations
 
@@ -118,7 +118,7 @@ def test_rate_rejects_an_event_of_forfeits_only(tmp_path, capsys):
 
 
 def test_rate_rejects_csw_under_nsa2008(tmp_path, capsys):
-    # nsa2008 rates pool nwl only (rules-naspa.md "Variants"); CSW goes to naspa-csw.
+    # nsa2008 rates pool nwl only (docs/rules/naspa.md#naspa-variants); CSW goes to naspa-csw.
     events = tmp_path / "events.jsonl"
     game = [{"round": 1, "a": "ann", "b": "bob", "score": 1}]
     events.write_text(json.dumps(_event("c-1", game, pool="csw", ruleset="nsa2008")) + "\n")

@@ -1,4 +1,4 @@
-"""Newcomers (seed naspa-newcomer-ratings.txt; rules-naspa.md N2-N4), hand-worked where
+"""Newcomers (the seed and N2-N4, docs/rules/naspa.md), hand-worked where
 a pass or two settles it, and checked against the seed oracle (naspa_support) where the
 iteration runs long. Search traces list each probed mid with the sign of IPR(mid).
 """

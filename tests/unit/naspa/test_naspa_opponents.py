@@ -2,7 +2,7 @@
 each counted game's opponent rating as the engine used it (N5) and the expected wins
 (N1) it summed.
 
-Hand-worked figures follow rules-naspa.md and the seed; the exp() values were taken with
+Hand-worked figures follow docs/rules/naspa.md and the seed; the exp() values were taken with
 math.exp and are written out. The property checks that the listed expected wins add up
 exactly (math.fsum, as the engine sums) to the details' expected wins.
 """

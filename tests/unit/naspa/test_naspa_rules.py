@@ -1,4 +1,4 @@
-"""NASPA rules, hand-worked (rules-naspa.md N1, N5, segments, variants).
+"""NASPA rules, hand-worked (docs/rules/naspa.md N1, N5, segments, variants).
 
 Every expected figure is worked out from the rule text in the comment above it; the
 exp() values were taken with a pocket calculator (math.exp) and are written out.

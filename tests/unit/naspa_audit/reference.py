@@ -1,5 +1,5 @@
 """An independent, deliberately simple reference of the NASPA rating system, written from
-../shared/seeds/naspa-newcomer-ratings.txt and ../shared/spec/rules-naspa.md only (N1-N5),
+docs/rules/naspa.md only (the newcomer seed quoted there and N1-N6),
 without reading service/engine/naspa. Test-only code: plain floats, math.exp, loops.
 
 Input: the event's players with (rating or None, career games), the games
