@@ -1,4 +1,4 @@
-"""The read API's answers (`GET /v1/...`, README "For websites"): msgspec Structs, encoded
+"""The read API's answers (`GET /v1/...`, docs/guides/websites.md): msgspec Structs, encoded
 as JSON by the HTTP layer and described by its OpenAPI document.
 
 Every field is always present (null when unknown), so a website can rely on the shape.

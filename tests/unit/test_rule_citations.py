@@ -26,7 +26,8 @@ SERIES_PAGES = {
 # An id, or a range of them (`N2-N4`, `F5-F7`), as the code cites them. An id written as
 # code (`F12`: a forfeit cell of a crosstable) is not a rule id.
 RULE_ID = re.compile(r"(?<![`\w])([CFNA])([0-9]{1,2})(?:-\1([0-9]{1,2}))?\b(?!`)")
-DOCS_LINK = re.compile(r"\bdocs/((?:[\w.-]+/)*[\w.-]+\.md)(?:#([\w-]+))?")
+# `docs/page.md`, `docs/page.md#anchor` or `docs/page.md "A heading"`.
+DOCS_LINK = re.compile(r'\bdocs/((?:[\w.-]+/)*[\w.-]+\.md)(?:#([\w-]+)| "([^"\n]+)")?')
 OUTSIDE = ("../shared", "shared/spec", "shared/seeds")
 
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -67,6 +68,19 @@ def anchors(page: Path) -> set[str]:
             slug = f"{base}_{n}"
         found.add(slug)
     return found
+
+
+def headings(page: Path) -> set[str]:
+    """The text of every heading of a Markdown page, without its `{#id}`."""
+    texts, fenced = set(), False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+            continue
+        heading = None if fenced else HEADING.match(line)
+        if heading is not None:
+            texts.add(ATTR_ID.sub("", heading.group(2)).strip())
+    return texts
 
 
 def text_files(*tops: str) -> list[Path]:
@@ -110,12 +124,14 @@ def unresolved_ids(files: list[Path]) -> list[str]:
 def unresolved_links(files: list[Path]) -> list[str]:
     missing = []
     for path in files:
-        for page, anchor in DOCS_LINK.findall(path.read_text(encoding="utf-8")):
+        for page, anchor, heading in DOCS_LINK.findall(path.read_text(encoding="utf-8")):
             target = DOCS / page
             if not target.is_file():
                 missing.append(f"{path.relative_to(ROOT)}: docs/{page} does not exist")
             elif anchor and anchor not in anchors(target):
                 missing.append(f"{path.relative_to(ROOT)}: docs/{page}#{anchor} is no heading")
+            elif heading and heading not in headings(target):
+                missing.append(f'{path.relative_to(ROOT)}: docs/{page} has no heading "{heading}"')
     return missing
 
 
