@@ -130,13 +130,23 @@ class Services:
             path.unlink(missing_ok=True)
 
 
-async def log_containing(services: Services, process, text: str, timeout: float = 30.0) -> str:
-    """The replica's log once it contains `text` (the process may take a while to start)."""
-    deadline = asyncio.get_running_loop().time() + timeout
+async def log_containing(services: Services, process, text: str, timeout: float = 60.0) -> str:
+    """The replica's log once it contains `text` (the process may take a while to start);
+    an AssertionError naming `text` if the process exits or `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
     while True:
         log = services.logs(process)
-        if text in log or asyncio.get_running_loop().time() > deadline:
+        if text in log:
             return log
+        if process.poll() is not None:
+            log = services.logs(process)  # what it wrote before exiting
+            if text in log:
+                return log
+            raise AssertionError(
+                f"the replica exited ({process.returncode}) before logging {text!r}:\n{log[-3000:]}"
+            )
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {text!r} in the replica's log in {timeout} s:\n{log[-3000:]}")
         await asyncio.sleep(0.1)
 
 
