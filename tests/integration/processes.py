@@ -315,16 +315,35 @@ class PrivateRedis:
             self.process.wait(timeout=10)
             self.process = None
 
-    async def wait_ready(self, url: str | None = None) -> None:
+    async def wait_ready(self, url: str | None = None, timeout: float = 60.0) -> None:
+        """Wait until this server answers at `url` (default its own) and check that the one
+        answering is this one (its `dir`), not another that took the port meanwhile (the
+        port was free when chosen, and may be again while this server is stopped): tests
+        send destructive commands (FLUSHALL) once it answers."""
         client = aioredis.Redis.from_url(url or self.url)
+        deadline = time.monotonic() + timeout
+        last = "no answer"
         try:
-            for _ in range(200):
+            while time.monotonic() < deadline:
+                if self.process is not None and self.process.poll() is not None:
+                    raise AssertionError(
+                        f"the private server on port {self.port} exited "
+                        f"({self.process.returncode}): the port taken?"
+                    )
                 try:
                     if await client.ping():
+                        answered = (await client.config_get("dir"))["dir"]
+                        mine = os.path.realpath(self.dir)
+                        assert os.path.realpath(answered) == mine, (
+                            f"port {self.port}: another server answers (dir {answered}, not {mine})"
+                        )
                         return
-                except Exception:
-                    await asyncio.sleep(0.05)
-            raise AssertionError("the private redis-server did not start")
+                except aioredis.RedisError as exc:
+                    last = f"{type(exc).__name__}: {exc}"
+                except OSError as exc:
+                    last = f"{type(exc).__name__}: {exc}"
+                await asyncio.sleep(0.05)
+            raise AssertionError(f"the private server did not answer in {timeout} s ({last})")
         finally:
             await client.aclose()
 
