@@ -5,6 +5,10 @@ valkey-server, a dependency of the package). The last two run on a free loopback
 without persistence and are stopped afterwards. No test is skipped for want of a Redis:
 when none can be had at all, the session fails saying why. Each test gets its own key
 prefix, cleaned up.
+
+A test that needs a tool the machine may lack (headless Chromium, a Docker engine, Node.js
+and the contract's npm packages) calls `needs`: it is skipped, with one line naming what to
+install, or fails when RATING_TESTS_REQUIRE_ALL=1 (.ci/run sets it and provides them all).
 """
 
 from __future__ import annotations
@@ -14,8 +18,33 @@ import time
 import uuid
 import warnings
 from collections.abc import Iterator
+from typing import NoReturn
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+REQUIRE_ALL = "RATING_TESTS_REQUIRE_ALL"
+
+# Hypothesis: `ci` (when CI is set, or HYPOTHESIS_PROFILE=ci) draws the same examples on every
+# run and prints the blob that reproduces a failure; `dev` draws new ones. Neither times
+# examples (deadline=None): the machine's load must not fail a property.
+hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+hypothesis_settings.register_profile("dev", deadline=None)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
+
+
+def needs(tool: str, install_hint: str) -> NoReturn:
+    """Skip this test for want of `tool`, saying how to get it (`install_hint`); with
+    RATING_TESTS_REQUIRE_ALL=1 a failure instead, so that a run meant to have every tool
+    (.ci/run) cannot pass with a test silently not run."""
+    line = f"needs {tool}: {install_hint}"
+    if os.environ.get(REQUIRE_ALL) == "1":
+        pytest.fail(
+            f"{line} ({REQUIRE_ALL}=1: no test is skipped for want of a tool)", pytrace=False
+        )
+    pytest.skip(line)
 
 
 def pytest_addoption(parser):

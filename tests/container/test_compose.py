@@ -35,6 +35,7 @@ from schemas.ratings import RatingsUpdated
 from service.cli.watch import render
 from service.runtime.partitions import layout_of
 from service.runtime.store import entry_order
+from tests.conftest import needs
 
 pytestmark = pytest.mark.container
 
@@ -189,7 +190,7 @@ def wait_ready(port: int, deadline: float) -> str:
 def stack(tmp_path_factory) -> Iterator[Stack]:
     env, why = find_engine()
     if env is None:
-        pytest.skip(why)
+        needs("a Docker engine", why)
     if (
         subprocess.run(["docker", "compose", "version"], env=env, capture_output=True).returncode
         != 0

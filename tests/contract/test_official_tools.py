@@ -2,20 +2,21 @@
 parser (@asyncapi/parser), the JSON Schemas Ajv in strict mode, and the example messages and
 the offline `rate` outputs validate against their schemas in Ajv. The tools are npm packages
 pinned in tests/contract/package.json (`npm ci --ignore-scripts` there; .ci/run does it).
-Without node the tests are skipped; with node but without node_modules they are skipped
-locally and fail under CI when npm exists, since .ci/run has then installed them.
+Without node or node_modules the tests are skipped, saying what to install, and fail with
+RATING_TESTS_REQUIRE_ALL=1 (tests/conftest.py `needs`; .ci/run sets it).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import needs
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -26,15 +27,15 @@ PACKAGES = ("@asyncapi/parser", "ajv", "ajv-formats")
 def _node() -> str:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node not found: the AsyncAPI parser and Ajv checks need Node.js (18+)")
+        needs("Node.js 18+ (node on PATH)", "apt-get install nodejs npm")
     missing = [
         name for name in PACKAGES if not (HERE / "node_modules" / name / "package.json").exists()
     ]
     if missing:
-        reason = f"node_modules not installed ({', '.join(missing)}): run `npm ci --ignore-scripts` in tests/contract"
-        if os.environ.get("CI") and shutil.which("npm"):
-            pytest.fail(reason + " (.ci/run does it when npm exists)")
-        pytest.skip(reason)
+        needs(
+            f"the contract's npm packages ({', '.join(missing)})",
+            "cd tests/contract && npm ci --ignore-scripts",
+        )
     return node
 
 

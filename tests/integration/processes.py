@@ -130,13 +130,23 @@ class Services:
             path.unlink(missing_ok=True)
 
 
-async def log_containing(services: Services, process, text: str, timeout: float = 30.0) -> str:
-    """The replica's log once it contains `text` (the process may take a while to start)."""
-    deadline = asyncio.get_running_loop().time() + timeout
+async def log_containing(services: Services, process, text: str, timeout: float = 60.0) -> str:
+    """The replica's log once it contains `text` (the process may take a while to start);
+    an AssertionError naming `text` if the process exits or `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
     while True:
         log = services.logs(process)
-        if text in log or asyncio.get_running_loop().time() > deadline:
+        if text in log:
             return log
+        if process.poll() is not None:
+            log = services.logs(process)  # what it wrote before exiting
+            if text in log:
+                return log
+            raise AssertionError(
+                f"the replica exited ({process.returncode}) before logging {text!r}:\n{log[-3000:]}"
+            )
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {text!r} in the replica's log in {timeout} s:\n{log[-3000:]}")
         await asyncio.sleep(0.1)
 
 
@@ -305,16 +315,35 @@ class PrivateRedis:
             self.process.wait(timeout=10)
             self.process = None
 
-    async def wait_ready(self, url: str | None = None) -> None:
+    async def wait_ready(self, url: str | None = None, timeout: float = 60.0) -> None:
+        """Wait until this server answers at `url` (default its own) and check that the one
+        answering is this one (its `dir`), not another that took the port meanwhile (the
+        port was free when chosen, and may be again while this server is stopped): tests
+        send destructive commands (FLUSHALL) once it answers."""
         client = aioredis.Redis.from_url(url or self.url)
+        deadline = time.monotonic() + timeout
+        last = "no answer"
         try:
-            for _ in range(200):
+            while time.monotonic() < deadline:
+                if self.process is not None and self.process.poll() is not None:
+                    raise AssertionError(
+                        f"the private server on port {self.port} exited "
+                        f"({self.process.returncode}): the port taken?"
+                    )
                 try:
                     if await client.ping():
+                        answered = (await client.config_get("dir"))["dir"]
+                        mine = os.path.realpath(self.dir)
+                        assert os.path.realpath(answered) == mine, (
+                            f"port {self.port}: another server answers (dir {answered}, not {mine})"
+                        )
                         return
-                except Exception:
-                    await asyncio.sleep(0.05)
-            raise AssertionError("the private redis-server did not start")
+                except aioredis.RedisError as exc:
+                    last = f"{type(exc).__name__}: {exc}"
+                except OSError as exc:
+                    last = f"{type(exc).__name__}: {exc}"
+                await asyncio.sleep(0.05)
+            raise AssertionError(f"the private server did not answer in {timeout} s ({last})")
         finally:
             await client.aclose()
 

@@ -4,6 +4,8 @@ timing belongs to `rating-service bench`, never to a test."""
 
 from __future__ import annotations
 
+import subprocess
+
 import msgspec
 import pytest
 import redis
@@ -76,7 +78,18 @@ def test_bench_report_has_the_documented_keys_and_cleans_up(redis_url):
         client.close()
 
 
-def test_bench_without_a_url_runs_on_a_private_embedded_server_and_stops_it():
+def test_bench_without_a_url_runs_on_a_private_embedded_server_and_stops_it(monkeypatch):
+    """Every process the bench starts (its private servers, the cluster's, the service's
+    replicas: recorded as they are started) has exited after it. Only the bench's own are
+    looked at, not the machine's servers, which other work may start and stop meanwhile."""
+    started: list[subprocess.Popen] = []
+
+    class Recorded(subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
     tiny = Sizes(
         runs=1,
         engine_runs=1,
@@ -95,26 +108,13 @@ def test_bench_without_a_url_runs_on_a_private_embedded_server_and_stops_it():
     engines = {name: dict.fromkeys(ENGINE_KEYS, 1.0) for name in ("cfc", "fide", "naspa")}
     engines["fide_close"] = {"players": 1, "seconds": 1.0}
     engines["apply"] = {"system": "cfc", "us_per_event": 1.0, "stages_us": {"engine": 1.0}}
-    before = set(_servers())
     report = run(None, True, sizes=tiny, engines=engines)
     assert report["settings"]["redis"].startswith("private ")  # e.g. "private valkey 9.1.2"
     assert report["memory"]["records"] == 200
-    assert set(_servers()) <= before  # its server is gone
-
-
-def _servers() -> list[str]:
-    """Pids of the Redis-compatible servers running now (Linux /proc)."""
-    import os
-
-    pids = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"-server" in f.read().split(b"\0")[0]:
-                    pids.append(pid)
-        except OSError:
-            pass
-    return pids
+    servers = [p for p in started if "-server" in str(p.args[0])]
+    assert servers, f"the bench started no server: {[p.args for p in started]}"
+    running = [(p.pid, p.args) for p in started if p.poll() is None]
+    assert running == [], "the bench left these running"
 
 
 def test_bench_profile_reads_the_service_s_commit_stages(redis_url):

@@ -66,7 +66,22 @@ async def test_two_replicas_one_killed_at_random_end_as_offline(redis_url, key_p
         last = None
         while publishing or (await client.get(StreamKeys(stream).cursor)) != last:
             await asyncio.sleep(rng.uniform(0.3, 1.2))
+            # The owner is killed once it has committed (then wherever it is), not after a
+            # time a loaded machine's start-up can outrun; a bound of a minute for that.
+            deadline = time.monotonic() + 60
             victim = await working()
+            while '"event": "committed"' not in services.logs(victim):
+                if (
+                    not publishing
+                    and (await client.get(StreamKeys(stream).cursor))
+                    == (await client.xrevrange(stream, count=1))[0][0]
+                ):
+                    break  # all applied: nothing left for it to commit
+                assert time.monotonic() < deadline, (
+                    f"no replica committed in 60 s:\n{services.logs()[-3000:]}"
+                )
+                await asyncio.sleep(0.05)
+                victim = await working()
             services.kill(victim)  # SIGKILL, wherever it is
             kills += 1
             killed_working += '"event": "committed"' in services.logs(victim)

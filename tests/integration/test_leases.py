@@ -173,7 +173,10 @@ async def test_a_paused_owner_resumes_and_cannot_commit(client, redis_url, key_p
 
 
 async def test_sigterm_hands_over_at_once(client, redis_url, key_prefix, tmp_path):
-    settings = settings_for(redis_url, key_prefix, lease_ms=10_000)  # a crash would take 10 s
+    # A crash would leave the lease to run out (60 s); SIGTERM gives it back, and the standby
+    # (polling every 0.2 s) takes it at once. The wait's bound, half the lease, tells the
+    # two apart however slow the machine is; how fast the handover is, is not timed here.
+    settings = settings_for(redis_url, key_prefix, lease_ms=60_000)
     await load_club(client, settings)
     services = Services(settings)
     events = random_events(41, 42)
@@ -197,7 +200,9 @@ async def test_sigterm_hands_over_at_once(client, redis_url, key_prefix, tmp_pat
         [last] = await publish(client, settings, events[40])
         cursor = StreamKeys(settings.input_streams[0]).cursor
         while (await client.get(cursor)).decode() != last:
-            assert time.monotonic() - sent < 1.5, "the standby did not take over within 1.5 s"
+            assert time.monotonic() - sent < 30, (
+                "the standby did not take over before the lease ran out"
+            )
             await asyncio.sleep(0.01)
         await check_final_state(client, settings, events, tmp_path, services=services)
         assert await owner(client, settings, services) is services.running[0]

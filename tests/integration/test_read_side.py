@@ -21,6 +21,7 @@ import redis.asyncio as aioredis
 
 from schemas import PlayerRecord, RatingsUpdated
 from service.runtime.store import StreamKeys, import_records
+from tests.conftest import needs
 from tests.integration.helpers import publish, rejections, settings_for
 from tests.integration.processes import ROOT, Services, free_port, wait_until_applied
 
@@ -449,7 +450,7 @@ def chromium() -> str:
         or shutil.which("google-chrome")
     )
     if found is None:
-        pytest.fail("no chromium on PATH: install Debian's `chromium` package (.ci/run does)")
+        needs("headless Chromium (chromium on PATH)", "apt-get install chromium")
     return found
 
 

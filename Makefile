@@ -1,0 +1,19 @@
+# Shortcuts for the commands CONTRIBUTING.md describes; each runs in the project's .venv.
+.PHONY: venv check test docs
+
+# The venv with the test and dev extras, at the versions of deploy/constraints.txt.
+venv:
+	python3 -m venv .venv
+	.venv/bin/pip install -c deploy/constraints.txt -e '.[test,dev]'
+
+# The quality gate, exactly what CI runs: ruff, ruff format --check, mypy, mkdocs build --strict.
+check:
+	bash .ci/check
+
+# The README's test command, exactly as written (it installs '.[test]' and runs pytest).
+test:
+	bash -c "$$(bash .ci/readme-command test)"
+
+# The site, served with live reload on http://127.0.0.1:8000.
+docs:
+	.venv/bin/mkdocs serve
