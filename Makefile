@@ -1,5 +1,5 @@
 # Shortcuts for the commands CONTRIBUTING.md describes; each runs in the project's .venv.
-.PHONY: venv check test docs
+.PHONY: venv check test docs mutation
 
 # The venv with the test and dev extras, at the versions of deploy/constraints.txt.
 venv:
@@ -17,3 +17,10 @@ test:
 # The site, served with live reload on http://127.0.0.1:8000.
 docs:
 	.venv/bin/mkdocs serve
+
+# The engines' mutants against the fixed engine tests ([tool.mutmut] in pyproject.toml), then
+# the mutants that survived or that no test reaches; docs/development.md says how to read them.
+mutation:
+	rm -rf mutants
+	.venv/bin/mutmut run --max-children 2
+	.venv/bin/mutmut results
