@@ -1,5 +1,5 @@
 # Shortcuts for the commands CONTRIBUTING.md describes; each runs in the project's .venv.
-.PHONY: venv check test docs mutation
+.PHONY: venv check test docs mutation coverage
 
 # The venv with the test and dev extras, at the versions of deploy/constraints.txt.
 venv:
@@ -24,3 +24,12 @@ mutation:
 	rm -rf mutants
 	.venv/bin/mutmut run --max-children 2
 	.venv/bin/mutmut results
+
+# Line coverage of the unit tier alone, then of the unit and integration tiers together (the
+# service processes and commands the integration tests start included).
+coverage:
+	rm -f .coverage .coverage.*
+	.venv/bin/coverage run -m pytest tests/unit
+	.venv/bin/coverage combine -q && .venv/bin/coverage report --format=total
+	.venv/bin/coverage run -m pytest tests/unit tests/integration
+	.venv/bin/coverage combine -q && .venv/bin/coverage report
