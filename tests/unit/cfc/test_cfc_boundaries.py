@@ -109,6 +109,21 @@ def test_714b_2199_rule_only_above_2199(old, rn, cut):
     assert established_ratio(old, 2, 50) == (rn, 32, cut)
 
 
+@pytest.mark.parametrize(
+    "old, rn, k, cut",
+    [
+        # One win against an equal rating (Sx .50): Rn = Ro + K x .50, in hundredths.
+        # 2198 < 2199: K 32, Rn = 2198 + 16 = 2214 > 2199: (2214 + 2199) / 2 = 2206.5, over 200.
+        (2198, (221400 + 219900, 200), 32, True),
+        # 2199 is not below 2199: K 16, 2199 + 8 = 2207, the gain not halved.
+        (2199, (220700, 100), 16, False),
+        (2200, (220800, 100), 16, False),  # 2200 + 8 = 2208
+    ],
+)
+def test_714b_2199_rule_is_for_players_below_2199(old, rn, k, cut):
+    assert established_ratio(old, 2, 50) == (rn, k, cut)
+
+
 # --- 714c: participation bands, result bands, rounds, the highest rating -------------------
 
 
