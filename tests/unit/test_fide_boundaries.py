@@ -282,3 +282,18 @@ def test_norm_floor_raises_only_below_the_floor(title, floor, averages):
     ):
         check = {c.title: c for c, _ in norm_benchmarks([2500] * 8 + [value], 12)}[title]
         assert (check.average_opponent, check.raised_from, check.floor) == (average, raised, floor)
+
+
+@pytest.mark.parametrize(
+    "games, points_halves, met",
+    [
+        # Against 2750s. 7 of 20 is 35 % exactly: dp(.35) = -110, Rp 2640: every benchmark.
+        (20, 14, ["GM", "IM", "WGM", "WIM"]),
+        # 8.5 of 25 is 34 %: under the gate, though Rp = 2750 + dp(.34) = 2750 - 117 = 2633.
+        (25, 17, []),
+        # 9 of 25 is 36 %: Rp = 2750 - 102 = 2648.
+        (25, 18, ["GM", "IM", "WGM", "WIM"]),
+    ],
+)
+def test_norms_35_percent_against_34_and_36(games, points_halves, met):
+    assert [n.title for n in norms_met([2750] * games, points_halves)] == met

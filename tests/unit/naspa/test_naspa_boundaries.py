@@ -97,6 +97,9 @@ def test_n5_multiplier_edges(games, rating):
         # From 1999 up: m 16, 2015 is in 10's band: to 2000, excess 1 - 1/16 = 15/16,
         # 2000 + 10 x 15/16 = 2009.375.
         (1999, 1.0, 2009.375, (16, 10)),
+        # From 2000 down: m 10, 1990 is in 16's band: to 1999, excess -1 + 1/10 = -0.9,
+        # 1999 - 16 x 0.9 = 1984.6.
+        (2000, -1.0, 1984.6, (10, 16)),
         # From 2000 up: m 10, 2010: done.
         (2000, 1.0, 2010.0, (10,)),
         # From 2001 down: m 10, 1991 is in 16's band: to 1999, excess -1 + 2/10 = -0.8,
@@ -162,3 +165,21 @@ def test_n2_tie_at_a_probe_is_not_negative():
 )
 def test_5_and_95_percent_only_at_none_and_all(earned, target):
     assert Newcomer(earned=earned, games=4).target == pytest.approx(target)
+
+
+@pytest.mark.parametrize(
+    "opponent, searched, new",
+    [
+        # N loses to R (rated `opponent`, 100 games): w = .05; E(r, o) < .05 exactly when
+        # r < o - ln(19) / 0.0031879 = o - 923.63. The cap o + 400 x 0 / 1 = o does not bind.
+        # o 1422 (threshold 498.37): 1500+ 750+ 375- 562+ 468- 515+ 491- 503+ 497- 500+ 498-
+        # 499+ -> 499, under 500: 500 (N3).
+        (1422, 499, 500),
+        # o 1424 (threshold 500.37): ... 491- 503+ 497- 500- 501+ -> 501: kept.
+        (1424, 501, 501),
+    ],
+)
+def test_n3_newcomer_floor_500(opponent, searched, new):
+    assert search(0.05, [float(opponent)], ExpectedWins()) == searched
+    r = rate({"N": (None, 0), "R": (opponent, 100)}, [(1, "R", "N", 1)])
+    assert r["N"].new_rating == new
