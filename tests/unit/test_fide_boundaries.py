@@ -12,9 +12,11 @@ import datetime as dt
 import pytest
 
 from schemas.fide import InitialGame, PublishedRating
-from service.engine.fide.initial import initial_rating
+from service.engine.fide.change import base_k, capped_k, rating_difference
+from service.engine.fide.initial import games_in_window, initial_rating
 from service.engine.fide.performance import norm_benchmarks, norms_met
 from service.engine.fide.periods import with_new_list
+from service.engine.tables import fide_pd_higher
 
 
 def _games(opponents: list[int], halves: list[int]) -> list[InitialGame]:
@@ -82,3 +84,216 @@ def test_norms_need_35_percent_of_the_points_exactly(points_halves, met):
     assert [n.title for n in norms_met([2750] * 10, points_halves)] == met
     checks = norm_benchmarks([2750] * 10, points_halves)
     assert [check.title for check, reasons in checks if not reasons] == met
+
+
+# --- 8.3.1: the 400-point rule, the 2650 exemption and its date (F3) -------------------
+
+BEFORE, FROM = dt.date(2025, 9, 30), dt.date(2025, 10, 1)
+
+
+@pytest.mark.parametrize(
+    "own, opponent, d",
+    [
+        (2399, 2000, 399),  # |D| 399: as it is
+        (2400, 2000, 400),  # |D| 400 is not over 400
+        (2401, 2000, 400),  # 401 counts as 400
+        (2000, 2399, -399),
+        (2000, 2400, -400),
+        (2000, 2401, -400),
+    ],
+)
+def test_400_point_rule_at_400(own, opponent, d):
+    # Before 2025-10-01: no exemption for anyone.
+    assert rating_difference(own, opponent, BEFORE, "standard") == d
+
+
+@pytest.mark.parametrize(
+    "own, d",
+    [
+        (2649, 400),  # own - opponent = 500; 2649 < 2650: capped
+        (2650, 500),  # 2650 or above: the true D
+        (2651, 500),
+    ],
+)
+def test_2650_exemption_at_2650(own, d):
+    assert rating_difference(own, own - 500, FROM, "standard") == d
+
+
+@pytest.mark.parametrize(
+    "start, d",
+    [
+        (dt.date(2025, 9, 30), 400),  # before the amendment: 2700 - 2200 = 500 counts as 400
+        (dt.date(2025, 10, 1), 500),  # from 2025-10-01: 2700 >= 2650, the true D
+        (dt.date(2025, 10, 2), 500),
+    ],
+)
+def test_2650_exemption_from_2025_10_01(start, d):
+    assert rating_difference(2700, 2200, start, "standard") == d
+
+
+@pytest.mark.parametrize("d, pd", [(734, 99), (735, 99), (736, 100), (737, 100)])
+def test_table_8_1_2_ends_at_735(d, pd):
+    # 620-735: .99; > 735: 1.00 (the CFC table ends one earlier, at 734).
+    assert fide_pd_higher(d) == pd
+
+
+# --- 8.3.3: K (F6, F7) and the 700 cap ------------------------------------------------
+
+
+@pytest.mark.parametrize("rating, k", [(2399, 20), (2400, 10), (2401, 10)])
+def test_k_10_from_2400(rating, k):
+    # Born 1980, 500 games, never 2300 or 2400 before: the rating on the list decides.
+    assert base_k(rating, 500, 1980, False, False, 2025) == k
+
+
+@pytest.mark.parametrize("list_year, k", [(2024, 40), (2025, 40), (2026, 20)])
+def test_k_junior_to_18(list_year, k):
+    # Born 2007, rated 2000, 200 games: list year - birth year 17, 18 (<= 18: junior), 19.
+    assert base_k(2000, 200, 2007, False, False, list_year) == k
+
+
+@pytest.mark.parametrize("rating, k", [(2299, 40), (2300, 20), (2301, 20)])
+def test_k_junior_only_under_2300(rating, k):
+    # Born 2010, list 2025 (15: a junior), 200 games: 40 only while rated under 2300.
+    assert base_k(rating, 200, 2010, False, False, 2025) == k
+
+
+@pytest.mark.parametrize("games, k", [(29, 40), (30, 20), (31, 20)])
+def test_k_40_under_30_games(games, k):
+    # Born 1980, rated 1800: fewer than 30 rated games in total: 40.
+    assert base_k(1800, games, 1980, False, False, 2025) == k
+
+
+@pytest.mark.parametrize(
+    "k, games, capped",
+    [
+        (20, 34, 20),  # 20 x 34 = 680
+        (20, 35, 20),  # 20 x 35 = 700: not over 700
+        (20, 36, 19),  # 20 x 36 = 720 > 700: floor(700 / 36) = 19
+        (40, 17, 40),  # 680
+        (40, 18, 38),  # 720: floor(700 / 18) = 38
+    ],
+)
+def test_k_times_games_capped_at_700(k, games, capped):
+    assert capped_k(k, games) == capped
+
+
+# --- 8.2: initial ratings: 5 games, the 2200 cap; 7.1.4: the 26 months ------------------
+
+
+def test_initial_rating_needs_5_games():
+    # Draws against 2000s: p = (n / 2 + 1) / (n + 2) = .50, dp 0; Ru = Ra.
+    assert initial_rating(_games([2000] * 4, [1] * 4), None).rating is None  # 4 games
+    # 5: (10000 + 3600) / 7 = 1942.86 -> 1943; 6: (12000 + 3600) / 8 = 1950
+    assert initial_rating(_games([2000] * 5, [1] * 5), None).rating == 1943
+    assert initial_rating(_games([2000] * 6, [1] * 6), None).rating == 1950
+
+
+@pytest.mark.parametrize(
+    "opponents, rating, capped",
+    [
+        # Five draws: p = 3.5 / 7 = .50, dp 0; Ru = Ra = (sum + 3600) / 7.
+        ([2360, 2360, 2360, 2360, 2353], 2199, False),  # (11793 + 3600) / 7 = 2199
+        ([2360] * 5, 2200, False),  # (11800 + 3600) / 7 = 2200: at most 2200, not capped
+        ([2360, 2360, 2360, 2360, 2367], 2200, True),  # (11807 + 3600) / 7 = 2201 -> 2200
+    ],
+)
+def test_initial_rating_at_most_2200(opponents, rating, capped):
+    result = initial_rating(_games(opponents, [1] * 5), None)
+    assert (result.p_hundredths, result.dp) == (50, 0)
+    assert (result.rating, result.capped) == (rating, capped)
+
+
+def test_pool_of_26_months():
+    # Closing 2025-11: the 26 months 2023-10 .. 2025-11 (P-25 .. P).
+    periods = ["2023-09", "2023-10", "2023-11", "2025-11", "2025-12"]
+    games = [
+        InitialGame(
+            period=p,
+            event_id="e",
+            start_date=dt.date(2023, 9, 1),
+            opponent_rating=2000,
+            score_halves=1,
+        )
+        for p in periods
+    ]
+    assert [g.period for g in games_in_window(games, "2025-11")] == [
+        "2023-10",
+        "2023-11",
+        "2025-11",
+    ]
+
+
+# --- Title Regulations 1.4: 9 games, each title's performance, average and floor --------
+
+
+@pytest.mark.parametrize(
+    "games, met", [(8, []), (9, ["GM", "IM", "WGM", "WIM"]), (10, ["GM", "IM", "WGM", "WIM"])]
+)
+def test_norms_need_9_games(games, met):
+    # All won against 2700s: p 100 %, dp +800, Rp 3500, Ra 2700: only the games can fail.
+    assert [n.title for n in norms_met([2700] * games, 2 * games)] == met
+
+
+TITLES = [
+    ("GM", 2600, 2380, 2200),
+    ("IM", 2450, 2230, 2050),
+    ("WGM", 2400, 2180, 2000),
+    ("WIM", 2250, 2030, 1850),
+]
+
+
+def _reasons(opponents, halves):
+    return {check.title: reasons for check, reasons in norm_benchmarks(opponents, halves)}
+
+
+@pytest.mark.parametrize("title, performance, average, floor", TITLES)
+def test_norm_performance_edges(title, performance, average, floor):
+    # 4.5 / 9 against nine players rated X: p 50 %, dp 0, Rp = Ra = X (above the title's
+    # average and floor): the performance alone decides.
+    for x, passes in ((performance - 1, False), (performance, True), (performance + 1, True)):
+        reasons = _reasons([x] * 9, 9)[title]
+        assert reasons == ([] if passes else [f"performance {x} is under {performance}"])
+
+
+@pytest.mark.parametrize("title, performance, average, floor", TITLES)
+def test_norm_average_edges(title, performance, average, floor):
+    # 9 / 9 against nine players rated X: dp +800, Rp = X + 800 far above every benchmark;
+    # X is above the title's floor: the average alone decides.
+    for x, passes in ((average - 1, False), (average, True), (average + 1, True)):
+        reasons = _reasons([x] * 9, 18)[title]
+        assert reasons == ([] if passes else [f"opponents' average {x} is under {average}"])
+
+
+@pytest.mark.parametrize(
+    "title, floor, averages",
+    [
+        # Eight 2500s and one opponent rated floor - 1, floor, floor + 1; the one below the
+        # floor counts at the floor: Ra = (20000 + value) / 9, half up.
+        ("GM", 2200, (2467, 2467, 2467)),  # 22200 / 9 = 2466.67; 22201 / 9 = 2466.78
+        ("IM", 2050, (2450, 2450, 2450)),  # 22050 / 9 = 2450; 22051 / 9 = 2450.11
+        ("WGM", 2000, (2444, 2444, 2445)),  # 22000 / 9 = 2444.44; 22001 / 9 = 2444.56
+        ("WIM", 1850, (2428, 2428, 2428)),  # 21850 / 9 = 2427.78; 21851 / 9 = 2427.89
+    ],
+)
+def test_norm_floor_raises_only_below_the_floor(title, floor, averages):
+    for value, average, raised in zip(
+        (floor - 1, floor, floor + 1), averages, (floor - 1, None, None)
+    ):
+        check = {c.title: c for c, _ in norm_benchmarks([2500] * 8 + [value], 12)}[title]
+        assert (check.average_opponent, check.raised_from, check.floor) == (average, raised, floor)
+
+
+@pytest.mark.parametrize(
+    "games, points_halves, met",
+    [
+        # Against 2750s. 7 of 20 is 35 % exactly: dp(.35) = -110, Rp 2640: every benchmark.
+        (20, 14, ["GM", "IM", "WGM", "WIM"]),
+        # 8.5 of 25 is 34 %: under the gate, though Rp = 2750 + dp(.34) = 2750 - 117 = 2633.
+        (25, 17, []),
+        # 9 of 25 is 36 %: Rp = 2750 - 102 = 2648.
+        (25, 18, ["GM", "IM", "WGM", "WIM"]),
+    ],
+)
+def test_norms_35_percent_against_34_and_36(games, points_halves, met):
+    assert [n.title for n in norms_met([2750] * games, points_halves)] == met
