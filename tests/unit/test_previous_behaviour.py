@@ -33,6 +33,7 @@ from service.engine.fide import FideEngine
 from tests.previous import arithmetic as previous_arithmetic
 from tests.previous import ledger as previous_ledger
 from tests.previous.cfc_engine import CfcEngine as PreviousCfcEngine
+from tests.previous.contract import EngineRejection as PreviousEngineRejection
 from tests.previous.fide_engine import FideEngine as PreviousFideEngine
 
 ENGINES = {"cfc": (CfcEngine(), PreviousCfcEngine()), "fide": (FideEngine(), PreviousFideEngine())}
@@ -175,10 +176,12 @@ def random_event(rng: random.Random, system: str) -> EventInput:
 
 
 def rated(engine, data: EventInput) -> bytes | tuple:
+    """The outcome encoded, or the rejection (each side raises its own contract's class:
+    tests/previous holds a frozen copy of service/engine/contract.py)."""
     try:
         return _encode(engine.rate_event(data))
-    except EngineRejection as exc:
-        return exc.reason, exc.message, exc.path
+    except (EngineRejection, PreviousEngineRejection) as exc:
+        return type(exc).__name__, exc.reason, exc.message, exc.path
 
 
 @RANDOM
