@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from service.engine.tables import fide_dp, fide_pd
+from tests.unit.printed_tables import FIDE_PRINTED_8_1_1, FIDE_PRINTED_8_1_2
 
 HITS: Counter = Counter()  # which rules the random cases reached (coverage, for the audit)
 EXEMPTION_FROM = dt.date(2025, 10, 1)  # 8.3.1 as amended (F3)
@@ -25,6 +25,21 @@ NORMS = (  # title, required performance, required Ra, floor for the lowest oppo
     ("WGM", 2400, 2180, 2000),
     ("WIM", 2250, 2030, 1850),
 )
+
+
+# --- tables 8.1.1 and 8.1.2, as printed (tests/unit/printed_tables.py) -----------------
+def fide_pd(d: int) -> int:
+    """8.1.2: PD in hundredths for D = own - opponent: the H column of the band holding |D|
+    for D >= 0, the L column (100 - H) for D < 0; the last band is "> 735"."""
+    for low, high, h in FIDE_PRINTED_8_1_2:
+        if low <= abs(d) and (high is None or abs(d) <= high):
+            return h if d >= 0 else 100 - h
+    raise AssertionError(d)
+
+
+def fide_dp(p: int) -> int:
+    """8.1.1: dp for the score fraction p, in hundredths (0..100)."""
+    return dict(FIDE_PRINTED_8_1_1)[p]
 
 
 # --- rounding ------------------------------------------------------------------------
