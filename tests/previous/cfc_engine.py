@@ -14,7 +14,6 @@ from schemas.cfc import CfcDetails, CfcState
 from schemas.events import PeriodClosed
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState, unrated_record
-from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
 from tests.previous.arithmetic import decimal_number, ratio_number, to_exact
 from tests.previous.cfc_order import Rated, calculate
 from tests.previous.cfc_standing import (
@@ -25,6 +24,7 @@ from tests.previous.cfc_standing import (
     status_for,
     tally_games,
 )
+from tests.previous.contract import EngineRejection, EventInput, Outcome, RecordProblem
 
 
 class CfcEngine:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from fractions import Fraction
 from math import gcd
 
-from service.engine.tables import cfc_expected
+from tests.previous.tables import cfc_expected
 
 K_BELOW_2199 = 32  # 714b
 K_FROM_2199 = 16  # 714b: "players of 2199 or over"

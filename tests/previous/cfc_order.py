@@ -21,11 +21,11 @@ from fractions import Fraction
 import msgspec
 
 from schemas.cfc import CfcOpponentValue
-from service.engine.contract import EngineRejection
-from service.engine.tables import cfc_expected
 from tests.previous import cfc_formulas as f
 from tests.previous.arithmetic import decimal_number, half_up, ratio_half_up, ratio_number, to_exact
 from tests.previous.cfc_standing import Prior, Tally
+from tests.previous.contract import EngineRejection
+from tests.previous.tables import cfc_expected
 
 UNRATED_OPPONENT_OFFSET = 200  # 717: AR - 200
 SUB_800 = 800  # 717: "first those with ratings below 800"

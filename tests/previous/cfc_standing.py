@@ -11,8 +11,8 @@ import msgspec
 
 from schemas.events import EventFinished
 from schemas.records import PlayerRecord
-from service.engine.contract import RecordProblem, record_rejection
 from tests.previous.arithmetic import from_exact, score_halves
+from tests.previous.contract import RecordProblem, record_rejection
 
 Category = Literal["unrated", "provisional", "established"]
 

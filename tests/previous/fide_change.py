@@ -10,8 +10,8 @@ from __future__ import annotations
 import datetime as dt
 from fractions import Fraction
 
-from service.engine.tables import fide_pd
 from tests.previous.arithmetic import ratio_half_away_from_zero
+from tests.previous.tables import fide_pd
 
 # FIDE 8.3.1 as amended: from this date, a player rated 2650 or more uses the true D (F3).
 EXEMPTION_FROM = dt.date(2025, 10, 1)

@@ -23,17 +23,20 @@ from schemas.events import EventFinished, PeriodClosed
 from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodSums
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
-from service.engine.contract import (
+from tests.previous.arithmetic import hundredths_number, ratio_text
+from tests.previous.contract import (
     EngineRejection,
     EventInput,
     Outcome,
     RecordProblem,
     record_rejection,
 )
-from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
-from service.engine.fide.lists import close_period
-from service.engine.fide.periods import add_months, month_of, rating_in_force
-from service.engine.fide.records import (
+from tests.previous.fide_change import capped_k, game_figures, period_change
+from tests.previous.fide_initial import MIN_PUBLISHED, games_in_window, initial_rating
+from tests.previous.fide_lists import close_period
+from tests.previous.fide_performance import norms_met, performance
+from tests.previous.fide_periods import add_months, month_of, rating_in_force
+from tests.previous.fide_records import (
     check_open,
     fide_state,
     k_for_period,
@@ -41,9 +44,6 @@ from service.engine.fide.records import (
     record_problems,
     status_for,
 )
-from tests.previous.arithmetic import hundredths_number, ratio_text
-from tests.previous.fide_change import capped_k, game_figures, period_change
-from tests.previous.fide_performance import norms_met, performance
 
 
 class _Game(msgspec.Struct, frozen=True, gc=False):

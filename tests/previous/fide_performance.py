@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from schemas.fide import NormCheck
-from service.engine.tables import fide_dp
 from tests.previous.arithmetic import ratio_half_up
+from tests.previous.tables import fide_dp
 
 # Title Regulations 1.4: (title, performance, opponents' average, rating floor).
 NORMS: tuple[tuple[str, int, int, int], ...] = (

@@ -15,9 +15,33 @@ from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from service.engine.tables import fide_dp, fide_pd
+from tests.unit.printed_tables import FIDE_PRINTED_8_1_1, FIDE_PRINTED_8_1_2
 
-HITS: Counter = Counter()  # which rules the random cases reached (coverage, for the audit)
+# Which rules the random cases reached, by rule id (docs/rules/fide.md): the property test
+# (tests/unit/test_fide_reference.py) clears it, runs its examples and asserts that every
+# branch in RULES was reached at least once.
+HITS: Counter = Counter()
+RULES = (
+    "8.3.1 400 cap",
+    "F3 2650 exemption",
+    "8.3.3 700/n cap",
+    "F4 +.5 away from zero",
+    "F4 -.5 away from zero",
+    "F6.1 K 10 (2400 published)",
+    "F6.2 K 40 (junior)",
+    "F6.3 K 40 (under 30 games)",
+    "F6.4 K 20",
+    "F2 rated since the start",
+    "A1 off the list since the start",
+    "7.2.1 dropped under 1400",
+    "7.1.4 first event disregarded",
+    "8.2 initial published",
+    "8.2 initial capped 2200",
+    "1.4 GM norm",
+    "1.4 IM norm",
+    "1.4 WGM norm",
+    "1.4 WIM norm",
+)
 EXEMPTION_FROM = dt.date(2025, 10, 1)  # 8.3.1 as amended (F3)
 NORMS = (  # title, required performance, required Ra, floor for the lowest opponent
     ("GM", 2600, 2380, 2200),
@@ -25,6 +49,21 @@ NORMS = (  # title, required performance, required Ra, floor for the lowest oppo
     ("WGM", 2400, 2180, 2000),
     ("WIM", 2250, 2030, 1850),
 )
+
+
+# --- tables 8.1.1 and 8.1.2, as printed (tests/unit/printed_tables.py) -----------------
+def fide_pd(d: int) -> int:
+    """8.1.2: PD in hundredths for D = own - opponent: the H column of the band holding |D|
+    for D >= 0, the L column (100 - H) for D < 0; the last band is "> 735"."""
+    for low, high, h in FIDE_PRINTED_8_1_2:
+        if low <= abs(d) and (high is None or abs(d) <= high):
+            return h if d >= 0 else 100 - h
+    raise AssertionError(d)
+
+
+def fide_dp(p: int) -> int:
+    """8.1.1: dp for the score fraction p, in hundredths (0..100)."""
+    return dict(FIDE_PRINTED_8_1_1)[p]
 
 
 # --- rounding ------------------------------------------------------------------------
@@ -50,7 +89,7 @@ def game_pd(own: int, opponent: int, start: dt.date, pool: str) -> int:
     d = own - opponent
     exempt = pool == "standard" and start >= EXEMPTION_FROM and own >= 2650
     if abs(d) > 400:
-        HITS["2650 exemption" if exempt else "400 cap"] += 1
+        HITS["F3 2650 exemption" if exempt else "8.3.1 400 cap"] += 1
     if abs(d) > 400 and not exempt:
         d = 400 if d > 0 else -400
     return fide_pd(d)
@@ -77,18 +116,22 @@ def base_k(
     """K from the state on the list opening the period, in F6's order. A rating on the
     list is a published rating, so a current 2400+ (2300+) counts as 'ever published'."""
     if ever_2400 or rating >= 2400:
+        HITS["F6.1 K 10 (2400 published)"] += 1
         return 10
     if birth_year is not None and list_year - birth_year <= 18 and rating < 2300 and not ever_2300:
+        HITS["F6.2 K 40 (junior)"] += 1
         return 40
     if games < 30:
+        HITS["F6.3 K 40 (under 30 games)"] += 1
         return 40
+    HITS["F6.4 K 20"] += 1
     return 20
 
 
 def capped_k(k: int, n: int) -> int:
     """700/n cap: only when K x n > 700."""
     if n > 0 and k * n > 700:
-        HITS["700/n cap"] += 1
+        HITS["8.3.3 700/n cap"] += 1
         return 700 // n
     return k
 
@@ -148,7 +191,7 @@ def norms(opponents: list[int | None], points_halves: int) -> list[str]:
         rp = ra + fide_dp(pct)
         if ra >= need_ra and rp >= need_rp:
             met.append(title)
-            HITS[f"norm {title}"] += 1
+            HITS[f"1.4 {title} norm"] += 1
     return met
 
 
@@ -251,13 +294,13 @@ class Reference:
                     # unrated at the start, published before the event is rated: rated with
                     # the current list (test_fide_engine's worked case; docs/rules/fide.md#f2)
                     own = rx_now
-                    HITS["rated since the start"] += count
+                    HITS["F2 rated since the start"] += count
                 else:
                     # unrated now: pooled for an initial rating (7.1.4). A player rated at the
                     # start but off the list since is pooled too: the regulations do not say
                     # (audit ambiguity A1, docs/rules/fide.md#a1; the engine pools, and so does this reference).
                     if count:
-                        HITS["off the list since the start"] += rx_start is not None
+                        HITS["A1 off the list since the start"] += rx_start is not None
                         px.pooled.append((start, event.event_id, ry_start, halves, period))
                     acc["pooled"] += 1
                     continue
@@ -319,11 +362,11 @@ class Reference:
                 total, n = p.sums[period]
                 k = capped_k(self.k_for(p, period), n)
                 new = old + round_half_away(Fraction(k * total, 100))
-                HITS["change .5 tie"] += (k * total) % 100 == 50
-                HITS[f"K {k} applied"] += 1
+                if (k * total) % 100 == 50:
+                    HITS["F4 +.5 away from zero" if total > 0 else "F4 -.5 away from zero"] += 1
                 p.games += n
                 if new < 1400:  # 7.2.1: back to unrated
-                    HITS["dropped under 1400"] += 1
+                    HITS["7.2.1 dropped under 1400"] += 1
                     new = None
                 else:
                     p.ever_2300 |= new >= 2300
@@ -336,13 +379,13 @@ class Reference:
                     first = min((g[0], g[1]) for g in games)
                     if sum(g[3] for g in games if (g[0], g[1]) == first) == 0:
                         games = [g for g in games if (g[0], g[1]) != first]
-                        HITS["first event disregarded"] += 1
+                        HITS["7.1.4 first event disregarded"] += 1
                 init = initial_rating([g[2] for g in games], sum(g[3] for g in games))
                 new = None
                 if init.published:
                     new = init.rating
-                    HITS["initial published"] += 1
-                    HITS["initial capped 2200"] += new == 2200
+                    HITS["8.2 initial published"] += 1
+                    HITS["8.2 initial capped 2200"] += new == 2200
                     p.games += init.games  # F7: career games, initial ones included
                     p.lists[nxt] = new
                     p.ever_rated = True

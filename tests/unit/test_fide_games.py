@@ -161,7 +161,7 @@ def test_an_unrated_player_lists_the_games_pooled_for_8_2_without_pd():
 
 @settings(max_examples=150, deadline=None)
 @given(periods())
-def test_the_games_add_up_to_the_event_sums(case):
+def games_add_up_to_the_event_sums(case):
     # For random events: each rated player's listed W - We add up exactly to event_sum,
     # the K x (W - We) to event_change, the PDs to `expected`; one entry per counted game,
     # in round order; each PD is the independent reference's (docs/rules/fide.md, 8.3.1, 8.1.2).
@@ -196,3 +196,14 @@ def test_the_games_add_up_to_the_event_sums(case):
                 assert exact(g.change) == Fraction(g.score) - Fraction(pd, 100)
             if d.games:
                 assert sum(exact(g.expected) for g in d.games) == exact(result.expected)
+
+
+def test_the_games_add_up_to_the_event_sums():
+    # The property runs here, as a call, so that the same test asserts its examples reached
+    # both branches of the per-game D that the reference's PD is there to check: |D| > 400
+    # capped (8.3.1) and a 2650+ player's true D (F3). tests/unit/fide_reference.HITS counts
+    # them by rule id (see test_fide_reference.test_engine_agrees_with_the_reference).
+    ref.HITS.clear()
+    games_add_up_to_the_event_sums()
+    missed = [rule for rule in ("8.3.1 400 cap", "F3 2650 exemption") if not ref.HITS[rule]]
+    assert not missed, f"no random event reached {missed}"

@@ -1,14 +1,15 @@
 """The optimized engines and apply-path helpers against their previous code (tests/previous:
 the code before the hot-path work, verbatim), on random events: every output must be the
-same, byte for byte (the Structs encoded), and every rejection the same.
+same, byte for byte (the Structs encoded), and every rejection the same; for FIDE, the
+list that closing the period then publishes too.
 
 The events are random Swiss-like events (2 to 30 players, 1 to 11 rounds, some games
 unplayed, forfeits, byes, birth years given) among random records of every kind the rules
 distinguish: CFC unrated, provisional (with and without C1's exact sum, fractional or not)
 and established players near the 800 and 2199 thresholds; FIDE unrated players with pooled
-games and a first event, established players with open period sums, kept lists, K
-overrides, juniors and 2300 / 2400 flags, events starting on both sides of the 2025-10-01
-amendment (F3); plus the bench's 1,000-player 9-round events.
+games and a first event, established players with open period sums, kept lists (some
+from about 24 months back, F1), K overrides, juniors and 2300 / 2400 flags, events starting
+on both sides of the 2025-10-01 amendment (F3); plus the bench's 1,000-player 9-round events.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from service.engine.fide import FideEngine
 from tests.previous import arithmetic as previous_arithmetic
 from tests.previous import ledger as previous_ledger
 from tests.previous.cfc_engine import CfcEngine as PreviousCfcEngine
+from tests.previous.contract import EngineRejection as PreviousEngineRejection
 from tests.previous.fide_engine import FideEngine as PreviousFideEngine
 
 ENGINES = {"cfc": (CfcEngine(), PreviousCfcEngine()), "fide": (FideEngine(), PreviousFideEngine())}
@@ -115,6 +117,11 @@ def fide_record(rng: random.Random, pid: str, pool: str) -> PlayerRecord:
             ),
             PublishedRating(period="2025-11", rating=rating),
         ]
+        if rng.random() < 0.5:
+            # Two lists from about 24 months before the list that closing 2025-11 publishes
+            # (2025-12): F1 keeps those whose successor is in force after 2023-12.
+            old = sorted(rng.sample(["2023-10", "2023-11", "2023-12", "2024-01", "2024-02"], 2))
+            published[:0] = [PublishedRating(period=p, rating=rating) for p in old]
     return PlayerRecord(
         system="fide",
         pool=pool,
@@ -175,10 +182,12 @@ def random_event(rng: random.Random, system: str) -> EventInput:
 
 
 def rated(engine, data: EventInput) -> bytes | tuple:
+    """The outcome encoded, or the rejection (each side raises its own contract's class:
+    tests/previous holds a frozen copy of service/engine/contract.py)."""
     try:
         return _encode(engine.rate_event(data))
-    except EngineRejection as exc:
-        return exc.reason, exc.message, exc.path
+    except (EngineRejection, PreviousEngineRejection) as exc:
+        return type(exc).__name__, exc.reason, exc.message, exc.path
 
 
 @RANDOM
@@ -187,6 +196,21 @@ def test_engines_rate_as_before(rng, system):
     engine, previous = ENGINES[system]
     data = random_event(rng, system)
     assert rated(engine, data) == rated(previous, data)
+    if system == "fide":
+        try:
+            records = {r.id: r for r in engine.rate_event(data).records}
+        except EngineRejection:
+            records = dict(data.records)
+        close = PeriodClosed(system="fide", pool=data.event.pool, period="2025-11")
+        assert closed(engine, close, records, data) == closed(previous, close, records, data)
+
+
+def closed(engine, close: PeriodClosed, records, data: EventInput) -> bytes | tuple:
+    """The new list encoded, or the rejection (as `rated`)."""
+    try:
+        return _encode(engine.close_period(close, records, data.pool))
+    except (EngineRejection, PreviousEngineRejection) as exc:
+        return type(exc).__name__, exc.reason, exc.message, exc.path
 
 
 def test_the_bench_events_rate_as_before():

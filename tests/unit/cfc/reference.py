@@ -3,8 +3,9 @@
 quoted in `docs/rules/cfc.md`, and the resolutions C1-C11 there), without looking at `service/engine/cfc/`.
 
 Test-only code. Everything is a `fractions.Fraction`; the published rating is rounded
-once, half up (C11). The expected-score table is the seed's, via
-`service.engine.tables.cfc_expected_higher` (verified against the seed text).
+once, half up (C11). The expected-score table is read off its own
+transcription as printed (tests/unit/printed_tables.py, checked against the rules page
+by tests/unit/test_tables.py), not the engine's.
 
 Readings this reference takes where the texts leave a choice (flagged "READING"):
   R1  A provisional player's "pre-event rating" (as an opponent value, for AR, and as
@@ -24,9 +25,19 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from math import floor
 
-from service.engine.tables import cfc_expected_higher
+from tests.unit.printed_tables import CFC_PRINTED
 
 F = Fraction
+
+
+def cfc_expected_higher(difference: int) -> int:
+    """C3: the higher player's expected score, in hundredths, read off the table as printed
+    (tests/unit/printed_tables.py): the band holding `difference`; 735 and over: 1.00."""
+    for low, high, value in CFC_PRINTED:
+        if low <= difference <= high:
+            return value
+    assert difference >= 735, difference
+    return 100
 
 
 def half_up(x: Fraction) -> int:
