@@ -13,7 +13,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from service.runtime.embedded import free_port
 from tests.docs.pages import Page, Step, matches, normalise
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,12 +97,6 @@ def page_environment(redis_url: str, home: Path) -> dict[str, str]:
         "REDIS_URL": redis_url,
         "RATING_DATA_DIR": str(home / "rating-service"),
     }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class Serve:
