@@ -134,3 +134,24 @@ def test_hundredths_number_is_ratio_number(n):
 
     assert hundredths_number(n) == ratio_number(n, 100)
     assert Fraction(repr(hundredths_number(n))) == Fraction(n, 100)  # exact as a decimal
+
+
+def test_score_halves_refusal_names_the_score():
+    # The message says which score was refused (0.25 is no game score: 0.5 halves).
+    with pytest.raises(ValueError, match=r"^score 0\.25 is not 1, 0\.5 or 0$"):
+        score_halves(0.25)
+
+
+@pytest.mark.parametrize(
+    "n, number",
+    [
+        (76, 0.76),  # FIDE PD 0.76: 76 hundredths
+        (-49, -0.49),  # a W - We of -0.49
+        (100, 1.0),  # 100 hundredths: 1
+        (0, 0.0),
+    ],
+)
+def test_hundredths_number(n, number):
+    from service.engine.arithmetic import hundredths_number
+
+    assert hundredths_number(n) == number

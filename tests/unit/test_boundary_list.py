@@ -1,6 +1,7 @@
 """The boundary list (docs/rules/boundaries.md) cannot rot: every `tests/...py::name` it
 cites is a test file that exists and defines that test function, and every test of the
-three boundary files is on the list."""
+three boundary files is on the list. The same for the tests that kill the mutants of
+docs/mutants.md."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "rules" / "boundaries.md"
+MUTANTS_PAGE = ROOT / "docs" / "mutants.md"
 CITED = re.compile(r"`(tests/[\w/]+\.py)::(\w+)`")
 BOUNDARY_FILES = (
     "tests/unit/cfc/test_cfc_boundaries.py",
@@ -18,8 +22,8 @@ BOUNDARY_FILES = (
 )
 
 
-def _citations() -> list[tuple[str, str]]:
-    return CITED.findall(PAGE.read_text(encoding="utf-8"))
+def _citations(page: Path = PAGE) -> list[tuple[str, str]]:
+    return CITED.findall(page.read_text(encoding="utf-8"))
 
 
 def _tests_in(path: str) -> set[str]:
@@ -32,9 +36,16 @@ def _tests_in(path: str) -> set[str]:
     }
 
 
-def test_every_cited_test_exists():
-    citations = _citations()
-    assert len(citations) > 50  # the page's three tables, not an empty match
+@pytest.mark.parametrize(
+    "page, least",
+    [
+        (PAGE, 50),  # the page's three tables, not an empty match
+        (MUTANTS_PAGE, 20),  # the killed mutants of its tables
+    ],
+)
+def test_every_cited_test_exists(page, least):
+    citations = _citations(page)
+    assert len(citations) > least
     missing = []
     for path, name in citations:
         if not (ROOT / path).is_file():

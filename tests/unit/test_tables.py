@@ -135,3 +135,27 @@ def test_fide_dp_is_antisymmetric_and_bounded():
 def test_negative_difference_is_refused():
     with pytest.raises(ValueError):
         cfc_expected_higher(-1)
+
+
+def test_expand_one_value_per_difference():
+    from service.engine.tables import _expand
+
+    # Band 0-1: 1 - 0 + 1 = 2 values; 2-4: 3 values; the open last band 5-: its one value
+    # at index 5 (a lookup past it reads the last index).
+    assert _expand(((0, 1, 50), (2, 4, 51), (5, None, 52))) == (50, 50, 51, 51, 51, 52)
+    # CFC 0..735 (735 the open band): 736 values; FIDE 0..736: 737 values.
+    assert len(_expand(CFC_EXPECTED_BANDS)) == 736
+    assert len(_expand(FIDE_PD_BANDS)) == 737
+
+
+def test_expand_refuses_a_gap_between_bands():
+    from service.engine.tables import _expand
+
+    # 0-1 fills indices 0 and 1; a band from 3 leaves 2 without a value.
+    with pytest.raises(ValueError, match=r"^bands are not contiguous at 3$"):
+        _expand(((0, 1, 50), (3, None, 51)))
+
+
+def test_fide_dp_refusal_names_p():
+    with pytest.raises(ValueError, match=r"^p must be 0\.\.100 hundredths, got 101$"):
+        fide_dp(101)

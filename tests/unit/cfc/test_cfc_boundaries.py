@@ -171,19 +171,23 @@ def test_c5_percent_truncates(halves, rounds, percent):
 
 
 @pytest.mark.parametrize(
-    "rounds, participation, new_a",
+    "rounds, participation, participation_exact, new_a",
     [
         # Two 1500s draw three games: Sx 1.50 = S, Rn 1500. The event's rounds decide 714c (C4);
         # the extra rounds are byes, not rated (N = 3). 1.5 / rounds is under 60 %: no result bonus.
-        (3, "0", 1500),  # 3 rounds: no bonus at all
-        (4, "9/2", 1505),  # 4 rounds: 1.50 x 3 = 4.5; 1504.5 -> 1505 half up
-        (5, "9/2", 1505),  # 5 rounds: the same 4.5
+        (3, 0.0, "0", 1500),  # 3 rounds: no bonus at all
+        (4, 4.5, "9/2", 1505),  # 4 rounds: 1.50 x 3 = 4.5; 1504.5 -> 1505 half up
+        (5, 4.5, "9/2", 1505),  # 5 rounds: the same 4.5
     ],
 )
-def test_714c_from_4_rounds_actually_played(rounds, participation, new_a):
+def test_714c_from_4_rounds_actually_played(rounds, participation, participation_exact, new_a):
     byes = [(p, 1, n) for p in ("a", "b") for n in range(4, rounds + 1)]
     r = rate({"a": est(1500), "b": est(1500)}, [("a", "b", 0.5, n) for n in (1, 2, 3)], byes=byes)
-    assert r.details("a").participation_bonus_exact == participation
+    d = r.details("a")
+    assert (d.participation_bonus, d.participation_bonus_exact) == (
+        participation,
+        participation_exact,
+    )
     assert r.new("a") == new_a
 
 

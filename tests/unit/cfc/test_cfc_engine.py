@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from schemas.cfc import CfcDetails
 from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
 from schemas.validation import decode_input
@@ -46,6 +47,48 @@ def test_forfeits_and_byes_are_not_rated_and_not_in_n():
         status="established",
         games=100,
         highest=1500,
+    )
+
+
+def test_a_player_without_a_rated_game_publishes_no_figures():
+    # As above: c's only game is a forfeit win (not rated, not in S). 717 rates c in no step:
+    # no game, so W = L = D = 0 and a score of 0 in rated games; no performance, AR, K, Sx;
+    # no 714c bonus (C4 counts rated games: none), so 0 and "0"; no result bonus; no floor.
+    r = rate(
+        {"a": est(1500), "b": est(1500), "c": est(1500)},
+        [("a", "b", 1, 1)],
+        forfeits=[("c", "a", 1, 2)],
+    )
+    c = r.result["c"]
+    assert (c.event_games, c.score, type(c.score)) == (0, 0.0, float)
+    assert c.details == CfcDetails(
+        method="none",
+        step="none",
+        became_established=False,
+        wins=0,
+        losses=0,
+        draws=0,
+        performance=None,
+        performance_exact=None,
+        ar=None,
+        ar_exact=None,
+        pass_1=None,
+        pass_1_exact=None,
+        provisional_sum=None,
+        provisional_sum_exact=None,
+        k=None,
+        expected_hundredths=None,
+        rating_before_bonus=None,
+        rating_before_bonus_exact=None,
+        rule_2199=False,
+        participation_bonus=0.0,
+        participation_bonus_exact="0",
+        result_percent=None,
+        highest_before=None,
+        result_bonus=0,
+        rating_before_floor=None,
+        floor=None,
+        opponents=[],
     )
 
 
