@@ -499,6 +499,8 @@ def test_event_whose_start_list_is_not_published_is_refused():
     with pytest.raises(EngineRejection) as info:
         office.rate(ev("dec", [("A", "B", 1)], start="2025-12-01"))
     assert (info.value.reason, info.value.path) == ("unratable", "$.start_date")
+    # The list in force from 2025-12 is the one published when 2025-11 (the month before) closes.
+    assert "published when period 2025-11 closes" in info.value.message
 
 
 def test_closing_past_an_open_period_with_games_is_refused():
