@@ -377,3 +377,9 @@ def test_initial_rating_reports_the_points():
     # 5 games, 2.5 points: Ra = (10000 + 3600) / 7 = 1942.86, p = 3.5 / 7 = .50: 1943.
     assert initial_rating(_games([2000] * 4, [2, 1, 0, 0]), None).points == 1.5
     assert initial_rating(_games([2000] * 5, [1] * 5), None).points == 2.5
+
+
+@pytest.mark.parametrize("k, capped", [(700, 700), (701, 700)])
+def test_700_cap_with_a_single_game(k, capped):
+    # An imported K (F5) of 701 with 1 game: 701 x 1 = 701 > 700: floor(700 / 1) = 700.
+    assert capped_k(k, 1) == capped
