@@ -11,11 +11,12 @@ import datetime as dt
 
 import pytest
 
-from schemas.fide import InitialGame, PublishedRating
+from schemas.fide import FideState, InitialGame, PublishedRating
+from schemas.records import PlayerRecord
 from service.engine.fide.change import base_k, capped_k, rating_difference
 from service.engine.fide.initial import games_in_window, initial_rating
 from service.engine.fide.performance import norm_benchmarks, norms_met
-from service.engine.fide.periods import with_new_list
+from service.engine.fide.periods import rating_in_force, with_new_list
 from service.engine.tables import fide_pd_higher
 
 
@@ -297,3 +298,88 @@ def test_norm_floor_raises_only_below_the_floor(title, floor, averages):
 )
 def test_norms_35_percent_against_34_and_36(games, points_halves, met):
     assert [n.title for n in norms_met([2750] * games, points_halves)] == met
+
+
+# --- F1: the list in force in a month, at each kept list's month -------------------------
+
+
+def _kept(rating: int) -> PlayerRecord:
+    # Lists kept from 2025-01 (2001), 2025-03 (2002), 2025-05 (2003); the record's rating
+    # (the current list) is 2100, corrected by an import since the 2025-05 list.
+    lists = [PublishedRating(period=p, rating=2001 + i) for i, p in enumerate(KEPT)]
+    return PlayerRecord(
+        system="fide",
+        pool="standard",
+        id="x",
+        rating=rating,
+        status="established",
+        games=100,
+        fide=FideState(published=lists),
+    )
+
+
+KEPT = ("2025-01", "2025-03", "2025-05")
+
+
+@pytest.mark.parametrize(
+    "month, rating",
+    [
+        ("2024-12", 2001),  # before every kept list: the oldest one
+        ("2025-01", 2001),
+        ("2025-02", 2001),
+        ("2025-03", 2002),  # a list is in force from its own month
+        ("2025-04", 2002),
+        ("2025-05", 2100),  # from the newest list's month on: the record's (current) rating
+        ("2025-06", 2100),
+    ],
+)
+def test_list_in_force_from_its_own_month(month, rating):
+    assert rating_in_force(_kept(2100), month) == rating
+
+
+# --- Title Regulations 1.4: the shortcuts of norms_met at each edge ------------------------
+
+
+def test_norm_benchmarks_of_a_single_game():
+    # 1 game, won against a 2700: 100 %, dp +800, Ra 2700, Rp 3500: only the 9 games fail.
+    checks = norm_benchmarks([2700], 2)
+    assert [(c.title, reasons) for c, reasons in checks] == [
+        (t, ["1 games, fewer than 9"]) for t in ("GM", "IM", "WGM", "WIM")
+    ]
+
+
+def test_norm_35_percent_gate_over_101_games():
+    # 35 points of 101 games: 100 x 70 = 7000 < 35 x 2 x 101 = 7070: 34.65 %, under 35 %.
+    # p rounds to 35 (7000 / 202 = 34.65 -> 35), dp -110: Rp = 2750 - 110 = 2640 passes
+    # every title: the gate alone fails.
+    reasons = _reasons([2750] * 101, 70)
+    assert reasons["GM"] == ["35 of 101 points is under 35%"]
+    assert norms_met([2750] * 101, 70) == []
+
+
+def test_norms_met_at_the_wim_average_exactly():
+    # 200 games, all won (dp +800), against 100 x 2029 and 100 x 2030: sum 405900.
+    # WIM (floor 1850, 2029 not below it): Ra = 405900 / 200 = 2029.5 -> 2030, exactly the
+    # WIM average; Rp 2830. WGM (floor 2000): 2030 < 2180; IM (2050): (405900 - 2029 + 2050)
+    # / 200 = 2029.6 -> 2030 < 2230; GM (2200): 406071 / 200 = 2030.355 -> 2030 < 2380.
+    opponents = [2029] * 100 + [2030] * 100
+    assert [n.title for n in norms_met(opponents, 400)] == ["WIM"]
+
+
+def test_norms_met_at_the_wim_performance_exactly():
+    # 4.5 / 9 against nine 2250s: p 50 %, dp 0, Ra = Rp = 2250: exactly the WIM performance
+    # (WIM average 2030 passed); WGM needs 2400.
+    assert [n.title for n in norms_met([2250] * 9, 9)] == ["WIM"]
+
+
+def test_initial_rating_reports_the_points():
+    # 4 games, 1.5 points (3 halves): under 5 games, the points are reported all the same;
+    # 5 games, 2.5 points: Ra = (10000 + 3600) / 7 = 1942.86, p = 3.5 / 7 = .50: 1943.
+    assert initial_rating(_games([2000] * 4, [2, 1, 0, 0]), None).points == 1.5
+    assert initial_rating(_games([2000] * 5, [1] * 5), None).points == 2.5
+
+
+@pytest.mark.parametrize("k, capped", [(700, 700), (701, 700)])
+def test_700_cap_with_a_single_game(k, capped):
+    # An imported K (F5) of 701 with 1 game: 701 x 1 = 701 > 700: floor(700 / 1) = 700.
+    assert capped_k(k, 1) == capped

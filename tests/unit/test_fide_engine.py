@@ -10,6 +10,7 @@ import json
 import pytest
 
 from schemas.events import EventFinished, Game, PeriodClosed, PlayerRef
+from schemas.fide import FideState, PeriodSums
 from schemas.records import PlayerRecord, PoolState, unrated_record
 from schemas.validation import normalize
 from service.cli import main as cli
@@ -113,8 +114,14 @@ def test_ordinary_period_change_and_event_output():
     )
     assert (d.event_sum, d.event_change) == (1, 20)
     assert (a.event_games, a.score, a.expected) == (5, 3.5, 2.5)
+    assert a.games == 105  # 100 rated games + the 5 of the open period
     listed = office.close("2025-11")
     assert (listed["A"].old_rating, listed["A"].new_rating, listed["A"].change) == (2000, 2020, 20)
+    # The list's figures of the period: 5 games, score 3.5, expected (sum PD) 2.50; sum
+    # 3.5 - 2.5 = 1 (100 hundredths: "1"), K 20 x 1 = "20".
+    la = listed["A"]
+    assert (la.event_games, la.score, la.expected) == (5, 3.5, 2.5)
+    assert (la.details.period_sum_exact, la.details.period_change_exact) == ("1", "20")
     # B lost to A at D 0: 0 - .50 = -.50; K 20 -> -10 -> 1990
     assert listed["B"].new_rating == 1990
     assert office.records["A"].rating == 2020 and office.records["A"].games == 105
@@ -334,8 +341,24 @@ def test_initial_rating_pooled_across_two_periods():
         )
     )
     assert office.close("2025-10")["u"].new_rating is None
-    office.rate(ev("nov", [("u", "r4", 0.5)], start="2025-11-04"))
-    assert office.close("2025-11")["u"].new_rating == 1943
+    nov = office.rate(ev("nov", [("u", "r4", 0.5)], start="2025-11-04"))["u"]
+    # The event output counts November's pooled games only: 1 game, 0.5 points.
+    assert (nov.event_games, nov.score, nov.details.period_games) == (1, 0.5, 1)
+    assert nov.details.games[0].score == 0.5
+    u = office.close("2025-11")["u"]
+    assert u.new_rating == 1943
+    # The list's figures of the period: November's game only (the 5 pooled are in `initial`).
+    assert (u.event_games, u.score, u.details.games_counted, u.details.period_games) == (
+        1,
+        0.5,
+        1,
+        1,
+    )
+    # Published for the list in force from 2025-12, after the (unrated) 2025-11 one.
+    assert [(x.period, x.rating) for x in office.records["u"].fide.published] == [
+        ("2025-11", None),
+        ("2025-12", 1943),
+    ]
 
 
 def test_zero_first_event_disregarded_whatever_the_arrival_order():
@@ -407,6 +430,14 @@ def test_games_of_a_later_period_rated_with_the_new_initial_rating():
     )
     office.rate(ev("Y", [("u", "r", 1)], start="2025-10-29", end="2025-11-02"))
     assert office.close("2025-10")["u"].new_rating == 1922
+    # Y's game now counts for u in November: one game, +.61, 1 point (2 halves).
+    (sums,) = office.records["u"].fide.periods
+    assert (sums.period, sums.games, sums.sum_hundredths, sums.points_halves) == (
+        "2025-11",
+        1,
+        61,
+        2,
+    )
     listed = office.close("2025-11")
     assert (listed["u"].old_rating, listed["u"].new_rating, listed["u"].details.k_applied) == (
         1922,
@@ -468,6 +499,8 @@ def test_event_whose_start_list_is_not_published_is_refused():
     with pytest.raises(EngineRejection) as info:
         office.rate(ev("dec", [("A", "B", 1)], start="2025-12-01"))
     assert (info.value.reason, info.value.path) == ("unratable", "$.start_date")
+    # The list in force from 2025-12 is the one published when 2025-11 (the month before) closes.
+    assert "published when period 2025-11 closes" in info.value.message
 
 
 def test_closing_past_an_open_period_with_games_is_refused():
@@ -639,3 +672,103 @@ def test_event_started_before_the_initial_list_but_rated_after_it():
     assert out["u"].details.event_sum == 0.61
     assert out["r"].event_games == 0
     assert office.close("2025-11")["u"].new_rating == 1946
+
+
+# --- the figures of a list and of an event output at their edges ---------------------------
+def test_a_close_keeps_the_sums_of_the_later_open_period():
+    # A 2000 beats B 2000 in November and again in December (both K 20: born 1980, 100
+    # games), December rated before November closes. Each: D 0, PD .50, +.50 x 20 = +10.
+    office = Office(rec("A", 2000, birth_year=1980), rec("B", 2000, birth_year=1980))
+    office.rate(ev("nov", [("A", "B", 1)], start="2025-11-03"))
+    office.rate(ev("dec", [("A", "B", 1)], start="2025-12-03"))
+    assert office.close("2025-11")["A"].new_rating == 2010
+    assert [s.period for s in office.records["A"].fide.periods] == ["2025-12"]
+    listed = office.close("2025-12")
+    assert (listed["A"].old_rating, listed["A"].new_rating) == (2010, 2020)
+    assert (listed["B"].old_rating, listed["B"].new_rating) == (1990, 1980)
+
+
+def test_a_player_off_the_list_with_counted_games_changes_nothing():
+    # An import took X off the list after one game of November was counted (sum +.50):
+    # no rating to change; the list's output counts nothing and the sums are dropped.
+    state = FideState(periods=[PeriodSums(period="2025-11", sum_hundredths=50, games=1)])
+    office = Office(rec("X", None, fide=state))
+    x = office.close("2025-11")["X"]
+    assert (x.old_rating, x.new_rating, x.event_games, x.score) == (None, None, 0, 0.0)
+    assert (x.details.games_counted, x.details.period_games) == (0, 0)
+    assert office.records["X"].fide.periods == []
+
+
+def test_ever_2300_and_ever_2400_from_exactly_2300_and_2400():
+    # K 20 each (born 1980, 100 games, under 2400). P 2290 beats Q 2290: +.50 x 20 = +10
+    # -> 2300; R 2390 beats S 2390: -> 2400 (F6: K 10 from 2400 reached once).
+    office = Office(*[rec(p, r, birth_year=1980) for p, r in (("P", 2290), ("Q", 2290))])
+    office.records.update({p: rec(p, 2390, birth_year=1980) for p in "RS"})
+    office.rate(ev("e1", [("P", "Q", 1), ("R", "S", 1)]))
+    listed = office.close("2025-11")
+    assert (listed["P"].new_rating, listed["R"].new_rating) == (2300, 2400)
+    p, r = office.records["P"], office.records["R"]
+    assert (p.ever_2300, p.ever_2400) == (True, False)
+    assert (r.ever_2300, r.ever_2400) == (True, True)
+    assert listed["R"].details.k == 10  # the K of December: ever 2400
+
+
+def test_next_k_is_the_k_of_the_next_month():
+    # J born 2007, 200 games, 2000, draws with X 2000: no change. The list closing 2025-11
+    # opens 2025-12: 2025 - 2007 = 18, a junior under 2300: K 40 (January 2026 would be
+    # 19: K 20).
+    office = Office(rec("J", 2000, games=200, birth_year=2007), rec("X", 2000, birth_year=1980))
+    office.rate(ev("e1", [("J", "X", 0.5)]))
+    assert office.close("2025-11")["J"].details.k == 40
+
+
+def test_projected_rating_of_exactly_1400_is_shown():
+    # 1410 loses to 1410 (K 20): -.50 x 20 = -10: the projection is 1400, published (7.2.1).
+    office = Office(rec("H", 1410), rec("h", 1410))
+    out = office.rate(ev("e1", [("H", "h", 0)]))
+    assert out["H"].details.projected_rating == 1400
+
+
+def test_rated_player_with_no_rated_game_has_a_zero_period():
+    # R 2000 beats unrated U: no rated game for R (F2), no sums: the period's sum is 0
+    # ("0"), 0 games, and the projection is R's rating.
+    office = Office(rec("R", 2000))
+    d = office.rate(ev("e1", [("R", "U", 1)]))["R"].details
+    assert (d.period_sum, d.period_sum_exact, d.period_games) == (0, "0", 0)
+    assert d.projected_rating == 2000
+
+
+def test_k_cap_counts_the_games_of_the_same_period_only():
+    # Z (K 20) plays 30 games in November, then 6 more in November and 6 in December.
+    # November's second event: 30 + 6 = 36 games, 20 x 36 = 720 > 700: K floor(700 / 36)
+    # = 19. December's: 6 games, 120: K 20 (November's 30 are another period).
+    office = Office(rec("Z", 2000, birth_year=1980))
+    games = _many_games(office, "Z", 42, 42)
+    office.rate(ev("n1", games[:30], start="2025-11-03"))
+    assert office.rate(ev("n2", games[30:36], start="2025-11-20"))["Z"].details.k == 19
+    assert office.rate(ev("d1", games[36:], start="2025-12-03"))["Z"].details.k == 20
+
+
+def test_k_of_a_first_event_of_35_games_is_not_capped():
+    # 35 games: 20 x 35 = 700, not over 700: K 20 in the event output, for a record with
+    # no FIDE state and for one with lists but no sums in the period.
+    office = Office(rec("Z", 2000, birth_year=1980))
+    assert office.rate(ev("e1", _many_games(office, "Z", 35, 35)))["Z"].details.k == 20
+    office.close("2025-11")
+    games = _many_games(office, "Z", 35, 35)
+    assert office.rate(ev("e2", games, start="2025-12-03"))["Z"].details.k == 20
+
+
+def test_norms_of_an_unrated_player_count_each_unrated_opponent_once():
+    # U (unrated) beats eight 2700s and unrated V: 9 games, 9 points (100 %, dp +800);
+    # 1.4.6: V counts as 1400, raised to the title's floor (GM 2200): Ra = (21600 + 2200) / 9
+    # = 2644.4 -> 2644, Rp 3444. U's norm checks: 9 games, 1 unrated opponent.
+    office = Office(*[rec(f"t{i}", 2700) for i in range(8)])
+    out = office.rate(ev("e1", [("U", f"t{i}", 1) for i in range(8)] + [("U", "V", 1)]))
+    gm = out["U"].details.norms[0]
+    assert (gm.title, gm.games, gm.unrated_opponents, gm.average_opponent) == ("GM", 9, 1, 2644)
+    # The same for a rated player T 2500 in U's place.
+    office = Office(rec("T", 2500), *[rec(f"t{i}", 2700) for i in range(8)])
+    out = office.rate(ev("e1", [("T", f"t{i}", 1) for i in range(8)] + [("T", "V", 1)]))
+    gm = out["T"].details.norms[0]
+    assert (gm.title, gm.games, gm.unrated_opponents, gm.average_opponent) == ("GM", 9, 1, 2644)

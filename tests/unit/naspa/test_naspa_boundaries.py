@@ -183,3 +183,46 @@ def test_n3_newcomer_floor_500(opponent, searched, new):
     assert search(0.05, [float(opponent)], ExpectedWins()) == searched
     r = rate({"N": (None, 0), "R": (opponent, 100)}, [(1, "R", "N", 1)])
     assert r["N"].new_rating == new
+
+
+# --- N5: acceleration under 1 point still feeds back; segments; a seeded career -----------
+
+
+def test_n5_feedback_from_an_acceleration_under_one_point():
+    # P (2100, 100 games: m 10) beats Q (2214, 100 games: m 10). N1: E(2100, 2214) =
+    # 1 / (1 + e^(0.0031879 x 114)) = 1 / (1 + 1.438241) = .410132; excess .589868;
+    # walked 2100 + 10 x .589868 = 2105.8987 (still m 10); A = 5.8987 - 5 x 1 = .8987: over
+    # 0, under 1 point; P -> 2106.7974 -> 2107. Q, rated, receives .8987 / 20 = .0449.
+    # Q: excess -.589868, 2214 - 5.8987 = 2208.1013, A 0; + .0449 = 2208.1463 -> 2208.
+    # (Outputs to 2 decimals: A .90, feedback .04, unrounded 2208.15.)
+    r = rate({"P": (2100, 100), "Q": (2214, 100)}, [(1, "P", "Q", 1)])
+    assert r["P"].details.acceleration == pytest.approx(0.90)
+    assert r["Q"].details.feedback == pytest.approx(0.04)
+    assert r["Q"].details.unrounded_rating == pytest.approx(2208.15)
+    assert (r["P"].new_rating, r["Q"].new_rating) == (2107, 2208)
+
+
+def test_one_segment_lists_no_segments():
+    # 1 round: n0 = 0 < 16, one segment: the per-segment list is given only for two or more.
+    r = rate({"X": (1500, 100), "Y": (1500, 100)}, [(1, "X", "Y", 1)])
+    assert r["X"].details.segments == []
+
+
+def test_seeded_csw_career_restarts_at_0_games():
+    # naspa-csw: x has no CSW rating (60 career games in the record), NWL 1500: seeded from
+    # 1500 with career games 0 (N5's g). 17 rounds: two segments, rounds 1-9 and 10-17
+    # (n0 = 16); x plays round 1 only. x beats y (1500, 60 games): E = .5, m(0 games,
+    # 1500) = 30: 1500 + 15 = 1515, A = 15 - 5 = 10 -> 1525; y: m 20, 1490, + 10 / 20 = .5
+    # -> 1490.5 -> 1491 (half up).
+    r = rate(
+        {"x": (None, 60), "y": (1500, 60)},
+        [(1, "x", "y", 1)],
+        rounds=17,
+        ruleset="naspa-csw",
+        seeds={"x": 1500},
+    )
+    first, second = r["x"].details.segments
+    assert (first.first_round, first.last_round, first.career_games) == (1, 9, 0)
+    assert (second.first_round, second.games) == (10, 0)
+    assert (r["x"].new_rating, r["y"].new_rating) == (1525, 1491)
+    assert r["x"].games == 1  # a seeded career starts at 0: 0 + 1
