@@ -25,11 +25,11 @@ mutation:
 	.venv/bin/mutmut run --max-children 2
 	.venv/bin/mutmut results
 
-# Line coverage of the unit tier alone, then of the unit and integration tiers together (the
+# Line coverage of the unit tier alone, then of the unit, integration, cluster and docs tests (the
 # service processes and commands the integration tests start included).
 coverage:
 	rm -f .coverage .coverage.*
 	.venv/bin/coverage run -m pytest tests/unit
 	.venv/bin/coverage combine -q && .venv/bin/coverage report --format=total
-	.venv/bin/coverage run -m pytest tests/unit tests/integration
+	.venv/bin/coverage run -m pytest tests/unit tests/integration tests/cluster tests/docs
 	.venv/bin/coverage combine -q && .venv/bin/coverage report
