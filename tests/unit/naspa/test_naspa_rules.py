@@ -374,3 +374,23 @@ def test_registry_pools():
     assert registry.get("naspa", "naspa-csw").pools == ("csw",)
     assert dict(registry.get("naspa", "naspa-csw").seed_pools) == {"csw": "nwl"}
     assert registry.get("naspa", "naspa2024").pools == ("nwl", "csw")
+
+
+def test_a_segment_without_a_counted_game_carries_the_rating_over():
+    # 17 rounds: two segments, rounds 1-9 and 10-17 (n0 = 16 -> [0, 8] and the rest). A
+    # (1500, g=100) beats B (1500, g=100) in round 17 only, so for both the first segment has
+    # no counted game: rating carried over, 0 games, 0 earned wins, no expected wins.
+    # Segment 2: A 1500 + 20 x .5 = 1510, acceleration 10 - 5 x 1 = 5 -> 1515; B 1490 and
+    # A's feedback 5 / 20 = .25 -> 1490.25 -> 1490.
+    r = rate({"A": (1500, 100), "B": (1500, 100)}, [(17, "A", "B", 1)], rounds=17)
+    assert (r["A"].new_rating, r["B"].new_rating) == (1515, 1490)
+    for player, rating in (("A", 1515), ("B", 1490)):
+        idle, played = r[player].details.segments
+        assert (idle.first_round, idle.last_round, idle.old_rating, idle.new_rating) == (
+            1,
+            9,
+            1500,
+            1500,
+        )
+        assert (idle.games, idle.earned_wins, idle.expected_wins) == (0, 0.0, None)
+        assert (played.first_round, played.last_round, played.new_rating) == (10, 17, rating)
