@@ -15,14 +15,13 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from service.bench.reads import wait_ready
 from service.runtime.embedded import free_port
 from tests.docs.pages import Page, Step, matches, normalise
 
@@ -122,21 +121,11 @@ class Serve:
         return "\n".join(lines[-last:])
 
     def wait_ready(self) -> None:
-        url = f"http://127.0.0.1:{self.port}/health/ready"
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise PageFailed(
-                    f"rating-service serve exited ({self.process.returncode}) before it was ready"
-                )
-            try:
-                with urllib.request.urlopen(url, timeout=2) as answer:
-                    if answer.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise PageFailed(f"{url} did not answer 200 within {READY_TIMEOUT_S} s")
+        """Until /health/ready answers 200 (the bench's wait: it fails if serve exits)."""
+        try:
+            wait_ready(f"http://127.0.0.1:{self.port}", self.process, READY_TIMEOUT_S)
+        except RuntimeError as exc:
+            raise PageFailed(f"rating-service serve: {exc}") from None
 
     def stop(self) -> None:
         """SIGTERM, then wait; a serve that does not stop, or stops with an error, fails."""
