@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,19 +45,24 @@ def slugify(text: str) -> str:
     return re.sub(r"[-\s]+", "-", text)
 
 
-def anchors(page: Path) -> set[str]:
-    """The heading anchors of a Markdown page: explicit `{#id}` ones and generated slugs
-    (a repeated slug gets `_1`, `_2`.. as toc does); headings inside code fences are not."""
-    found: set[str] = set()
+def _heading_texts(page: Path) -> Iterator[str]:
+    """The text of each heading of a Markdown page, in order; headings inside code fences
+    are not headings."""
     fenced = False
     for line in page.read_text(encoding="utf-8").splitlines():
         if FENCE.match(line):
             fenced = not fenced
             continue
         heading = None if fenced else HEADING.match(line)
-        if heading is None:
-            continue
-        text = heading.group(2)
+        if heading is not None:
+            yield heading.group(2)
+
+
+def anchors(page: Path) -> set[str]:
+    """The heading anchors of a Markdown page: explicit `{#id}` ones and generated slugs
+    (a repeated slug gets `_1`, `_2`.. as toc does)."""
+    found: set[str] = set()
+    for text in _heading_texts(page):
         explicit = ATTR_ID.search(text)
         if explicit:
             found.add(explicit.group(1))
@@ -72,15 +78,7 @@ def anchors(page: Path) -> set[str]:
 
 def headings(page: Path) -> set[str]:
     """The text of every heading of a Markdown page, without its `{#id}`."""
-    texts, fenced = set(), False
-    for line in page.read_text(encoding="utf-8").splitlines():
-        if FENCE.match(line):
-            fenced = not fenced
-            continue
-        heading = None if fenced else HEADING.match(line)
-        if heading is not None:
-            texts.add(ATTR_ID.sub("", heading.group(2)).strip())
-    return texts
+    return {ATTR_ID.sub("", text).strip() for text in _heading_texts(page)}
 
 
 def text_files(*tops: str) -> list[Path]:
