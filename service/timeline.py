@@ -2,10 +2,10 @@
 compact encodings of what the service keeps so that it can re-rate from any point.
 
 - An **ordering domain** is the set of pools whose events form one sequence: one pool, or
-  pools that read each other (NASPA `csw` seeds a newcomer from `nwl`: both are `naspa`).
-- An event's **order key** sorts as its place in the domain: by `end_date`, then
-  `start_date`, then arrival (input-stream order). FIDE counts events in their rating
-  period, so a FIDE key starts with the period: a closed period is never re-entered.
+  pools that read each other (service/engine/domains.py, from the engines' seed pools).
+- An event's **order key** sorts as its place in the domain: by the engine's prefix, then
+  `end_date`, then `start_date`, then arrival (input-stream order). FIDE counts events in
+  their rating period, so its prefix is the period: a closed period is never re-entered.
 - The **timeline** of a domain is its events' keys in order (`key + event_id`, bytes that
   sort as the key); the **archive** holds each event's current content, revision count and
   a digest of its last published results; a player's **history** holds, per event, the
@@ -29,22 +29,6 @@ from schemas.records import PlayerRecord
 
 KEY_LEN = 17  # period months (3 bytes) + end (3) + start (3) + arrival (8)
 
-_SHARED_DOMAINS = {("naspa", "nwl"): "naspa", ("naspa", "csw"): "naspa"}
-
-
-def ordering_domain(system: str, pool: str) -> str:
-    """The sequence a pool's events belong to (NASPA csw reads nwl: one domain)."""
-    return _SHARED_DOMAINS.get((system, pool), f"{system}:{pool}")
-
-
-def domain_pools(domain: str) -> list[tuple[str, str]]:
-    """The (system, pool) pairs of an ordering domain."""
-    shared = sorted(pair for pair, name in _SHARED_DOMAINS.items() if name == domain)
-    if shared:
-        return shared
-    system, _, pool = domain.partition(":")
-    return [(system, pool)]
-
 
 def arrival_of(entry_id: str) -> int:
     """A stream entry id ("1700000000000-3") as one sortable integer."""
@@ -52,17 +36,14 @@ def arrival_of(entry_id: str) -> int:
     return (int(ms) << 16) | min(int(seq or 0), 0xFFFF)
 
 
-def order_key(event: EventContent, arrival: int) -> bytes:
-    """The event's place in its domain: (FIDE period,) end_date, start_date, arrival: 3, 3,
-    3 and 8 big-endian bytes (written as one integer: the hot path)."""
-    months = 0
-    if event.system == "fide" and event.period:
-        year, month = event.period.split("-")
-        months = int(year) * 12 + int(month) - 1
+def order_key(event: EventContent, arrival: int, prefix: int) -> bytes:
+    """The event's place in its domain: `prefix` (the engine's `order_prefix`: FIDE's period
+    month number), end_date, start_date, arrival: 3, 3, 3 and 8 big-endian bytes (written as
+    one integer: the hot path)."""
     if not 0 <= arrival < _ARRIVAL_LIMIT:
         raise OverflowError(f"arrival {arrival} does not fit the order key's 8 bytes")
     return (
-        (months << 112)
+        (prefix << 112)
         | (event.end_date.toordinal() << 88)
         | (event.start_date.toordinal() << 64)
         | arrival

@@ -17,14 +17,9 @@ class CountingEngine:
     seed_pools: dict = {}
 
     def __init__(
-        self, system="cfc", ruleset="cfc-2009", pools=("regular", "active"), has_periods=False
+        self, system="cfc", ruleset="cfc-2009", pools=("regular", "active"), periods=False
     ):
-        self.system, self.ruleset, self.pools, self.has_periods = (
-            system,
-            ruleset,
-            pools,
-            has_periods,
-        )
+        self.system, self.ruleset, self.pools, self.periods = system, ruleset, pools, periods
 
     def rate_event(self, data: EventInput) -> Outcome:
         if data.event.name == "refuse":
@@ -68,6 +63,20 @@ class CountingEngine:
             for r in sorted(records.values(), key=lambda r: r.id)
         ]
         return Outcome(results, [], msgspec.structs.replace(pool, closed_through=message.period))
+
+    def order_prefix(self, event) -> int:
+        """With periods, an event's key starts with its period's month number, as FIDE's."""
+        if not (self.periods and event.period):
+            return 0
+        year, month = event.period.split("-")
+        return int(year) * 12 + int(month) - 1
+
+    def list_period(self, period: str) -> str:
+        year, month = (int(part) for part in period.split("-"))
+        return f"{year + month // 12:04d}-{month % 12 + 1:02d}"
+
+    def catch_up(self, state, pool):
+        return state  # the double's records keep nothing per period
 
 
 def counting_registry() -> Registry:

@@ -21,7 +21,7 @@ from schemas.records import PlayerRecord
 from schemas.validation import decode_input
 from service.engine.registry import default_registry
 from service.formats.ratinglists import read_list
-from service.rating import MemoryLedger
+from service.rating import MemoryLedger, apply_message
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "deploy" / "examples"
 UPDATED = {
@@ -44,8 +44,8 @@ def rate_examples() -> tuple[MemoryLedger, list[RatingsUpdated]]:
         "naspa-event.json",
     ):
         message = decode_input((EXAMPLES / name).read_bytes())
-        outputs += ledger.process(
-            message, default_registry(), source_id=f"1764500000000-{len(outputs)}"
+        outputs += apply_message(
+            ledger, message, default_registry(), source_id=f"1764500000000-{len(outputs)}"
         ).outputs
     return ledger, outputs
 

@@ -4,7 +4,7 @@ costs per two-player event, decoding excluded (the runtime's), and where it goes
 A ledger holds an imported rated list (service/bench/workloads.py, 2,000 players by
 default); two-player events among its players arrive in date order, each decoded first
 (untimed) and then applied as the service applies an entry: `needs`, `in_order`,
-`MemoryLedger.process` (service/rating.py). The figure is the median per event over every
+`apply_message` (service/rating/apply.py). The figure is the median per event over every
 event of several runs, each run on a fresh ledger.
 
 The split of `process` replays its stages alone on each event's own inputs (the records
@@ -33,7 +33,16 @@ from schemas.validation import decode_input
 from service.bench.workloads import encode, rated_list, two_player_event
 from service.engine.contract import EventInput
 from service.engine.registry import Registry, default_registry
-from service.rating import MemoryLedger, content_digest, engine_for, event_output, marker_key, needs
+from service.rating import (
+    MemoryLedger,
+    apply_message,
+    content_digest,
+    engine_for,
+    event_output,
+    in_order,
+    marker_key,
+    needs,
+)
 from service.readmodel import entries_of, pack_entry
 from service.timeline import order_key, pack_state, results_digest
 
@@ -95,11 +104,11 @@ def bench_apply(
             t0 = time.perf_counter()
             needs(message, registry)
             t1 = time.perf_counter()
-            in_order = ledger.in_order(message, arrival)
+            ordered = in_order(ledger, message, arrival, registry)
             t2 = time.perf_counter()
-            ledger.process(message, registry, source_id, arrival)
+            apply_message(ledger, message, registry, source_id, arrival)
             t3 = time.perf_counter()
-            assert in_order
+            assert ordered
             times["needs"].append(t1 - t0)
             times["in_order"].append(t2 - t1)
             times["process"].append(t3 - t2)
@@ -109,7 +118,7 @@ def bench_apply(
             data = EventInput(message, before, pool_state)
             outcome = engine.rate_event(data)
             output = event_output(message, engine, outcome.results, source_id, before)
-            key = order_key(message, arrival)
+            key = order_key(message, arrival, engine.order_prefix(message))
             times["content_digest"].append(
                 _timed(lambda: (marker_key(message), content_digest(message)))
             )

@@ -51,9 +51,8 @@ from schemas.records import PlayerRecord
 from service.bench.machine import busy_seconds, cpu_seconds, stderr_tail
 from service.bench.workloads import encode, rated_list, two_player_event
 from service.runtime.leases import lease_key
-from service.runtime.partitions import Partition, key_prefix, layout_of
+from service.runtime.partitions import DOMAINS, Partition, key_prefix, layout_of
 from service.runtime.store import DATA_FIELD, StreamKeys, import_records
-from service.timeline import domain_pools
 
 WARM_UP = 200  # events per busy partition before the timed drain
 
@@ -356,7 +355,7 @@ def two_partitions_run(stage: Stage, replicas: int) -> dict:
     try:
         games = []
         for partition in busy:
-            system, pool = domain_pools(partition.domains[0])[0]  # type: ignore[index]  # a busy partition has a domain
+            system, pool = DOMAINS.pools(partition.domains[0])[0]  # type: ignore[index]  # a busy partition has a domain
             players = players_of(system, pool, stage.players, f"{run}-{partition.name}-p")
             _import(stage.url, partition.input, players)
             games.append(Games(run, system, pool, players))

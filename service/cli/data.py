@@ -87,7 +87,7 @@ async def check_not_rated(
     `correct` may change (the service would dead-letter it as `conflict`).
 
     It reads the event's idempotency marker (`{S}:markers`, field `event:<event id>`: the
-    digest of the content first rated, rating.py `marker_key` / `content_digest`) and its
+    digest of the content first rated, service/rating/needs.py `marker_key` / `content_digest`) and its
     archive entry (`{S}:events`: the current content, after corrections, and whether it is
     withdrawn). With no marker and an event id that is the tournament's identity, a rated
     event with the same name slug and start date but another id (its city or federation

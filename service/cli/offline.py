@@ -33,7 +33,7 @@ from service.cli.trffile import (
 from service.engine.registry import Registry, default_registry
 from service.formats import reports
 from service.formats.jsonlines import read_documents
-from service.rating import Duplicate, MemoryLedger, Rejected
+from service.rating import Duplicate, MemoryLedger, Rejected, apply_message
 
 _encoder = msgspec.json.Encoder()
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
@@ -151,7 +151,7 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
             problem = exc.problems[0]
             raise UserError(f"{location}: {problem} ({problem.reason})") from None
         try:
-            result = ledger.process(message, registry, source_id=location)
+            result = apply_message(ledger, message, registry, source_id=location)
         except Rejected as exc:
             line = f"{location}: {exc.path}: {exc.message} ({exc.reason})"
             if not args.keep_going:

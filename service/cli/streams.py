@@ -11,8 +11,7 @@ import msgspec
 
 from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
 from service.cli.routing import layout_for
-from service.runtime.partitions import advertised, key_prefix, layout_of
-from service.timeline import domain_pools
+from service.runtime.partitions import DOMAINS, advertised, key_prefix, layout_of
 
 
 def cmd_streams(args: argparse.Namespace) -> int:
@@ -37,7 +36,7 @@ def cmd_streams(args: argparse.Namespace) -> int:
         pools = (
             "any"
             if p.domains is None
-            else " ".join(f"{s}/{q}" for d in p.domains for s, q in domain_pools(d))
+            else " ".join(f"{s}/{q}" for d in p.domains for s, q in DOMAINS.pools(d))
         )
         rows.append((p.name, pools, p.input, p.output, p.dead_letter))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

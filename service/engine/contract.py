@@ -13,7 +13,7 @@ from typing import Protocol
 
 import msgspec
 
-from schemas.events import EventFinished, PeriodClosed
+from schemas.events import EventContent, EventFinished, PeriodClosed
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 
@@ -90,11 +90,6 @@ class Engine(Protocol):
     @property
     def seed_pools(self) -> Mapping[str, str]: ...
 
-    # Whether the system rates into periods closed by `period.closed` (FIDE); the contract's
-    # `schemas.common.PERIOD_SYSTEMS` says the same for the decode step.
-    @property
-    def has_periods(self) -> bool: ...
-
     def rate_event(self, data: EventInput) -> Outcome:
         """Rate one event. Raises EngineRejection when the rules cannot rate it (among
         others when a player's record has `record_problems`)."""
@@ -123,3 +118,36 @@ class Engine(Protocol):
         EngineRejection for a system without periods, a period already closed, or one
         that is not due (an earlier one is open, or it lies in the future)."""
         ...
+
+    def order_prefix(self, event: EventContent) -> int:
+        """The leading field of the event's order key (service/timeline.py `order_key`): where
+        the rules count an event in a rating period, the period's month number, so that every
+        event of a period sorts before the next period's (a closed period is never re-entered);
+        0 for a system without periods."""
+        ...
+
+    def list_period(self, period: str) -> str:
+        """The period from which the list that closing `period` publishes is in force."""
+        ...
+
+    def catch_up(self, state: PlayerRecord, pool: PoolState) -> PlayerRecord:
+        """A stored state (a player's record as it was before some event) with every closing
+        of `pool` it missed applied, in order: the state a re-rate starts from. An event of a
+        later period rated before an earlier period was closed kept a state from before that
+        closing; re-rating from it as stored would undo the published list."""
+        ...
+
+
+class WithoutPeriods:
+    """The period answers of a system that rates each event as it is reported (CFC, NASPA):
+    the decode step refuses a `period.closed` for it first (schemas.common.PERIOD_SYSTEMS,
+    the one list of the systems with periods)."""
+
+    def order_prefix(self, event: EventContent) -> int:
+        return 0
+
+    def list_period(self, period: str) -> str:
+        raise EngineRejection("unratable", "this system publishes no periodic lists", "$.system")
+
+    def catch_up(self, state: PlayerRecord, pool: PoolState) -> PlayerRecord:
+        return state

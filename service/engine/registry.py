@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from service.engine.cfc import CfcEngine
 from service.engine.contract import Engine
+from service.engine.domains import Domains
 from service.engine.fide import FideEngine
 from service.engine.naspa import naspa_engines
 
@@ -20,6 +21,7 @@ class Registry:
             if key in self._engines:
                 raise ValueError(f"two engines for {key}")
             self._engines[key] = engine
+        self.domains = Domains(self._engines.values())
 
     def get(self, system: str, ruleset: str) -> Engine | None:
         return self._engines.get((system, ruleset))

@@ -22,9 +22,9 @@ import msgspec
 
 from schemas.common import DEFAULT_POOL
 from service.readmodel import unpack_message
-from service.runtime.partitions import Layout, Partition, key_prefix
+from service.runtime.partitions import DOMAINS, Layout, Partition, key_prefix
 from service.runtime.store import StreamKeys, glob_escape, text
-from service.timeline import decode_archived, domain_pools
+from service.timeline import decode_archived
 
 # Keys whose name ends in ":<system>:<pool>[:<player id>]" after the store prefix.
 _BY_POOL = ("players", "history", "entries", "ranking", "names")
@@ -74,7 +74,7 @@ async def plan(client: Any, source: str, layout: Layout) -> Plan:  # noqa: C901
             found.copies.append((key, target(partition, rest)))
             count(partition)
         elif kind == "timeline":
-            system, pool = domain_pools(rest.split(":", 1)[1])[0]
+            system, pool = DOMAINS.pools(rest.split(":", 1)[1])[0]
             partition = layout.route(system, pool)
             found.copies.append((key, target(partition, rest)))
             count(partition)

@@ -8,7 +8,7 @@ is a single-slot MULTI/EXEC. Two layouts (RATING_PARTITIONS):
     single   (default) the input stream(s) of RATING_INPUT_STREAMS, each taking any event,
              writing to RATING_OUTPUT_STREAM and RATING_DEAD_LETTER_STREAM. What a
              deployment with one Redis and a few pools needs; the data of earlier versions.
-    domains  one partition per ordering domain (timeline.ordering_domain: a pool, or pools
+    domains  one partition per ordering domain (service/engine/domains.py: a pool, or pools
              that read each other such as NASPA's nwl and csw), named after it:
 
                  {fide.standard}:events.finished     input (RATING_INPUT_STREAMS names the suffix)
@@ -28,9 +28,13 @@ from typing import Any
 import msgspec
 
 from schemas.common import POOLS, SYSTEMS
-from service.timeline import domain_pools, ordering_domain
+from service.engine.domains import Domains
+from service.engine.registry import default_registry
 
 LAYOUTS = ("single", "domains")
+
+# The ordering domains of every engine this version implements (service/engine/domains.py).
+DOMAINS: Domains = default_registry().domains
 
 
 class Partition(msgspec.Struct, frozen=True):
@@ -43,7 +47,7 @@ class Partition(msgspec.Struct, frozen=True):
     domains: tuple[str, ...] | None = None  # the ordering domains it takes; None: any
 
     def takes(self, system: str, pool: str) -> bool:
-        return self.domains is None or ordering_domain(system, pool) in self.domains
+        return self.domains is None or DOMAINS.of(system, pool) in self.domains
 
 
 class Layout(msgspec.Struct, frozen=True):
@@ -77,7 +81,7 @@ def domain_names() -> list[str]:
     names: list[str] = []
     for system in SYSTEMS:
         for pool in POOLS[system]:
-            domain = ordering_domain(system, pool)
+            domain = DOMAINS.of(system, pool)
             if domain not in names:
                 names.append(domain)
     return names
@@ -152,7 +156,7 @@ def misrouted(partition: Partition, layout: Layout, system: str, pool: str) -> s
     if partition.takes(system, pool):
         return None
     right = layout.route(system, pool)
-    pools = ", ".join(f"{s}/{p}" for s, p in domain_pools(ordering_domain(system, pool)))
+    pools = ", ".join(f"{s}/{p}" for s, p in DOMAINS.pools(DOMAINS.of(system, pool)))
     return f"{system}/{pool} events belong on {right.input} (partition {right.name}: {pools}), not {partition.input}"
 
 

@@ -30,7 +30,16 @@ from schemas.events import InputMessage
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
-from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, needs
+from service.rating import (
+    Applied,
+    Duplicate,
+    MemoryLedger,
+    Needs,
+    Rejected,
+    apply_message,
+    in_order,
+    needs,
+)
 from service.runtime.connection import on_owner
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
@@ -393,8 +402,8 @@ class StreamProcessor:
                 else:
                     ledger = build_ledger(ledger_replies)
                     first = entries[0]
-                    if first.message is not None and not ledger.in_order(
-                        first.message, arrival_of(first.id)
+                    if first.message is not None and not in_order(
+                        ledger, first.message, arrival_of(first.id), self.registry
                     ):
                         # A late event, a correction or a withdrawal: re-rated from its place,
                         # alone, with what that needs read under the same WATCH.
@@ -451,10 +460,11 @@ class StreamProcessor:
                 continue
             assert entry.message is not None and entry.want is not None
             arrival = arrival_of(entry.id)
-            if decisions and not ledger.in_order(entry.message, arrival):
+            if decisions and not in_order(ledger, entry.message, arrival, self.registry):
                 break  # committed alone, next
             try:
-                outcome: Applied | Duplicate | Rejected = ledger.process(
+                outcome: Applied | Duplicate | Rejected = apply_message(
+                    ledger,
                     entry.message,
                     self.registry,
                     entry.id,

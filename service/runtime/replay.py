@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, TextIO
 
 import msgspec
@@ -21,22 +22,21 @@ import msgspec
 from schemas.records import PlayerRecord, PoolState
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
-from service.rating import Duplicate, MemoryLedger, Rejected
-from service.readmodel import pack_message
+from service.rating import Duplicate, MemoryLedger, Rejected, apply_message
 from service.runtime.store import (
     DATA_FIELD,
     StreamKeys,
     decode_record,
-    encode,
     glob_escape,
+    ledger_writes,
     live_pools,
-    queue_indexes,
+    queue,
     text,
 )
-from service.timeline import arrival_of, encode_archived
+from service.timeline import arrival_of
 
 _pool_decoder = msgspec.json.Decoder(PoolState)
-WRITE_CHUNK = 1_000
+WRITE_BATCH = 100  # commands per pipeline of a replay's writes
 
 
 @dataclass
@@ -123,7 +123,9 @@ def _apply(ledger: MemoryLedger, registry: Registry, entry_id: str, fields: dict
         return "rejected"
     try:
         message = decode_input(data)
-        result = ledger.process(message, registry, source_id=entry_id, arrival=arrival_of(entry_id))
+        result = apply_message(
+            ledger, message, registry, source_id=entry_id, arrival=arrival_of(entry_id)
+        )
     except (InvalidMessage, Rejected):
         return "rejected"
     return "duplicate" if isinstance(result, Duplicate) else "applied"
@@ -132,57 +134,18 @@ def _apply(ledger: MemoryLedger, registry: Registry, entry_id: str, fields: dict
 async def write_ledger(
     client: Any, keys: StreamKeys, ledger: MemoryLedger, cursor: str | None
 ) -> int:
-    """Write the ledger's whole state under `keys`; returns the number of records."""
-    written = 0
-    for (system, pool), records in sorted(ledger.records.items()):
-        items = sorted(records.items())
-        for start in range(0, len(items), WRITE_CHUNK):
-            chunk = dict((pid, encode(r)) for pid, r in items[start : start + WRITE_CHUNK])
-            await client.hset(keys.players(system, pool), mapping=chunk)
-            written += len(chunk)
-    if ledger.pools:
-        await client.hset(
-            keys.pools, mapping={f"{s}:{p}": encode(v) for (s, p), v in ledger.pools.items()}
-        )
-    markers = sorted(ledger.markers.items())
-    for start in range(0, len(markers), WRITE_CHUNK):
-        await client.hset(keys.markers, mapping=dict(markers[start : start + WRITE_CHUNK]))
-    archives = sorted(ledger.archives.items())
-    for start in range(0, len(archives), WRITE_CHUNK):
-        await client.hset(
-            keys.events,
-            mapping={e: encode_archived(a) for e, a in archives[start : start + WRITE_CHUNK]},
-        )
-    for domain, members in ledger.timelines.items():
-        for start in range(0, len(members), WRITE_CHUNK):
-            await client.zadd(
-                keys.timeline(domain), dict.fromkeys(members[start : start + WRITE_CHUNK], 0)
-            )
-    async with client.pipeline(transaction=False) as pipe:
-        for (system, pool, pid), members in ledger.histories.items():
-            if members:
-                pipe.zadd(keys.history(system, pool, pid), dict.fromkeys(members, 0))
-        await pipe.execute()
-    results = sorted(ledger.results.items())
-    for start in range(0, len(results), WRITE_CHUNK):
-        await client.hset(
-            keys.results,
-            mapping={e: pack_message(m) for e, m in results[start : start + WRITE_CHUNK]},
-        )
-    async with client.pipeline(transaction=False) as pipe:
-        for (system, pool, pid), fields in ledger.entries.items():
-            if fields:
-                pipe.hset(keys.entries(system, pool, pid), mapping=fields)
-        queue_indexes(
-            pipe, keys, ((None, r) for pool in ledger.records.values() for r in pool.values())
-        )
-        if cursor is not None and ledger.records:
-            stamp = int(cursor.partition("-")[0])
-            pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in ledger.records})
-        await pipe.execute()
+    """Write the ledger's whole state under `keys` (store.ledger_writes of `whole_state()`,
+    in pipelines of WRITE_BATCH commands), then the cursor; returns the number of records."""
+    whole = ledger.whole_state()
+    stamp = int(cursor.partition("-")[0]) if cursor is not None else None
+    commands = ledger_writes(keys, whole, stamp)
+    while batch := list(islice(commands, WRITE_BATCH)):
+        async with client.pipeline(transaction=False) as pipe:
+            queue(pipe, batch)
+            await pipe.execute()
     if cursor is not None:
         await client.set(keys.cursor, cursor)
-    return written
+    return len(whole.records)
 
 
 async def compare(

@@ -15,23 +15,17 @@ the input stream's (e.g. `{events.finished}:ratings.updated`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, overload
 
 import msgspec
 
 from schemas.events import EventContent, InputMessage
 from schemas.records import PlayerRecord, PoolState
-from service.rating import MemoryLedger, Needs
+from service.rating import Changes, MemberChanges, MemoryLedger, Needs
 from service.readmodel import name_members, pack_message, rank_score
 from service.runtime.partitions import key_prefix
-from service.timeline import (
-    decode_archived,
-    domain_pools,
-    encode_archived,
-    order_key,
-    split_member,
-)
+from service.timeline import decode_archived, encode_archived, order_key, split_member
 
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -200,11 +194,74 @@ def watched_keys(keys: StreamKeys, wants: Iterable[Needs], cascade: bool = False
     pools: set[str] = set()
     for want in wants:
         if cascade:
-            pools.update(keys.players(system, pool) for system, pool in domain_pools(want.domain))
+            pools.update(keys.players(system, pool) for system, pool in want.domain_pools)
         pools.add(keys.players(want.system, want.pool))
         if want.seed_pool is not None:
             pools.add(keys.players(want.system, want.seed_pool))
     return sorted(pools)
+
+
+class BatchReads(msgspec.Struct, frozen=True):
+    """The reads one batch of messages needs, in the order they are queued: whole pools (a
+    period's close), some players of pools, the tails of the domains' timelines, the pool
+    states and the idempotency markers."""
+
+    whole: list[tuple[str, str]]
+    some: list[tuple[tuple[str, str], list[str]]]
+    domains: list[str]
+    pool_fields: list[str]
+    markers: list[str]
+
+    @classmethod
+    def of(cls, wants: list[Needs]) -> BatchReads:
+        whole = sorted({(w.system, w.pool) for w in wants if w.player_ids is None})
+        some: dict[tuple[str, str], set[str]] = {}
+        for want in wants:
+            if want.player_ids is None:
+                continue
+            for pool in (want.pool, want.seed_pool):
+                if pool is not None and (want.system, pool) not in whole:
+                    some.setdefault((want.system, pool), set()).update(want.player_ids)
+        # Events: is each in date order? A period's close (player_ids None): when did the
+        # pool's last event end? The timeline's tail says both. (A withdrawal, ids (), reads
+        # its own.) A withdrawal names no players: HMGET with no field is an error, so skip it.
+        return cls(
+            whole,
+            [(key, sorted(ids)) for key, ids in sorted(some.items()) if ids],
+            sorted({w.domain for w in wants if w.player_ids is None or w.player_ids}),
+            sorted({f"{w.system}:{w.pool}" for w in wants}),
+            sorted({w.marker for w in wants}),
+        )
+
+    def queue(self, pipe: Any, keys: StreamKeys) -> None:
+        for system, pool in self.whole:
+            pipe.hgetall(keys.players(system, pool))
+        for (system, pool), ids in self.some:
+            pipe.hmget(keys.players(system, pool), ids)
+        for domain in self.domains:
+            pipe.zrange(keys.timeline(domain), -1, -1)
+        pipe.hmget(keys.pools, self.pool_fields)
+        pipe.hmget(keys.markers, self.markers)
+
+    def ledger(self, replies: list) -> MemoryLedger:
+        """The ledger the batch is applied to, from the replies of `queue`, in order."""
+        reply = iter(replies)
+        ledger = MemoryLedger()
+        for _ in self.whole:
+            ledger.load_records(decode_record(raw) for raw in next(reply).values())
+        for _ in self.some:
+            ledger.load_records(decode_record(raw) for raw in next(reply) if raw is not None)
+        for domain in self.domains:
+            tail = next(reply)
+            if tail:
+                ledger.load_timeline(domain, tail)
+        for raw in next(reply):
+            if raw is not None:
+                ledger.load_pool(_pool_decoder.decode(raw))
+        for marker, digest in zip(self.markers, next(reply)):
+            if digest is not None:
+                ledger.markers[marker] = text(digest)
+        return ledger
 
 
 def queue_ledger_reads(
@@ -213,58 +270,19 @@ def queue_ledger_reads(
     """Queue on `pipe` the reads of everything a batch of messages needs; returns the
     function that builds, from their replies (in order), the MemoryLedger the batch is then
     applied to (the same code path as the offline `rate`)."""
-    whole = sorted({(w.system, w.pool) for w in wants if w.player_ids is None})
-    some: dict[tuple[str, str], set[str]] = {}
-    for want in wants:
-        if want.player_ids is None:
-            continue
-        for pool in (want.pool, want.seed_pool):
-            if pool is not None and (want.system, pool) not in whole:
-                some.setdefault((want.system, pool), set()).update(want.player_ids)
-    # A withdrawal names no players (ids ()): HMGET with no field is an error, so skip it.
-    some_keys = [(key, sorted(ids)) for key, ids in sorted(some.items()) if ids]
-    pool_fields = sorted({f"{w.system}:{w.pool}" for w in wants})
-    markers = sorted({w.marker for w in wants})
-    # Events: is each in date order? A period's close (player_ids None): when did the pool's
-    # last event end? The timeline's tail says both. (A withdrawal, ids (), reads its own.)
-    domains = sorted({w.domain for w in wants if w.player_ids is None or w.player_ids})
-    for system, pool in whole:
-        pipe.hgetall(keys.players(system, pool))
-    for (system, pool), ids in some_keys:
-        pipe.hmget(keys.players(system, pool), ids)
-    for domain in domains:
-        pipe.zrange(keys.timeline(domain), -1, -1)
-    if wants:
-        pipe.hmget(keys.pools, pool_fields)
-        pipe.hmget(keys.markers, markers)
-
-    def build(replies: list) -> MemoryLedger:
-        if not wants:
-            return MemoryLedger()
-        records: list[PlayerRecord] = []
-        for reply in replies[: len(whole)]:
-            records.extend(decode_record(raw) for raw in reply.values())
-        at = len(whole) + len(some_keys)
-        for reply in replies[len(whole) : at]:
-            records.extend(decode_record(raw) for raw in reply if raw is not None)
-        pools = [_pool_decoder.decode(raw) for raw in replies[-2] if raw is not None]
-        found = {m: text(d) for m, d in zip(markers, replies[-1]) if d is not None}
-        ledger = MemoryLedger(records, pools, found)
-        for domain, tail in zip(domains, replies[at : at + len(domains)]):
-            if tail:
-                ledger.timelines[domain] = list(tail)
-        return ledger
-
-    return build
+    if not wants:
+        return lambda replies: MemoryLedger()
+    reads = BatchReads.of(wants)
+    reads.queue(pipe, keys)
+    return reads.ledger
 
 
-async def load_cascade(  # noqa: C901
+async def load_cascade(
     client: Any, keys: StreamKeys, message: InputMessage, want: Needs, arrival: int
 ) -> MemoryLedger:
     """Read what re-rating from `message`'s place needs (inside the commit's WATCH): its
     archive, the domain's events from the earliest place it touches, their players'
     records and histories from there, and the domain's pool states."""
-    domain = want.domain
     async with client.pipeline(transaction=False) as reads:
         reads.hget(keys.events, want.revises or "")
         reads.hget(keys.markers, want.marker)
@@ -273,150 +291,186 @@ async def load_cascade(  # noqa: C901
     ledger = MemoryLedger(markers={want.marker: text(marker)} if marker is not None else None)
     starts = []
     if isinstance(message, EventContent):
-        starts.append(
-            order_key(message, int.from_bytes(archived.key[9:], "big") if archived else arrival)
-        )
+        kept = int.from_bytes(archived.key[9:], "big") if archived else arrival  # its arrival stays
+        starts.append(order_key(message, kept, want.order_prefix))
     if archived is not None:
-        ledger.archives[archived.event.event_id] = archived
+        ledger.load_archive(archived)
         if not archived.withdrawn:
             starts.append(archived.key)
-    if not starts:  # withdrawal of an unknown event: process() says why
+    if not starts:  # withdrawal of an unknown event: apply_message says why
         return ledger
     start = min(starts)
-    members = await client.zrange(keys.timeline(domain), b"[" + start, b"+", bylex=True)
-    ledger.timelines[domain] = list(members)
-    ids = sorted({split_member(m)[1].decode() for m in members} - set(ledger.archives))
-    players: set[str] = set()
-    for archive in ledger.archives.values():
-        players.update(p.id for p in archive.event.players)
+    members = await client.zrange(keys.timeline(want.domain), b"[" + start, b"+", bylex=True)
+    ledger.load_timeline(want.domain, members)
+    players = await _load_archives(client, keys, ledger, members)
     if isinstance(message, EventContent):
         players.update(p.id for p in message.players)
+    await _load_players(client, keys, ledger, want.domain_pools, sorted(players), start)
+    return ledger
+
+
+async def _load_archives(
+    client: Any, keys: StreamKeys, ledger: MemoryLedger, members: list[bytes]
+) -> set[str]:
+    """The archives of the timeline's events the ledger has not yet; returns every player of
+    the ledger's archives."""
+    ids = sorted({split_member(m)[1].decode() for m in members} - set(ledger.archives))
     for first in range(0, len(ids), 1_000):
-        chunk = ids[first : first + 1_000]
-        for raw in await client.hmget(keys.events, chunk):
-            archive = decode_archived(raw)
-            ledger.archives[archive.event.event_id] = archive
-            players.update(p.id for p in archive.event.players)
-    pools = domain_pools(domain)
-    ordered = sorted(players)
+        for raw in await client.hmget(keys.events, ids[first : first + 1_000]):
+            ledger.load_archive(decode_archived(raw))
+    return {p.id for archive in ledger.archives.values() for p in archive.event.players}
+
+
+async def _load_players(
+    client: Any,
+    keys: StreamKeys,
+    ledger: MemoryLedger,
+    pools: Iterable[tuple[str, str]],
+    players: list[str],
+    start: bytes,
+) -> None:
+    """The domain's pool states, and the players' records and histories from `start` on, in
+    each pool of the domain."""
+    pools = list(pools)
     async with client.pipeline(transaction=False) as reads:
         reads.hmget(keys.pools, [f"{system}:{pool}" for system, pool in pools])
         for system, pool in pools:
-            if ordered:
-                reads.hmget(keys.players(system, pool), ordered)
-            for pid in ordered:
+            if players:
+                reads.hmget(keys.players(system, pool), players)
+            for pid in players:
                 reads.zrange(keys.history(system, pool, pid), b"[" + start, b"+", bylex=True)
-        replies = await reads.execute()
-    for raw in replies[0]:
+        reply = iter(await reads.execute())
+    for raw in next(reply):
         if raw is not None:
-            state = _pool_decoder.decode(raw)
-            ledger.pools[(state.system, state.pool)] = state
-    at = 1
+            ledger.load_pool(_pool_decoder.decode(raw))
+    if not players:
+        return
     for system, pool in pools:
-        if not ordered:
-            continue
-        for raw in replies[at]:
-            if raw is not None:
-                record = decode_record(raw)
-                ledger.records.setdefault((system, pool), {})[record.id] = record
-        for pid, history in zip(ordered, replies[at + 1 : at + 1 + len(ordered)]):
+        ledger.load_records(decode_record(raw) for raw in next(reply) if raw is not None)
+        for pid in players:
+            history = next(reply)
             if history:
-                ledger.histories[(system, pool, pid)] = list(history)
-        at += 1 + len(ordered)
-    return ledger
+                ledger.load_history((system, pool, pid), history)
+
+
+# ------------------------------------------------------------------ writes
+
+Command = tuple[Any, ...]  # one Redis command: its name, then its arguments
+
+# Fields, members or keys per write command: above the largest commit's (RATING_COMMIT_PLAYERS
+# 4,096 players, or one event of up to RATING_MAX_PLAYERS 5,000 alone), so a commit writes one
+# command per key and kind; a replay's whole state goes in several, none of tens of MB.
+WRITE_CHUNK = 8_192
+# Events' messages per HSET of {S}:results: a commit's (64 entries) in one; a correction's
+# cascade (hundreds of revisions of tens of kB) in several.
+RESULTS_PER_HSET = 64
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for first in range(0, len(items), size):
+        yield items[first : first + size]
+
+
+def queue(pipe: Any, commands: Iterable[Command]) -> None:
+    """Queue the commands on a pipeline (inside MULTI for a commit)."""
+    for command in commands:
+        pipe.execute_command(*command)
+
+
+def ledger_writes(
+    keys: StreamKeys, changes: Changes, stamp: int | None = None
+) -> Iterator[Command]:
+    """The Redis writes of a ledger's change set (MemoryLedger.changes after a commit, or
+    `whole_state()` for a replay): records, pool states, markers, the archive, timelines and
+    histories, and the read model (`stamp`: the time, in ms, of the last input entry, kept as
+    the pools' last update). The one place a ledger becomes Redis writes."""
+    by_key: dict[str, list[Any]] = {}
+    for (system, pool, pid), record in changes.records.items():
+        by_key.setdefault(keys.players(system, pool), []).extend((pid, encode(record)))
+    for key, fields in by_key.items():
+        yield from _hset(key, fields)
+    pools = [x for (s, p), v in changes.pools.items() for x in (f"{s}:{p}", encode(v))]
+    yield from _hset(keys.pools, pools)
+    yield from _hset(keys.markers, [x for pair in changes.markers.items() for x in pair])
+    archived = [x for e, a in changes.archives.items() for x in (e, encode_archived(a))]
+    yield from _hset(keys.events, archived)
+    for domain, members in changes.timelines.items():
+        yield from _member_changes(keys.timeline(domain), members)
+    yield from _history_writes(keys, changes)
+    yield from read_model_writes(keys, changes, stamp)
+
+
+def _hset(key: str, fields: list[Any], per: int = WRITE_CHUNK) -> Iterator[Command]:
+    """HSET key field value ... (`fields` alternates them), `per` fields a command."""
+    for chunk in _chunks(fields, 2 * per):
+        yield ("HSET", key, *chunk)
+
+
+def _member_changes(key: str, changes: MemberChanges) -> Iterator[Command]:
+    if changes.removed:
+        yield ("ZREM", key, *changes.removed)
+    for chunk in _chunks(list(changes.added), WRITE_CHUNK):
+        yield ("ZADD", key, *(x for member in chunk for x in (0, member)))
+
+
+def _history_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
+    """Histories: the members appended (every event in date order adds one per player) go in
+    one command for the whole commit; a cascade's removals and replacements per key."""
+    append: list[tuple[str, bytes]] = []
+    for (system, pool, pid), members in changes.histories.items():
+        key = keys.history(system, pool, pid)
+        if members.removed:
+            yield from _member_changes(key, members)
+            continue
+        append.extend((key, member) for member in members.added)
+    for chunk in _chunks(append, WRITE_CHUNK):
+        yield ("EVAL", _ZADD_EACH, len(chunk), *(k for k, _ in chunk), *(m for _, m in chunk))
 
 
 def queue_ledger_writes(
     pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: int | None = None
 ) -> None:
-    """Queue, inside MULTI, what the batch changed: records, pool states, markers, the
-    archive, timelines and histories, and the read model (`stamp`: the time, in ms, of
-    the last input entry of the commit, kept as the pools' last update)."""
-    by_key: dict[str, dict[str, bytes]] = {}
-    for (system, pool, pid), record in ledger.changed_records.items():
-        by_key.setdefault(keys.players(system, pool), {})[pid] = encode(record)
-    for key, mapping in by_key.items():
-        pipe.hset(key, mapping=mapping)
-    if ledger.changed_pools:
-        pipe.hset(
-            keys.pools,
-            mapping={f"{s}:{p}": encode(state) for (s, p), state in ledger.changed_pools.items()},
-        )
-    if ledger.changed_markers:
-        pipe.hset(keys.markers, mapping=ledger.changed_markers)
-    if ledger.changed_archives:
-        pipe.hset(
-            keys.events,
-            mapping={eid: encode_archived(a) for eid, a in ledger.changed_archives.items()},
-        )
-    for domain, changes in ledger.timeline_changes.items():
-        _queue_member_changes(pipe, keys.timeline(domain), changes)
-    # Histories: the members appended (every event in date order adds one per player) go in
-    # one command for the whole commit; a cascade's removals and replacements per key.
-    append_keys: list[str] = []
-    append_members: list[bytes] = []
-    for (system, pool, pid), changes in ledger.history_changes.items():
-        key = keys.history(system, pool, pid)
-        if changes.removed:
-            _queue_member_changes(pipe, key, changes)
-            continue
-        for member in changes.added:
-            append_keys.append(key)
-            append_members.append(member)
-    if append_keys:
-        pipe.eval(_ZADD_EACH, len(append_keys), *append_keys, *append_members)
-    queue_read_model(pipe, keys, ledger, stamp)
+    """Queue, inside MULTI, what the batch changed (ledger_writes)."""
+    queue(pipe, ledger_writes(keys, ledger.changes, stamp))
 
 
-# Events' messages per HSET of {S}:results: a commit's (64 entries) in one; a correction's
-# cascade (hundreds of revisions of tens of kB) in several, so that no command is tens of MB.
-RESULTS_PER_HSET = 64
-
-
-def queue_read_model(pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: int | None) -> None:
-    """The read model's writes of a commit (service/readmodel.py): the events' last messages,
-    the players' history lines, the pools' rankings and name indexes, the last updates."""
-    results = list(ledger.changed_results.items())
-    for first in range(0, len(results), RESULTS_PER_HSET):  # a cascade's revisions: several HSETs
-        pipe.hset(
-            keys.results,
-            mapping={eid: pack_message(m) for eid, m in results[first : first + RESULTS_PER_HSET]},
-        )
-    set_args: list[Any] = []
-    set_keys: list[str] = []
-    for (system, pool, pid), fields in ledger.changed_entries.items():
+def read_model_writes(keys: StreamKeys, changes: Changes, stamp: int | None) -> Iterator[Command]:
+    """The read model's writes of a change set (service/readmodel.py): the events' last
+    messages, the players' history lines, the pools' rankings and name indexes, the last
+    updates."""
+    results = [x for e, m in changes.results.items() for x in (e, pack_message(m))]
+    yield from _hset(keys.results, results, RESULTS_PER_HSET)
+    lines: list[tuple[str, Any, Any]] = []
+    for (system, pool, pid), fields in changes.entries.items():
         key = keys.entries(system, pool, pid)
         gone = [f for f, v in fields.items() if v is None]
         if gone:
-            pipe.hdel(key, *gone)
-        for field, value in fields.items():
-            if value is not None:
-                set_keys.append(key)
-                set_args += (field, value)
-    if set_keys:
-        pipe.eval(_HSET_EACH, len(set_keys), *set_keys, *set_args)
-    queue_indexes(
-        pipe,
-        keys,
-        ((ledger.previous_records.get(who), r) for who, r in ledger.changed_records.items()),
+            yield ("HDEL", key, *gone)
+        lines.extend((key, f, v) for f, v in fields.items() if v is not None)
+    for chunk in _chunks(lines, WRITE_CHUNK):
+        args = [x for _, f, v in chunk for x in (f, v)]
+        yield ("EVAL", _HSET_EACH, len(chunk), *(k for k, _, _ in chunk), *args)
+    yield from index_writes(
+        keys, ((changes.previous_records.get(who), r) for who, r in changes.records.items())
     )
     if stamp is not None:
-        pools = {(s, p) for s, p, _ in ledger.changed_records} | {
-            (s, p) for s, p, _ in ledger.changed_entries
-        }
-        pools |= {(m.system, m.pool) for m in ledger.changed_results.values()}
+        pools = {(s, p) for s, p, _ in changes.records} | {(s, p) for s, p, _ in changes.entries}
+        pools |= {(m.system, m.pool) for m in changes.results.values()}
         if pools:
-            pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in sorted(pools)})
+            yield (
+                "HSET",
+                keys.catalog,
+                *(x for s, p in sorted(pools) for x in (f"{s}:{p}", stamp)),
+            )
 
 
-def queue_indexes(
-    pipe: Any, keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]
-) -> None:
+def index_writes(
+    keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]
+) -> Iterator[Command]:
     """Keep the rankings and name indexes of the records that changed (old, new): one ZADD
     per pool, and one command for the name changes of the whole commit."""
     scores: dict[str, dict[str, int]] = {}
-    swap_keys: list[str] = []
-    swap_args: list[bytes] = []
+    swaps: list[tuple[str, bytes, bytes]] = []  # (key, member to remove, member to add)
     for old, new in changes:
         if old is None or rank_score(old) != rank_score(new):
             scores.setdefault(keys.ranking(new.system, new.pool), {})[new.id] = rank_score(new)
@@ -424,16 +478,21 @@ def queue_indexes(
             names = keys.names(new.system, new.pool)
             gone = set(name_members(old)) if old is not None else set()
             fresh = set(name_members(new))
-            for member in sorted(gone - fresh):
-                swap_keys.append(names)
-                swap_args += (member, b"")
-            for member in sorted(fresh - gone):
-                swap_keys.append(names)
-                swap_args += (b"", member)
+            swaps.extend((names, member, b"") for member in sorted(gone - fresh))
+            swaps.extend((names, b"", member) for member in sorted(fresh - gone))
     for key, mapping in scores.items():
-        pipe.zadd(key, mapping)
-    if swap_keys:
-        pipe.eval(_ZSWAP_EACH, len(swap_keys), *swap_keys, *swap_args)
+        for chunk in _chunks(list(mapping.items()), WRITE_CHUNK):
+            yield ("ZADD", key, *(x for member, score in chunk for x in (score, member)))
+    for chunk in _chunks(swaps, WRITE_CHUNK):
+        args = [x for _, old, new in chunk for x in (old, new)]
+        yield ("EVAL", _ZSWAP_EACH, len(chunk), *(k for k, _, _ in chunk), *args)
+
+
+def queue_indexes(
+    pipe: Any, keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]
+) -> None:
+    """Queue the index writes of records written outside a commit (an import, a back-fill)."""
+    queue(pipe, index_writes(keys, changes))
 
 
 # HSET KEYS[i] ARGV[2i-1] ARGV[2i] for every i (one command for a commit's history lines).
@@ -451,13 +510,6 @@ _ZSWAP_EACH = (
 # ZADD KEYS[i] 0 ARGV[i] for every i: one round of command packing for a whole commit's history
 # members (all keys share the stream's hash tag, so one slot on a cluster).
 _ZADD_EACH = "for i = 1, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[i]) end return #KEYS"
-
-
-def _queue_member_changes(pipe: Any, key: str, changes: Any) -> None:
-    if changes.removed:
-        pipe.zrem(key, *changes.removed)
-    if changes.added:
-        pipe.zadd(key, dict.fromkeys(changes.added, 0))
 
 
 def xadd(client: Any, stream: str, data: bytes) -> Any:

@@ -17,7 +17,7 @@ from schemas import PlayerRecord, RatingsUpdated
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import default_registry
 from service.formats.ratinglists import render_jsonl
-from service.rating import Applied, Duplicate, MemoryLedger, Rejected
+from service.rating import Applied, Duplicate, MemoryLedger, Rejected, apply_message
 from service.readmodel import rank_order
 from service.runtime.reads import ReadModel
 from service.runtime.store import DATA_FIELD, StreamKeys, import_records, text
@@ -102,7 +102,7 @@ def offline(entries: list, start: list[PlayerRecord]) -> Offline:
         entry_id = text(raw_id)
         try:
             message = decode_input(fields[DATA_FIELD.encode()])
-            result = ledger.process(message, REGISTRY, entry_id, arrival_of(entry_id))
+            result = apply_message(ledger, message, REGISTRY, entry_id, arrival_of(entry_id))
         except InvalidMessage as exc:
             rejected.append((entry_id, exc.reason, exc.path))
             continue
@@ -227,12 +227,12 @@ async def check_read_model(client, stream: str, ledger: MemoryLedger) -> dict:
     history, every event's last message, every pool's ranked list. Returns the histories."""
     reads = ReadModel(client, [stream])
     histories = {}
-    for who in sorted(who for who, lines in ledger.entries.items() if lines):
+    for who in sorted(who for who, lines in ledger.projection.entries.items() if lines):
         answer = await reads.history(*who)
         assert answer is not None, who
         assert answer.entries == ledger.history(*who), who
         histories[who] = answer.entries
-    for eid, message in ledger.results.items():
+    for eid, message in ledger.projection.results.items():
         assert await reads.event(eid) == message, eid
     for (system, pool), records in ledger.records.items():
         page = await reads.players(system, pool, limit=10_000, unrated=True)

@@ -19,9 +19,8 @@ import redis.asyncio as aioredis
 
 from schemas import PlayerRecord, RatingsUpdated
 from service.runtime.leases import lease_key
-from service.runtime.partitions import layout_key
+from service.runtime.partitions import DOMAINS, layout_key
 from service.runtime.store import StreamKeys, export_records
-from service.timeline import domain_pools
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT, Services, offline_records
 
@@ -128,7 +127,7 @@ def test_domains_layout_end_to_end(tmp_path, redis_url, key_prefix):
                     kept = [(i, f) for i, f in entries if b"fide-misrouted" not in f[b"__data__"]]
                     stored = {}
                     for system, pool in [
-                        (s, p) for d in partition.domains for s, p in domain_pools(d)
+                        (s, p) for d in partition.domains for s, p in DOMAINS.pools(d)
                     ]:
                         for record in await export_records(
                             client, StreamKeys(partition.input), system, pool

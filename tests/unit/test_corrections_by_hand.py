@@ -16,7 +16,7 @@ import pytest
 
 from schemas import PlayerRecord, decode_input
 from service.engine.registry import default_registry
-from service.rating import Applied, MemoryLedger, Rejected
+from service.rating import Applied, MemoryLedger, Rejected, apply_message
 from tests.messages import encode
 
 REGISTRY = default_registry()
@@ -30,7 +30,7 @@ DATES = {
 
 
 def process(ledger: MemoryLedger, message: dict, source: str = "s") -> Applied:
-    applied = ledger.process(decode_input(encode(message)), REGISTRY, source)
+    applied = apply_message(ledger, decode_input(encode(message)), REGISTRY, source)
     assert isinstance(applied, Applied)
     return applied
 
@@ -417,7 +417,7 @@ def test_fide_closed_period_rejects_correction_and_withdrawal():
         withdrawal("fide", E1),
     ):
         with pytest.raises(Rejected) as info:
-            ledger.process(decode_input(encode(message)), REGISTRY, "s")
+            apply_message(ledger, decode_input(encode(message)), REGISTRY, "s")
         assert (info.value.reason, info.value.event_id) == ("period_closed", E1)
         assert (
             ledger.all_records(),

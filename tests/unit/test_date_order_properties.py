@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.engine.registry import default_registry
-from service.rating import Applied, Duplicate, MemoryLedger, Rejected
+from service.rating import Applied, Duplicate, MemoryLedger, Rejected, apply_message
 from service.timeline import split_member
 from tests.cascade_workload import (
     CASES,
@@ -59,9 +59,9 @@ def state_of(ledger: MemoryLedger) -> tuple:
         {k: list(v) for k, v in ledger.timelines.items()},
         dict(ledger.archives),
         {k: list(v) for k, v in ledger.histories.items()},
-        copy.copy(ledger.changed_records),
-        copy.copy(ledger.changed_archives),
-        copy.copy(ledger.changed_markers),
+        copy.copy(ledger.changes.records),
+        copy.copy(ledger.changes.archives),
+        copy.copy(ledger.changes.markers),
     )
 
 
@@ -118,7 +118,9 @@ def run(w: Workload, every_step: bool = True) -> None:
         expected = model.apply(message, arrival)
         before = state_of(ledger)
         try:
-            result = ledger.process(message, REGISTRY, source_id=f"s{arrival}", arrival=arrival)
+            result = apply_message(
+                ledger, message, REGISTRY, source_id=f"s{arrival}", arrival=arrival
+            )
         except Rejected as exc:
             result = exc
         assert outcome_of(result) == expected, (arrival, raw, getattr(result, "message", result))
@@ -141,7 +143,9 @@ def run(w: Workload, every_step: bool = True) -> None:
         [model],
         fold,
     )
-    check_histories(ledger.history, [who for who, lines in ledger.entries.items() if lines], fold)
+    check_histories(
+        ledger.history, [who for who, lines in ledger.projection.entries.items() if lines], fold
+    )
     same_structures(ledger, fold.ledger, model)
 
 
@@ -156,7 +160,9 @@ def run_early(w: Workload) -> None:
         expected = model.apply(message, arrival)
         before = state_of(ledger)
         try:
-            result = ledger.process(message, REGISTRY, source_id=f"s{arrival}", arrival=arrival)
+            result = apply_message(
+                ledger, message, REGISTRY, source_id=f"s{arrival}", arrival=arrival
+            )
         except Rejected as exc:
             result = exc
         assert outcome_of(result) == expected, (arrival, raw, getattr(result, "message", result))
@@ -273,7 +279,7 @@ def test_a_cascade_over_events_rated_before_an_earlier_period_closed_keeps_the_p
     live = MemoryLedger(start)
     outputs = []
     for message in [*october, *november, close, change]:
-        outputs += live.process(decoded(message), REGISTRY, "s").outputs  # type: ignore[union-attr]
+        outputs += apply_message(live, decoded(message), REGISTRY, "s").outputs  # type: ignore[union-attr]
     for record in live.all_records():
         assert all(s.period > "2025-10" for s in record.fide.periods), (
             record
@@ -290,7 +296,7 @@ def test_a_cascade_over_events_rated_before_an_earlier_period_closed_keeps_the_p
     fold = MemoryLedger(start)
     last = {}
     for message in [*october, close, *final]:
-        for out in fold.process(decoded(message), REGISTRY, "f").outputs:  # type: ignore[union-attr]
+        for out in apply_message(fold, decoded(message), REGISTRY, "f").outputs:  # type: ignore[union-attr]
             last[out.event_id] = out
     assert live.all_records() == fold.all_records()
     mine = {o.event_id: o for o in outputs if o.kind != "list"}
@@ -314,7 +320,7 @@ def test_a_cascade_over_the_limit_is_rejected_and_changes_nothing():
     ]
     ledger = MemoryLedger(c.start)
     for n, event in enumerate(events, 1):
-        ledger.process(decoded(event), REGISTRY, f"s{n}", max_cascade=3)
+        apply_message(ledger, decoded(event), REGISTRY, f"s{n}", max_cascade=3)
     before = state_of(ledger)
     late = new_event(choose, c, "late", [Window(dt.date(2025, 10, 30), dt.date(2025, 10, 30))])
     for message in (
@@ -323,10 +329,11 @@ def test_a_cascade_over_the_limit_is_rejected_and_changes_nothing():
         {"schema": "event.withdrawn/v1", "event_id": "e5", "system": "cfc", "pool": "regular"},
     ):
         with pytest.raises(Rejected) as info:
-            ledger.process(decoded(message), REGISTRY, "s-x", max_cascade=3)
+            apply_message(ledger, decoded(message), REGISTRY, "s-x", max_cascade=3)
         assert info.value.reason == "too_large" and "over the limit of 3" in info.value.message
         assert state_of(ledger) == before
-    applied = ledger.process(
+    applied = apply_message(
+        ledger,
         decoded(
             {"schema": "event.withdrawn/v1", "event_id": "e6", "system": "cfc", "pool": "regular"}
         ),

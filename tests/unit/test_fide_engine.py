@@ -17,7 +17,7 @@ from service.cli import main as cli
 from service.engine.contract import EngineRejection, EventInput
 from service.engine.fide import FideEngine
 from service.engine.registry import default_registry
-from service.rating import MemoryLedger
+from service.rating import MemoryLedger, apply_message
 
 ENGINE = FideEngine()
 
@@ -528,8 +528,9 @@ def test_a_list_of_2500_players_comes_in_three_chunks():
     ledger = MemoryLedger([rec(f"p{i:04d}", 2000) for i in range(2500)])
     registry = default_registry()
     games = [(f"p{i:04d}", f"p{i + 1:04d}", 0.5) for i in range(0, 2500, 2)]
-    ledger.process(ev("big", games), registry, "s1")
-    applied = ledger.process(
+    apply_message(ledger, ev("big", games), registry, "s1")
+    applied = apply_message(
+        ledger,
         PeriodClosed(system="fide", pool="standard", period="2025-11", ruleset="fide-2024"),
         registry,
         "s2",

@@ -9,6 +9,7 @@ import pytest
 from schemas.common import POOLS, SYSTEMS
 from service.runtime.leases import fence_key, lease_key
 from service.runtime.partitions import (
+    DOMAINS,
     Layout,
     cluster_problem,
     has_hash_tag,
@@ -18,7 +19,6 @@ from service.runtime.partitions import (
 )
 from service.runtime.settings import SettingsError, load_settings
 from service.runtime.store import StreamKeys
-from service.timeline import ordering_domain
 
 
 def slot(key: str) -> int:
@@ -129,7 +129,7 @@ def test_every_domain_has_a_partition():
     layout = domains()
     for system in SYSTEMS:
         for pool in POOLS[system]:
-            assert layout.route(system, pool).domains == (ordering_domain(system, pool),)
+            assert layout.route(system, pool).domains == (DOMAINS.of(system, pool),)
 
 
 def test_on_a_cluster_the_single_layout_needs_its_outputs_in_the_input_streams_slot():

@@ -9,16 +9,18 @@ month after its last close), and when the pool has nothing at all to close.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
 
-from schemas import PlayerRecord, PoolState, decode_input
+from schemas import PeriodClosed, PlayerRecord, PoolState, decode_input
 from schemas.common import PERIOD_SYSTEMS
 from schemas.validation import InvalidMessage
 from service.cli.main import main
+from service.engine.contract import EngineRejection
 from service.engine.registry import default_registry
-from service.rating import Applied, MemoryLedger, Rejected
+from service.rating import Applied, MemoryLedger, Rejected, apply_message
 
 REGISTRY = default_registry()
 LIST = [
@@ -55,7 +57,7 @@ def close(period: str, system: str = "fide") -> dict:
 
 
 def process(ledger: MemoryLedger, message: dict):
-    return ledger.process(decode_input(json.dumps(message)), REGISTRY, "s-1")
+    return apply_message(ledger, decode_input(json.dumps(message)), REGISTRY, "s-1")
 
 
 def refused(ledger: MemoryLedger, message: dict) -> Rejected:
@@ -149,12 +151,21 @@ def test_a_closed_period_stays_closed():
 
 # --- only FIDE has periods ------------------------------------------------------------
 def test_the_contract_and_the_engines_agree_on_which_systems_have_periods():
-    assert (
-        set(PERIOD_SYSTEMS)
-        == {engine.system for engine in REGISTRY if engine.has_periods}
-        == {"fide"}
-    )
-    assert {engine.system for engine in REGISTRY if not engine.has_periods} == {"cfc", "naspa"}
+    """schemas.common.PERIOD_SYSTEMS is the one list; every engine of another system refuses a
+    close and orders its events without a period prefix, and FIDE's engine closes a period."""
+    assert set(PERIOD_SYSTEMS) == {"fide"}
+    for engine in REGISTRY:
+        pool = engine.pools[0]
+        message = PeriodClosed(system=engine.system, pool=pool, period="2025-11")  # type: ignore[arg-type]  # a system of the registry
+        state = PoolState(system=engine.system, pool=pool)  # type: ignore[arg-type]  # as above
+        if engine.system in PERIOD_SYSTEMS:
+            ended = dt.date(2025, 11, 30)
+            assert engine.close_period(message, {}, state, ended).pool.closed_through == "2025-11"
+            assert engine.list_period("2025-11") == "2025-12"
+        else:
+            with pytest.raises(EngineRejection):
+                engine.close_period(message, {}, state)
+    assert {e.system for e in REGISTRY if e.system not in PERIOD_SYSTEMS} == {"cfc", "naspa"}
 
 
 @pytest.mark.parametrize("system", ["cfc", "naspa"])

@@ -228,7 +228,7 @@ def test_ratio_number_as_before(num, den):
 
 def _key(order_key, event: EventFinished, arrival: int) -> bytes | type:
     try:
-        return order_key(event, arrival)
+        return order_key(event, arrival)  # the previous signature: the engine's prefix inside
     except OverflowError:
         return OverflowError
 
@@ -243,9 +243,10 @@ def test_apply_helpers_as_before(rng, system, arrival):
     engine, _ = ENGINES[system]
     data = random_event(rng, system)
     event = data.event
-    assert timeline.order_key(event, arrival) == previous_ledger.order_key(event, arrival)
+    prefix = engine.order_prefix(event)
+    assert timeline.order_key(event, arrival, prefix) == previous_ledger.order_key(event, arrival)
     for beyond in (-1, 2**64):
-        assert _key(timeline.order_key, event, beyond) is _key(
+        assert _key(lambda e, a: timeline.order_key(e, a, prefix), event, beyond) is _key(
             previous_ledger.order_key, event, beyond
         )
     try:
@@ -262,7 +263,7 @@ def test_apply_helpers_as_before(rng, system, arrival):
     assert _encode(output) == _encode(
         previous_ledger.event_output(event, engine, outcome.results, "1-0", named)
     )
-    key = timeline.order_key(event, arrival)
+    key = timeline.order_key(event, arrival, prefix)
     lines = [
         (pid, field, readmodel.pack_entry(key, entry))
         for pid, field, entry in readmodel.entries_of(output)
@@ -278,7 +279,7 @@ def test_apply_helpers_as_before(rng, system, arrival):
             listed = engine.close_period(close, {r.id: r for r in outcome.records}, data.pool)
         except EngineRejection:
             return
-        for message in rating._list_outputs(close, engine, listed.results, "2-0"):
+        for message in rating.list_outputs(close, engine, listed.results, "2-0"):
             key = readmodel.list_key(close.period)
             assert [
                 (pid, field, readmodel.pack_entry(key, entry))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from schemas import PlayerRecord, PoolState, decode_input
-from service.rating import Applied, Duplicate, MemoryLedger, Rejected
+from service.rating import Applied, Duplicate, MemoryLedger, Rejected, apply_message
 from tests.engines import counting_registry
 from tests.messages import encode, event
 
@@ -16,7 +16,7 @@ REGISTRY = counting_registry()
 
 
 def process(ledger, message: dict, source="s-1"):
-    return ledger.process(decode_input(encode(message)), REGISTRY, source)
+    return apply_message(ledger, decode_input(encode(message)), REGISTRY, source)
 
 
 def test_applied_then_duplicate():
@@ -83,7 +83,7 @@ def test_a_list_is_published_in_chunks_of_1000():
     ]
     ledger = MemoryLedger(records)
     message = decode_input(b'{"schema":"period.closed/v1","system":"fide","period":"2025-11"}')
-    applied = ledger.process(message, REGISTRY, "s-9")
+    applied = apply_message(ledger, message, REGISTRY, "s-9")
     assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [
         (1, 3, 1000),
         (2, 3, 1000),
@@ -96,4 +96,4 @@ def test_a_list_is_published_in_chunks_of_1000():
     assert ledger.pools[("fide", "standard")] == PoolState(
         system="fide", pool="standard", closed_through="2025-11"
     )
-    assert isinstance(ledger.process(message, REGISTRY, "s-10"), Duplicate)
+    assert isinstance(apply_message(ledger, message, REGISTRY, "s-10"), Duplicate)

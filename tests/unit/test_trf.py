@@ -18,7 +18,7 @@ from schemas.validation import decode_input, normalize
 from service.cli.main import main
 from service.engine.registry import default_registry
 from service.formats import trf
-from service.rating import MemoryLedger
+from service.rating import MemoryLedger, apply_message
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 OPEN = DATA / "autumn-open-2025.trf"
@@ -182,7 +182,7 @@ def test_the_nine_round_open_rated_by_fide_by_hand():
     ]
     ledger = MemoryLedger(records)
     registry = default_registry()
-    [out] = ledger.process(event, registry, "1-0").outputs
+    [out] = apply_message(ledger, event, registry, "1-0").outputs
     got = {
         p.id: (p.details.event_sum_exact, p.details.event_change_exact, p.details.k, p.event_games)
         for p in out.players
@@ -195,7 +195,7 @@ def test_the_nine_round_open_rated_by_fide_by_hand():
         E: (None, None, None, 5),
     }
     closing = normalize(PeriodClosed(system="fide", pool="standard", period="2025-11"))
-    [new_list] = ledger.process(closing, registry, "2-0").outputs
+    [new_list] = apply_message(ledger, closing, registry, "2-0").outputs
     assert {p.id: (p.old_rating, p.new_rating) for p in new_list.players} == {
         "1001": (2300, 2295),
         "1002": (2200, 2188),

@@ -25,16 +25,21 @@ from service.engine.cfc.standing import (
     status_for,
     tally_games,
 )
-from service.engine.contract import EngineRejection, EventInput, Outcome, RecordProblem
+from service.engine.contract import (
+    EngineRejection,
+    EventInput,
+    Outcome,
+    RecordProblem,
+    WithoutPeriods,
+)
 
 
-class CfcEngine:
+class CfcEngine(WithoutPeriods):
     """CFC handbook 714-717 as of 2009, for the `regular` and `active` lists (same rules)."""
 
     system = "cfc"
     ruleset = "cfc-2009"
     pools = ("regular", "active")
-    has_periods = False  # 714-717 rate each event as it is reported
 
     def __init__(self) -> None:
         self.seed_pools: dict[str, str] = {}

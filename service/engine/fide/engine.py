@@ -18,7 +18,7 @@ from operator import attrgetter
 
 import msgspec
 
-from schemas.events import EventFinished, PeriodClosed
+from schemas.events import EventContent, EventFinished, PeriodClosed
 from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodSums
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
@@ -35,7 +35,7 @@ from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
 from service.engine.fide.lists import close_period
 from service.engine.fide.performance import norms_met, performance
-from service.engine.fide.periods import add_months, month_of, rating_in_force
+from service.engine.fide.periods import add_months, month_index, month_of, rating_in_force
 from service.engine.fide.records import (
     check_open,
     fide_state,
@@ -99,7 +99,6 @@ class FideEngine:
     ruleset = "fide-2024"
     pools = ("standard", "rapid", "blitz")
     seed_pools: Mapping[str, str] = {}
-    has_periods = True  # monthly lists ("Rating periods and lists")
 
     # ----------------------------------------------------------------- events
     def rate_event(self, data: EventInput) -> Outcome:
@@ -337,6 +336,35 @@ class FideEngine:
     ) -> Outcome:
         """Publish the period's new list (service.engine.fide.lists), when it is due."""
         return close_period(message, records, pool, last_end)
+
+    # ----------------------------------------------------------------- periods
+    def order_prefix(self, event: EventContent) -> int:
+        """An event counts in its rating period ("Rating periods and lists"): its order key
+        starts with the period's month number."""
+        return month_index(event.period) if event.period else 0
+
+    def list_period(self, period: str) -> str:
+        """The list closing a period is in force from the next month on (F1)."""
+        return add_months(period, 1)
+
+    def catch_up(self, state: PlayerRecord, pool: PoolState) -> PlayerRecord:
+        """Close on a stored state each closed period it still holds games of, in order, as
+        each was closed on the records (F1: the list in force then; 8.3.4: the period's sums
+        become the rating)."""
+        closed = pool.closed_through
+        if state.fide is None or closed is None:
+            return state
+        periods = {s.period for s in state.fide.periods} | {
+            g.period for g in state.fide.initial_games
+        }
+        for period in sorted(p for p in periods if p <= closed):
+            outcome = close_period(
+                PeriodClosed(system="fide", pool=state.pool, period=period),
+                {state.id: state},
+                PoolState(system="fide", pool=state.pool, closed_through=add_months(period, -1)),
+            )
+            state = next((r for r in outcome.records if r.id == state.id), state)
+        return state
 
 
 def _tally(

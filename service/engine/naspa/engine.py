@@ -21,6 +21,7 @@ from service.engine.contract import (
     EventInput,
     Outcome,
     RecordProblem,
+    WithoutPeriods,
     record_rejection,
 )
 from service.engine.naspa.run import Figures, Policy, RatedGame, rate_run
@@ -42,7 +43,7 @@ class Segment:
 
 
 @dataclass(frozen=True)
-class NaspaEngine:
+class NaspaEngine(WithoutPeriods):
     """One NASPA ruleset.
 
     `floor_of_one`: nsa2008's floor of 1. `advance_career_games`: naspa2024 counts the
@@ -56,7 +57,6 @@ class NaspaEngine:
     advance_career_games: bool = False
     seed_pools: Mapping[str, str] = field(default_factory=dict)
     system: str = "naspa"
-    has_periods: bool = False  # each event is rated as it ends
 
     def rate_event(self, data: EventInput) -> Outcome:
         event = data.event

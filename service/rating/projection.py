@@ -1,0 +1,60 @@
+"""The read model's view of what a ledger published (service/readmodel.py encodes it): each
+event's last message and each player's history lines, with what changed for the store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from schemas.ratings import RatingsUpdated
+from schemas.reads import HistoryEntry
+from service.readmodel import entries_of, pack_entry, sorted_entries
+
+PlayerKey = tuple[str, str, str]  # (system, pool, player id)
+
+
+class Projection:
+    """`results[event_id]`: the last message published for the event; `entries[(system, pool,
+    id)][field]`: the player's history lines (`key + packed entry`). What changes is noted in
+    `changed_results` and `changed_entries` (None: a line removed), the ledger's change set's
+    maps."""
+
+    __slots__ = ("results", "entries", "changed_results", "changed_entries")
+
+    def __init__(
+        self,
+        changed_results: dict[str, RatingsUpdated],
+        changed_entries: dict[PlayerKey, dict[str, bytes | None]],
+    ) -> None:
+        self.results: dict[str, RatingsUpdated] = {}
+        self.entries: dict[PlayerKey, dict[str, bytes]] = {}
+        self.changed_results = changed_results
+        self.changed_entries = changed_entries
+
+    def publish(self, message: RatingsUpdated, key: bytes, dropped: Iterable[str] = ()) -> None:
+        """Keep a published message: the event's last message and each player's history line
+        (a player the event no longer has loses theirs)."""
+        system, pool = message.system, message.pool
+        entries, changed = self.entries, self.changed_entries
+        if message.event_id is not None:
+            self.results[message.event_id] = self.changed_results[message.event_id] = message
+            for pid in dropped:
+                who = (system, pool, pid)
+                entries.get(who, {}).pop(message.event_id, None)
+                changed.setdefault(who, {})[message.event_id] = None
+        for pid, field, entry in entries_of(message):
+            who = (system, pool, pid)
+            value = pack_entry(key, entry)
+            mine = entries.get(who)
+            if mine is None:
+                entries[who] = {field: value}
+            else:
+                mine[field] = value
+            pending = changed.get(who)
+            if pending is None:
+                changed[who] = {field: value}
+            else:
+                pending[field] = value
+
+    def history(self, system: str, pool: str, player_id: str) -> list[HistoryEntry]:
+        """The player's history lines in date order (service/readmodel.py)."""
+        return sorted_entries(self.entries.get((system, pool, player_id), {}).items())
