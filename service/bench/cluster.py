@@ -42,8 +42,9 @@ from service.engine.registry import default_registry
 from service.runtime.connection import Cluster, connect
 from service.runtime.embedded import EmbeddedServer, find_binary
 from service.runtime.processor import StreamProcessor
+from service.runtime.records_io import import_records
 from service.runtime.settings import load_settings
-from service.runtime.store import DATA_FIELD, StreamKeys, import_records
+from service.runtime.store import DATA_FIELD, StreamKeys
 
 WAYS = ("standalone", "cluster", "cluster_pipeline")
 CLUSTER_KEYS = {"events", "players", "runs", *WAYS, "ratio", "pipeline_ratio", "redis"}

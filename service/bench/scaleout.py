@@ -52,7 +52,8 @@ from service.bench.machine import busy_seconds, cpu_seconds, stderr_tail
 from service.bench.workloads import encode, rated_list, two_player_event
 from service.runtime.leases import lease_key
 from service.runtime.partitions import DOMAINS, Partition, key_prefix, layout_of
-from service.runtime.store import DATA_FIELD, StreamKeys, import_records
+from service.runtime.records_io import import_records
+from service.runtime.store import DATA_FIELD, StreamKeys
 
 WARM_UP = 200  # events per busy partition before the timed drain
 

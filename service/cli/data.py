@@ -42,7 +42,8 @@ from service.formats.ratinglists import (
     render_jsonl,
 )
 from service.rating import content_digest, marker_key
-from service.runtime.store import StreamKeys, decode_record, export_records, import_records, xadd
+from service.runtime.records_io import export_records, import_records
+from service.runtime.store import StreamKeys, decode_record, xadd
 from service.timeline import decode_archived
 
 

@@ -3,16 +3,16 @@ them: `list`, `show ID`, `redrive ID... [--file FIXED.json]`, `purge`.
 
 The dead-letter stream stays an append-only audit: a redrive re-appends the letter's message
 (or a fixed one) to the input stream it came from and records, in the stream's redrive ledger
-(hash `<dead-letter stream>:redriven`: letter id -> new entry id; service/runtime/store.py),
+(hash `<dead-letter stream>:redriven`: letter id -> new entry id; service/runtime/deadletters.py),
 which entry it became, in one atomic step. `list` shows each letter's state from it; the
 service's `rating_dead_letter_oldest_age_seconds` counts only letters not redriven. Only
-`purge` removes letters (and their ledger fields).
+`purge` removes letters (and their ledger fields). What touches Redis is in
+service/runtime/deadletters.py; here: the arguments, the checks and what is printed.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import re
 import sys
 import time
@@ -27,11 +27,11 @@ from service.cli.routing import layout_for, system_pool
 from service.cli.wait import add_wait_options, finish, label_of, tails, wants_wait, watched_streams
 from service.cli.watch import fields_table, rejection_rows, table
 from service.formats.jsonlines import read_documents
-from service.runtime.connection import on_owner
+from service.runtime import deadletters
+from service.runtime.deadletters import Letters, Redrive, original_data, states
 from service.runtime.partitions import Layout, Partition
-from service.runtime.store import DATA_FIELD, REDRIVE, entry_order, redriven_key, text
+from service.runtime.store import DATA_FIELD, entry_order
 
-_letters = msgspec.json.Decoder(EventRejected)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
@@ -70,40 +70,6 @@ def age_of(entry_id: str, now: float) -> float:
     return now - entry_order(entry_id)[0] / 1000
 
 
-def decode_letter(fields: dict) -> EventRejected | None:
-    try:
-        return _letters.decode(fields[DATA_FIELD.encode()])
-    except (KeyError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
-
-
-def original_data(letter: EventRejected) -> bytes | None:
-    """The rejected entry's `__data__`, as it was (text, or the base64-kept bytes)."""
-    if DATA_FIELD in letter.fields:
-        return letter.fields[DATA_FIELD].encode()
-    if DATA_FIELD in letter.fields_base64:
-        return base64.b64decode(letter.fields_base64[DATA_FIELD])
-    return None
-
-
-def states(
-    letters: list[tuple[str, EventRejected | None]], redriven: dict[str, str]
-) -> dict[str, str]:
-    """Each letter's state: `open`, `redriven as ID`, or, when the redriven entry was rejected
-    again, `redriven as ID, rejected again: LETTER`."""
-    again = {(l.source_stream, l.source_id): i for i, l in letters if l is not None}
-    found = {}
-    for letter_id, letter in letters:
-        new = redriven.get(letter_id)
-        if new is None:
-            found[letter_id] = "open"
-            continue
-        found[letter_id] = f"redriven as {new}"
-        if letter is not None and (letter.source_stream, new) in again:
-            found[letter_id] += f", rejected again: {again[(letter.source_stream, new)]}"
-    return found
-
-
 async def _dead_letter_streams(client: Any, args: argparse.Namespace) -> list[str]:
     """--dead-letter-stream, else every partition's (service/cli/routing.py)."""
     if args.dead_letter_stream:
@@ -112,25 +78,21 @@ async def _dead_letter_streams(client: Any, args: argparse.Namespace) -> list[st
     return list(dict.fromkeys(p.dead_letter for p in layout.partitions))
 
 
-async def _find(client: Any, args: argparse.Namespace, letter_id: str) -> tuple[str, list]:
-    """The dead-letter stream that holds `letter_id`, and the XRANGE reply (empty: none has it)."""
+async def _find(
+    client: Any, args: argparse.Namespace, letter_id: str
+) -> tuple[str, EventRejected, str | None]:
+    """The dead letter `letter_id`: the stream that holds it, the letter, the entry it was last
+    redriven as (service/runtime/deadletters.py `find_letter`); none, or an entry that is not
+    a letter, is a user error."""
     streams = await _dead_letter_streams(client, args)
-    for stream in streams:
-        found = await client.xrange(stream, min=letter_id, max=letter_id)
-        if found:
-            return stream, found
-    return " or ".join(streams), []
-
-
-async def _read_all(
-    client: Any, stream: str
-) -> tuple[list[tuple[str, EventRejected | None]], dict[str, str]]:
-    async with client.pipeline(transaction=False) as pipe:
-        pipe.xrange(stream)
-        pipe.hgetall(redriven_key(stream))
-        entries, ledger = await pipe.execute()
-    letters = [(raw_id.decode(), decode_letter(fields)) for raw_id, fields in entries]
-    return letters, {k.decode(): v.decode() for k, v in ledger.items()}
+    found = await deadletters.find_letter(client, streams, letter_id)
+    if found is None:
+        raise UserError(
+            f"no dead letter {letter_id} in {' or '.join(streams)} (rating-service rejected list shows them)"
+        )
+    if found.letter is None:
+        raise UserError(f"{found.stream} {letter_id}: not an event.rejected/v1 message")
+    return found.stream, found.letter, found.redriven_as
 
 
 # ---------------------------------------------------------------------------- list
@@ -140,7 +102,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     async def read(client: Any) -> list:
         return [
-            (stream, *await _read_all(client, stream))
+            (stream, *await deadletters.read_letters(client, stream))
             for stream in await _dead_letter_streams(client, args)
         ]
 
@@ -159,7 +121,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _list_one(
     args: argparse.Namespace,
     stream: str,
-    letters: list[tuple[str, EventRejected | None]],
+    letters: Letters,
     ledger: dict[str, str],
 ) -> None:
     state = states(letters, ledger)
@@ -230,19 +192,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     """rejected show ID: one dead letter in full, with the original message."""
 
     async def read(client: Any) -> tuple:
-        stream, found = await _find(client, args, args.id)
-        if not found:
-            raise UserError(
-                f"no dead letter {args.id} in {stream} (rating-service rejected list shows them)"
-            )
-        letter = decode_letter(found[0][1])
-        if letter is None:
-            raise UserError(f"{stream} {args.id}: not an event.rejected/v1 message")
-        new = await client.hget(redriven_key(stream), args.id)
-        still = await client.xrange(
-            letter.source_stream, min=letter.source_id, max=letter.source_id
-        )
-        return letter, text(new), bool(still)
+        _, letter, new = await _find(client, args, args.id)
+        return letter, new, await deadletters.still_in_stream(client, letter)
 
     letter, new, still = run_redis(args, read)
     if args.json:
@@ -292,6 +243,43 @@ def _fixed(path: str) -> bytes:
     return checked(location, raw)
 
 
+async def _plan(
+    client: Any, args: argparse.Namespace, layout: Layout, letter_id: str, fixed: bytes | None
+) -> Redrive:
+    """What redriving `letter_id` appends (its message, or the fixed one), checked first: a
+    letter redriven already (without --again), one without a message (without --file), a
+    message still invalid or for another partition is a user error."""
+    stream, letter, new = await _find(client, args, letter_id)
+    if new is not None and not args.again:
+        raise UserError(
+            f"dead letter {letter_id} was redriven already, as entry {new} of "
+            f"{letter.source_stream}: --again redrives it once more"
+        )
+    data = fixed if fixed is not None else original_data(letter)
+    if data is None:
+        raise UserError(
+            f"dead letter {letter_id} ({letter.reason}): the entry had no {DATA_FIELD} field: "
+            f"give the fixed message with --file"
+        )
+    if fixed is None:
+        try:
+            checked(f"dead letter {letter_id}", data)
+        except UserError as exc:
+            raise UserError(
+                f"{exc}: the message is still invalid, give a fixed one with --file"
+            ) from None
+    right = layout.route(*system_pool(data))
+    if right.input != letter.source_stream and letter.source_stream in layout.inputs:
+        # The ledger is in the slot of the stream the letter came from: a message for
+        # another partition is published, not redriven.
+        raise UserError(
+            f"dead letter {letter_id}: the message belongs on {right.input}, not "
+            f"{letter.source_stream}: publish it there (rating-service publish FILE routes it), "
+            f"then purge the letter"
+        )
+    return Redrive(letter_id, stream, letter, data)
+
+
 def cmd_redrive(args: argparse.Namespace) -> int:
     """rejected redrive ID... [--file FIXED.json]: re-append to the source input stream."""
     if args.file and len(args.ids) > 1:
@@ -301,72 +289,26 @@ def cmd_redrive(args: argparse.Namespace) -> int:
 
     async def redrive(client: Any) -> int:
         layout = await layout_for(client, None)
-        plans = []
-        for letter_id in args.ids:
-            stream, entries = await _find(client, args, letter_id)
-            if not entries:
-                raise UserError(
-                    f"no dead letter {letter_id} in {stream} (rating-service rejected list shows them)"
-                )
-            letter = decode_letter(entries[0][1])
-            if letter is None:
-                raise UserError(f"{stream} {letter_id}: not an event.rejected/v1 message")
-            new = await client.hget(redriven_key(stream), letter_id)
-            if new is not None and not args.again:
-                raise UserError(
-                    f"dead letter {letter_id} was redriven already, as entry {text(new)} of "
-                    f"{letter.source_stream}: --again redrives it once more"
-                )
-            data = fixed if fixed is not None else original_data(letter)
-            if data is None:
-                raise UserError(
-                    f"dead letter {letter_id} ({letter.reason}): the entry had no {DATA_FIELD} field: "
-                    f"give the fixed message with --file"
-                )
-            if fixed is None:
-                try:
-                    checked(f"dead letter {letter_id}", data)
-                except UserError as exc:
-                    raise UserError(
-                        f"{exc}: the message is still invalid, give a fixed one with --file"
-                    ) from None
-            right = layout.route(*system_pool(data))
-            if right.input != letter.source_stream and letter.source_stream in layout.inputs:
-                # The ledger is in the slot of the stream the letter came from: a message for
-                # another partition is published, not redriven.
-                raise UserError(
-                    f"dead letter {letter_id}: the message belongs on {right.input}, not "
-                    f"{letter.source_stream}: publish it there (rating-service publish FILE routes it), "
-                    f"then purge the letter"
-                )
-            plans.append((letter_id, stream, letter, data))
-        sources = list(dict.fromkeys(letter.source_stream for _, _, letter, _ in plans))
+        plans = [await _plan(client, args, layout, i, fixed) for i in args.ids]
+        sources = list(dict.fromkeys(plan.letter.source_stream for plan in plans))
         watched = [watched_streams(args, _partition(layout, source)) for source in sources]
         since = await tails(client, *(s for w in watched for s in w[1:])) if waiting else {}
         done = []
-        for letter_id, stream, letter, data in plans:
-            fresh, entry_id = await client.eval(
-                REDRIVE,
-                2,
-                letter.source_stream,
-                redriven_key(stream),
-                letter_id,
-                data,
-                "1" if args.again else "0",
-            )
-            entry_id = text(entry_id)
+        for plan in plans:
+            letter = plan.letter
+            fresh, entry_id = await deadletters.redrive(client, plan, args.again)
             if not fresh:
                 print(
-                    f"dead letter {letter_id}: redriven meanwhile by someone else, as entry {entry_id}",
+                    f"dead letter {plan.letter_id}: redriven meanwhile by someone else, as entry {entry_id}",
                     file=sys.stderr,
                 )
                 continue
             what = "the fixed message" if fixed is not None else "its message"
             print(
-                f"dead letter {letter_id} ({letter.reason}, {letter.event_id or 'no event id'}): {what} "
+                f"dead letter {plan.letter_id} ({letter.reason}, {letter.event_id or 'no event id'}): {what} "
                 f"appended to {letter.source_stream} as entry {entry_id}"
             )
-            done.append((letter.source_stream, entry_id, label_of(data)))
+            done.append((letter.source_stream, entry_id, label_of(plan.data)))
         if not waiting or not done:
             return EXIT_OK
         return await finish(
@@ -391,31 +333,15 @@ def cmd_purge(args: argparse.Namespace) -> int:
         return "\n".join(done or said)
 
     async def purge_one(client: Any, stream: str) -> str:
-        ledger = redriven_key(stream)
-        letters, redriven = await _read_all(client, stream)
-        going = [i for i, _ in letters if min_id is None or entry_order(i) < entry_order(min_id)]
-        state = states(letters, redriven)
-        opened = sum(1 for i in going if state[i] == "open")
-        what = f"{len(going)} dead letter(s) of {stream} ({opened} open, never redriven)"
-        if not going:
+        plan = await deadletters.plan_purge(client, stream, min_id)
+        what = f"{plan.letters} dead letter(s) of {stream} ({plan.opened} open, never redriven)"
+        if not plan.letters:
             return f"nothing to remove: no dead letter in {stream}" + (
                 f" older than {args.before}" if min_id else ""
             )
         if not args.yes:
             raise UserError(f"would remove {what}: give --yes to remove them")
-        stale = [k for k in redriven if min_id is None or entry_order(k) < entry_order(min_id)]
-
-        async def trim(owner: Any) -> None:
-            async with owner.pipeline(transaction=True) as pipe:
-                if min_id is None:
-                    pipe.xtrim(stream, maxlen=0)
-                else:
-                    pipe.xtrim(stream, minid=min_id)
-                if stale:
-                    pipe.hdel(ledger, *stale)
-                await pipe.execute()
-
-        await on_owner(client, stream, trim)
+        await deadletters.purge(client, plan)
         return f"removed {what}"
 
     print(run_redis(args, purge))

@@ -16,7 +16,6 @@ token), else LeaseLost is raised and nothing is written.
 from __future__ import annotations
 
 import asyncio
-import base64
 import time
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -27,7 +26,6 @@ from redis.exceptions import RedisError, WatchError
 
 from schemas.common import POOLS, SYSTEMS
 from schemas.events import InputMessage
-from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.rating import (
@@ -41,6 +39,7 @@ from service.rating import (
     needs,
 )
 from service.runtime.connection import on_owner
+from service.runtime.deadletters import oldest_open_dead_letter, rejection_message
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.partitions import misrouted
@@ -52,7 +51,6 @@ from service.runtime.store import (
     entry_order,
     index_existing,
     load_cascade,
-    oldest_open_dead_letter,
     queue_ledger_reads,
     queue_ledger_writes,
     text,
@@ -639,28 +637,6 @@ def _age(entry_id: str | None) -> float:
     if entry_id is None:
         return 0.0
     return max(0.0, time.time() - entry_order(entry_id)[0] / 1000)
-
-
-def rejection_message(rejected: Rejected, stream: str, entry: Entry) -> EventRejected:
-    """The dead-letter message: the entry's fields verbatim, where from, and why."""
-    as_text: dict[str, str] = {}
-    as_base64: dict[str, str] = {}
-    for key, value in entry.fields.items():
-        name = key.decode("utf-8", "backslashreplace")
-        try:
-            as_text[name] = value.decode("utf-8")
-        except UnicodeDecodeError:
-            as_base64[name] = base64.b64encode(value).decode()
-    return EventRejected(
-        reason=rejected.reason,  # type: ignore[arg-type]  # Rejected.reason is one of schemas.rejected.Reason
-        message=rejected.message,
-        path=rejected.path,
-        source_stream=stream,
-        source_id=entry.id,
-        event_id=rejected.event_id or entry.event_id,
-        fields=as_text,
-        fields_base64=as_base64,
-    )
 
 
 def _event_id_of(fields: dict) -> str | None:

@@ -517,40 +517,6 @@ def xadd(client: Any, stream: str, data: bytes) -> Any:
     return client.xadd(stream, {DATA_FIELD: data})
 
 
-async def import_records(
-    client: Any,
-    keys: StreamKeys,
-    records: list[PlayerRecord],
-    stamp: int | None = None,
-    batch: int = 1_000,
-) -> tuple[int, int]:
-    """Write records into their pools (replacing what is there), with their rankings and
-    name indexes; `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
-    from service.runtime.connection import on_owner  # imports redis: not for the offline commands
-
-    stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
-    new = replaced = 0
-    for start in range(0, len(records), batch):
-        chunk = records[start : start + batch]
-        async with client.pipeline(transaction=False) as pipe:
-            for record in chunk:
-                pipe.hget(keys.players(record.system, record.pool), record.id)
-            olds = [decode_record(raw) if raw is not None else None for raw in await pipe.execute()]
-        replaced += sum(old is not None for old in olds)
-        new += sum(old is None for old in olds)
-
-        async def write(owner: Any, chunk: list[PlayerRecord] = chunk, olds: list = olds) -> None:
-            async with owner.pipeline(transaction=True) as pipe:
-                for record in chunk:
-                    pipe.hset(keys.players(record.system, record.pool), record.id, encode(record))
-                queue_indexes(pipe, keys, zip(olds, chunk))
-                pipe.hset(keys.catalog, mapping={f"{r.system}:{r.pool}": stamp for r in chunk})
-                await pipe.execute()
-
-        await on_owner(client, keys.catalog, write)
-    return new, replaced
-
-
 def glob_escape(text_: str) -> str:
     """A literal for a Redis MATCH pattern."""
     return "".join("\\" + c if c in "*?[]\\" else c for c in text_)
@@ -602,21 +568,8 @@ async def _index(client: Any, keys: StreamKeys, records: list[PlayerRecord]) -> 
     await on_owner(client, keys.catalog, write)
 
 
-async def export_records(
-    client: Any, keys: StreamKeys, system: str, pool: str
-) -> list[PlayerRecord]:
-    """Every record of one pool, by player id."""
-    records = []
-    async for _, raw in client.hscan_iter(keys.players(system, pool), count=1_000):
-        records.append(decode_record(raw))
-    return sorted(records, key=lambda r: r.id)
-
-
 # ---------------------------------------------------------------------------- dead letters
-# The dead-letter stream stays an append-only audit: a redrive (`rating-service rejected
-# redrive`) re-appends the letter's message to its input stream and records, in the stream's
-# redrive ledger, which entry it became. Redis runs each script atomically, so a redrive
-# appends and records together, and two people redriving the same letter at once do it once.
+# What is done with them: service/runtime/deadletters.py.
 
 
 def redriven_key(dead_letter_stream: str) -> str:
@@ -625,38 +578,3 @@ def redriven_key(dead_letter_stream: str) -> str:
     a dead-letter stream named with the input stream's hash tag (as a cluster needs, e.g.
     `{events.finished}:events.rejected`), the ledger and the input stream share a slot."""
     return f"{dead_letter_stream}:redriven"
-
-
-# KEYS: input stream, ledger; ARGV: dead-letter id, __data__, "1" to redrive again.
-# Returns {1, new entry id}, or {0, the entry id it was redriven as before}.
-REDRIVE = (
-    "if ARGV[3] ~= '1' and redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then "
-    "return {0, redis.call('HGET', KEYS[2], ARGV[1])} end "
-    f"local id = redis.call('XADD', KEYS[1], '*', '{DATA_FIELD}', ARGV[2]) "
-    "redis.call('HSET', KEYS[2], ARGV[1], id) return {1, id}"
-)
-
-OLDEST_OPEN_PAGES = 20  # pages of 50 letters: the walk's bound
-# KEYS: dead-letter stream, ledger; ARGV: most pages. The id of the first letter not in the
-# ledger (false: none); when the bound is reached, the last letter looked at (its age is
-# then more than the true one's: an alert fires early rather than late).
-_OLDEST_OPEN = (
-    "local start = '-' local last = false "
-    "for page = 1, tonumber(ARGV[1]) do "
-    "local entries = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', 50) "
-    "if #entries == 0 then return false end "
-    "for _, e in ipairs(entries) do "
-    "if redis.call('HEXISTS', KEYS[2], e[1]) == 0 then return e[1] end last = e[1] end "
-    "start = '(' .. last end "
-    "return last"
-)
-
-
-async def oldest_open_dead_letter(client: Any, dead_letter_stream: str) -> str | None:
-    """The id of the oldest dead letter not redriven (None when none), found in Redis without
-    shipping the letters: at most OLDEST_OPEN_PAGES x 50 are looked at (`rejected purge`
-    keeps the redriven ones at the head of the stream few)."""
-    found = await client.eval(
-        _OLDEST_OPEN, 2, dead_letter_stream, redriven_key(dead_letter_stream), OLDEST_OPEN_PAGES
-    )
-    return text(found)

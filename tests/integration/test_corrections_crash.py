@@ -20,7 +20,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from service.runtime.leases import lease_key
-from service.runtime.store import StreamKeys, entry_order, import_records
+from service.runtime.records_io import import_records
+from service.runtime.store import StreamKeys, entry_order
 from tests.cascade_workload import check_revisions, figures
 from tests.integration.corrections import (
     check_against_offline_and_fold,

@@ -23,7 +23,8 @@ from service.cli.main import main
 from service.engine.registry import default_registry
 from service.formats.ratinglists import render_jsonl
 from service.runtime.processor import StreamProcessor
-from service.runtime.store import StreamKeys, import_records
+from service.runtime.records_io import import_records
+from service.runtime.store import StreamKeys
 from tests.integration.corrections import (
     check_against_offline_and_fold,
     load_lists,

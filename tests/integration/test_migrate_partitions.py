@@ -18,7 +18,8 @@ from schemas import PlayerRecord
 from service.engine.registry import default_registry
 from service.runtime.processor import StreamProcessor
 from service.runtime.reads import ReadModel
-from service.runtime.store import StreamKeys, export_records, import_records
+from service.runtime.records_io import export_records, import_records
+from service.runtime.store import StreamKeys
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT, offline_records
 

@@ -20,7 +20,8 @@ import redis.asyncio as aioredis
 from schemas import PlayerRecord, RatingsUpdated
 from service.runtime.leases import lease_key
 from service.runtime.partitions import DOMAINS, layout_key
-from service.runtime.store import StreamKeys, export_records
+from service.runtime.records_io import export_records
+from service.runtime.store import StreamKeys
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT, Services, offline_records
 

@@ -10,9 +10,10 @@ import pytest
 from schemas.ratings import Cause, PlayerResult, RatingsUpdated
 from schemas.rejected import EventRejected
 from service.cli.errors import UserError
-from service.cli.rejected import format_age, original_data, parse_age, states
+from service.cli.rejected import format_age, parse_age
 from service.cli.wait import Tracker, label_of, own_first, report, wants_wait
 from service.cli.watch import render_rejection
+from service.runtime.deadletters import original_data, states
 from service.runtime.settings import SettingsError, check_redis_url, load_settings
 
 STREAM = "events.finished"
