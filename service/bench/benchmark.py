@@ -954,7 +954,16 @@ def run(
     }
     report["targets"] = check_targets(report)
     report["machine"] = neighbours.report()
-    report["settings"] = {
+    report["settings"] = _settings(quick, sizes, private, names)
+    return report
+
+
+def _settings(
+    quick: bool, sizes: Sizes, private: EmbeddedServer | None, names: Names
+) -> dict[str, Any]:
+    """The report's `settings`: the sizes, the service's batch size, whose Redis (and how its
+    CPU was read), the machine's CPUs and the bench's key prefix."""
+    return {
         "quick": quick,
         "runs": sizes.runs,
         "engine_runs": sizes.engine_runs,
@@ -980,7 +989,6 @@ def run(
         "cpus": os.cpu_count(),
         "prefix": names.prefix,
     }
-    return report
 
 
 def check_targets(report: dict) -> list[dict]:
