@@ -56,7 +56,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 import msgspec
@@ -533,65 +533,16 @@ def bench_service(
         ["-m", "service", "serve"],
         _service_env(url, names, RATING_HTTP_PORT="0", RATING_LOG_LEVEL="WARNING"),
     )
-    ceiling = _start(
-        [
-            "-m",
-            "service.bench.ceiling",
-            url,
-            names.ceiling_input,
-            names.group,
-            names.ceiling_output,
-            str(BATCH_SIZE),
-        ],
-        {},
-    )
+    ceiling = _start_ceiling(url, names)
     try:
         _wait_for_group(client, names.input, names.group, service)
         _wait_for_group(client, names.ceiling_input, names.group, ceiling)
         drain_rate(
             client, names.input, names.output, [work.two_player()[1] for _ in range(200)]
         )  # warm-up
-        two, ceil, ratios, swiss = [], [], [], []
-        for run in range(sizes.runs):
-            progress(
-                f"service and ceiling: run {run + 1} of {sizes.runs} ({sizes.two_player_events:,} two-player "
-                f"events each, {sizes.swiss_events:,} 64x7 events)"
-            )
-            payloads = [work.two_player()[1] for _ in range(sizes.two_player_events)]
-            service_rate = drain_rate(client, names.input, names.output, payloads)
-            ceiling_rate = drain_rate(client, names.ceiling_input, names.ceiling_output, payloads)
-            two.append(service_rate)
-            ceil.append(ceiling_rate)
-            ratios.append(service_rate / ceiling_rate)
-            swiss.append(
-                drain_rate(
-                    client,
-                    names.input,
-                    names.output,
-                    [work.swiss()[1] for _ in range(sizes.swiss_events)],
-                )
-            )
-        two_rate, swiss_rate = statistics.median(two), statistics.median(swiss)
-        progress(
-            f"service and ceiling: latency at half load ({sizes.latency_seconds:.0f} s per workload)"
-        )
-        two_latency = paced_latency(
-            client,
-            reader,
-            names.input,
-            names.output,
-            work.stream(work.two_player),
-            two_rate / 2,
-            sizes.latency_seconds,
-        )
-        swiss_latency = paced_latency(
-            client,
-            reader,
-            names.input,
-            names.output,
-            work.stream(work.swiss),
-            swiss_rate / 2,
-            sizes.latency_seconds,
+        drains = _drain_runs(client, names, work, sizes, progress)
+        two_latency, swiss_latency = _half_load_latency(
+            client, reader, names, work, sizes, drains, progress
         )
         rss = peak_rss_mb(service.pid)
         _none_dead_lettered(client, names)
@@ -603,21 +554,124 @@ def bench_service(
     service_figures = {
         "two_player": {
             "events": sizes.two_player_events,
-            "events_per_second": two_rate,
+            "events_per_second": drains.two_rate,
             **_latency(two_latency),
         },
         "swiss_64x7": {
             "events": sizes.swiss_events,
-            "events_per_second": swiss_rate,
+            "events_per_second": drains.swiss_rate,
             **_latency(swiss_latency),
         },
     }
     ceiling_figures = {
-        "events_per_second": statistics.median(ceil),
-        "ratio": statistics.median(ratios),
+        "events_per_second": statistics.median(drains.ceiling),
+        "ratio": statistics.median(drains.ratios),
         "batch_size": BATCH_SIZE,
     }
     return service_figures, ceiling_figures, rss
+
+
+def _start_ceiling(url: str, names: Names) -> subprocess.Popen:
+    """service/bench/ceiling.py on the bench's ceiling streams, in batches of BATCH_SIZE."""
+    return _start(
+        [
+            "-m",
+            "service.bench.ceiling",
+            url,
+            names.ceiling_input,
+            names.group,
+            names.ceiling_output,
+            str(BATCH_SIZE),
+        ],
+        {},
+    )
+
+
+@dataclass
+class _Drains:
+    """bench_service's backlogs, run by run: events per second of the service on two-player
+    events, of the ceiling on the same payloads, the two's ratio, and of the service on
+    64x7 events."""
+
+    two: list[float] = field(default_factory=list)
+    ceiling: list[float] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
+    swiss: list[float] = field(default_factory=list)
+
+    @property
+    def two_rate(self) -> float:
+        return statistics.median(self.two)
+
+    @property
+    def swiss_rate(self) -> float:
+        return statistics.median(self.swiss)
+
+
+def _drain_runs(
+    client: redis.Redis,
+    names: Names,
+    work: Workloads,
+    sizes: Sizes,
+    progress: Callable[[str], None],
+) -> _Drains:
+    """`sizes.runs` runs, each a two-player backlog through the service and then the same
+    payloads through the ceiling, and a 64x7 backlog through the service."""
+    drains = _Drains()
+    for run in range(sizes.runs):
+        progress(
+            f"service and ceiling: run {run + 1} of {sizes.runs} ({sizes.two_player_events:,} two-player "
+            f"events each, {sizes.swiss_events:,} 64x7 events)"
+        )
+        payloads = [work.two_player()[1] for _ in range(sizes.two_player_events)]
+        service_rate = drain_rate(client, names.input, names.output, payloads)
+        ceiling_rate = drain_rate(client, names.ceiling_input, names.ceiling_output, payloads)
+        drains.two.append(service_rate)
+        drains.ceiling.append(ceiling_rate)
+        drains.ratios.append(service_rate / ceiling_rate)
+        drains.swiss.append(
+            drain_rate(
+                client,
+                names.input,
+                names.output,
+                [work.swiss()[1] for _ in range(sizes.swiss_events)],
+            )
+        )
+    return drains
+
+
+def _half_load_latency(
+    client: redis.Redis,
+    reader: redis.Redis,
+    names: Names,
+    work: Workloads,
+    sizes: Sizes,
+    drains: _Drains,
+    progress: Callable[[str], None],
+) -> tuple[dict, dict]:
+    """paced_latency of the two-player and then the 64x7 workload, each at half the
+    service's median drain rate."""
+    progress(
+        f"service and ceiling: latency at half load ({sizes.latency_seconds:.0f} s per workload)"
+    )
+    two_latency = paced_latency(
+        client,
+        reader,
+        names.input,
+        names.output,
+        work.stream(work.two_player),
+        drains.two_rate / 2,
+        sizes.latency_seconds,
+    )
+    swiss_latency = paced_latency(
+        client,
+        reader,
+        names.input,
+        names.output,
+        work.stream(work.swiss),
+        drains.swiss_rate / 2,
+        sizes.latency_seconds,
+    )
+    return two_latency, swiss_latency
 
 
 @dataclass
@@ -901,7 +955,16 @@ def run(
     }
     report["targets"] = check_targets(report)
     report["machine"] = neighbours.report()
-    report["settings"] = {
+    report["settings"] = _settings(quick, sizes, private, names)
+    return report
+
+
+def _settings(
+    quick: bool, sizes: Sizes, private: EmbeddedServer | None, names: Names
+) -> dict[str, Any]:
+    """The report's `settings`: the sizes, the service's batch size, whose Redis (and how its
+    CPU was read), the machine's CPUs and the bench's key prefix."""
+    return {
         "quick": quick,
         "runs": sizes.runs,
         "engine_runs": sizes.engine_runs,
@@ -927,7 +990,6 @@ def run(
         "cpus": os.cpu_count(),
         "prefix": names.prefix,
     }
-    return report
 
 
 def check_targets(report: dict) -> list[dict]:

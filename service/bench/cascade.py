@@ -111,42 +111,14 @@ def bench_cascade(
     """The archive's size and a correction's cascade (see the module's docstring): a pool of
     `pool` players and a history of `events` events."""
     client = redis.Redis.from_url(url)
-    names = {
-        "input": f"{prefix}.c-events",
-        "output": f"{prefix}.c-ratings",
-        "rejected": f"{prefix}.c-rejected",
-        "group": f"{prefix}.c-group",
-        "archive": f"{prefix}.a-events",
-    }
+    names = _names(prefix)
     players = rated_list("cfc", pool, prefix=f"{prefix}-c")
-    for stream in (names["input"], names["archive"]):  # each input stream has its own store
-        for start in range(0, len(players), 1_000):
-            client.hset(
-                StreamKeys(stream).players("cfc", "regular"),
-                mapping={r.id: msgspec.json.encode(r) for r in players[start : start + 1_000]},
-            )
-    env = {
-        "RATING_REDIS_URL": url,
-        "RATING_INPUT_STREAMS": f"{names['input']},{names['archive']}",
-        "RATING_OUTPUT_STREAM": names["output"],
-        "RATING_DEAD_LETTER_STREAM": names["rejected"],
-        "RATING_GROUP": names["group"],
-        "RATING_HTTP_PORT": "0",
-        "RATING_LOG_LEVEL": "WARNING",
-    }
-    service = start_service(env)
+    _import_players(client, (names["input"], names["archive"]), players)
+    service = start_service(_service_env(url, names))
     try:
         wait_for_group(client, names["input"], names["group"], service)
         progress("date order: archive of two-player events")
-        rng = random.Random(5)
-        two = [
-            dated(two_player_event("cfc", a, b, f"{prefix}-a{n}", rng), n // 50)
-            for n in range(events)
-            for a, b in (rng.sample(players, 2),)
-        ]
-        _xadd_all(client, names["archive"], two)
-        _wait_outputs(client, names["output"], events, timeout=600)
-        archive = archive_bytes(client, names["archive"], events, 2 * events)
+        archive = _archive(client, names, players, prefix, events)
         progress(f"date order: a history of {events:,} events in a pool of {pool:,}")
         messages = history(players, events, prefix)
         started = time.perf_counter()
@@ -154,30 +126,11 @@ def bench_cascade(
         _wait_outputs(client, names["output"], 2 * events, timeout=1_800)
         in_order_seconds = time.perf_counter() - started
         progress("date order: the first event corrected")
-        correction = {
-            **messages[0],
-            "schema": "event.corrected/v1",
-            "reason": "bench: result flipped",
-        }
-        correction["games"] = [{**messages[0]["games"][0], "score": 0}]
-        before = client.xlen(names["output"])
-        started = time.perf_counter()
-        client.xadd(names["input"], {DATA_FIELD: encode(correction)})
-        _wait_outputs(client, names["output"], before + 1, timeout=600)
-        seconds = time.perf_counter() - started
-        revisions = client.xlen(names["output"]) - before
+        seconds, revisions = _correct_first(client, names, messages[0])
         rss = peak_rss_mb(service.pid)
-        rejected = client.xlen(names["rejected"]) if client.exists(names["rejected"]) else 0
-        if rejected:
-            raise RuntimeError(
-                f"{rejected} bench entries were dead-lettered: {client.xrange(names['rejected'], count=1)}"
-            )
+        _none_rejected(client, names["rejected"])
     finally:
-        service.terminate()
-        try:
-            service.wait(20)
-        except subprocess.TimeoutExpired:
-            service.kill()
+        _stop(service)
         client.close()
     return {
         "archive": archive,
@@ -190,3 +143,93 @@ def bench_cascade(
             "service_peak_rss_mb": rss,
         },
     }
+
+
+def _names(prefix: str) -> dict[str, str]:
+    """The streams and group of the cascade (`input`) and of the archive (`archive`)."""
+    return {
+        "input": f"{prefix}.c-events",
+        "output": f"{prefix}.c-ratings",
+        "rejected": f"{prefix}.c-rejected",
+        "group": f"{prefix}.c-group",
+        "archive": f"{prefix}.a-events",
+    }
+
+
+def _import_players(
+    client: redis.Redis, streams: tuple[str, ...], players: list[PlayerRecord]
+) -> None:
+    """The pool's records into each input stream's store (each has its own)."""
+    for stream in streams:
+        for start in range(0, len(players), 1_000):
+            client.hset(
+                StreamKeys(stream).players("cfc", "regular"),
+                mapping={r.id: msgspec.json.encode(r) for r in players[start : start + 1_000]},
+            )
+
+
+def _service_env(url: str, names: dict[str, str]) -> dict[str, str]:
+    """The `serve` of the bench: both input streams, no HTTP port, warnings only."""
+    return {
+        "RATING_REDIS_URL": url,
+        "RATING_INPUT_STREAMS": f"{names['input']},{names['archive']}",
+        "RATING_OUTPUT_STREAM": names["output"],
+        "RATING_DEAD_LETTER_STREAM": names["rejected"],
+        "RATING_GROUP": names["group"],
+        "RATING_HTTP_PORT": "0",
+        "RATING_LOG_LEVEL": "WARNING",
+    }
+
+
+def _archive(
+    client: redis.Redis,
+    names: dict[str, str],
+    players: list[PlayerRecord],
+    prefix: str,
+    events: int,
+) -> dict:
+    """`events` two-player events rated on the archive stream, then archive_bytes of them."""
+    rng = random.Random(5)
+    two = [
+        dated(two_player_event("cfc", a, b, f"{prefix}-a{n}", rng), n // 50)
+        for n in range(events)
+        for a, b in (rng.sample(players, 2),)
+    ]
+    _xadd_all(client, names["archive"], two)
+    _wait_outputs(client, names["output"], events, timeout=600)
+    return archive_bytes(client, names["archive"], events, 2 * events)
+
+
+def _correct_first(client: redis.Redis, names: dict[str, str], first: dict) -> tuple[float, int]:
+    """The first event corrected (its one result flipped): the seconds from the XADD until
+    its revisions are on the output stream, and how many there are."""
+    correction = {
+        **first,
+        "schema": "event.corrected/v1",
+        "reason": "bench: result flipped",
+    }
+    correction["games"] = [{**first["games"][0], "score": 0}]
+    before = client.xlen(names["output"])
+    started = time.perf_counter()
+    client.xadd(names["input"], {DATA_FIELD: encode(correction)})
+    _wait_outputs(client, names["output"], before + 1, timeout=600)
+    seconds = time.perf_counter() - started
+    return seconds, client.xlen(names["output"]) - before
+
+
+def _none_rejected(client: redis.Redis, rejected_stream: str) -> None:
+    """Every bench event is valid: a dead letter means the bench (or the service) is wrong."""
+    rejected = client.xlen(rejected_stream) if client.exists(rejected_stream) else 0
+    if rejected:
+        raise RuntimeError(
+            f"{rejected} bench entries were dead-lettered: {client.xrange(rejected_stream, count=1)}"
+        )
+
+
+def _stop(service: subprocess.Popen) -> None:
+    """SIGTERM, and SIGKILL after 20 s."""
+    service.terminate()
+    try:
+        service.wait(20)
+    except subprocess.TimeoutExpired:
+        service.kill()

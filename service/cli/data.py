@@ -453,7 +453,37 @@ STREAM_HELP = (
 
 
 def register(commands: Any) -> None:
-    """Add publish, import, export, convert, trf-ratings and replay to the command line."""
+    """Add the data commands to the command line, by group: the messages (publish,
+    correct, withdraw, close-period), the lists (import, export), the TRF files (convert,
+    trf-ratings) and replay."""
+    _register_messages(commands)
+    _register_lists(commands)
+    _register_trf(commands)
+    _register_replay(commands)
+
+
+def _register_messages(commands: Any) -> None:
+    """The commands that append a message to the input stream."""
+    _register_publish(commands)
+    _register_correct(commands)
+    _register_withdraw(commands)
+    _register_close_period(commands)
+
+
+def _register_lists(commands: Any) -> None:
+    """The commands that load player lists into the store and dump them out of it."""
+    _register_import(commands)
+    _register_export(commands)
+
+
+def _register_trf(commands: Any) -> None:
+    """The commands that read a FIDE TRF file (the event, or its players' ratings)."""
+    _register_convert(commands)
+    _register_trf_ratings(commands)
+
+
+def _register_publish(commands: Any) -> None:
+    """`publish` and its arguments."""
     p = commands.add_parser(
         "publish",
         help="append event.finished / period.closed messages to the input stream",
@@ -470,6 +500,9 @@ def register(commands: Any) -> None:
     add_wait_options(p)
     p.set_defaults(func=cmd_publish)
 
+
+def _register_correct(commands: Any) -> None:
+    """`correct` and its arguments."""
     p = commands.add_parser(
         "correct",
         help="publish a rated event's new content (event.corrected/v1): it and later events are re-rated",
@@ -491,6 +524,9 @@ def register(commands: Any) -> None:
     add_wait_options(p)
     p.set_defaults(func=cmd_correct)
 
+
+def _register_withdraw(commands: Any) -> None:
+    """`withdraw` and its arguments."""
     p = commands.add_parser(
         "withdraw",
         help="publish event.withdrawn/v1: the event stops counting, later events are re-rated",
@@ -504,6 +540,9 @@ def register(commands: Any) -> None:
     add_wait_options(p)
     p.set_defaults(func=cmd_withdraw)
 
+
+def _register_close_period(commands: Any) -> None:
+    """`close-period` and its arguments."""
     p = commands.add_parser(
         "close-period",
         help="publish period.closed/v1: close a FIDE rating period and publish the new list",
@@ -530,6 +569,9 @@ def register(commands: Any) -> None:
     add_wait_options(p)
     p.set_defaults(func=cmd_close_period)
 
+
+def _register_import(commands: Any) -> None:
+    """`import` and its arguments."""
     p = commands.add_parser(
         "import", help="load player records (JSON Lines or CSV) into the service's store"
     )
@@ -554,6 +596,9 @@ def register(commands: Any) -> None:
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_import)
 
+
+def _register_export(commands: Any) -> None:
+    """`export` and its arguments."""
     p = commands.add_parser("export", help="dump one pool's player records as JSON Lines")
     p.add_argument("--system", required=True, choices=SYSTEMS)
     p.add_argument("--pool", required=True)
@@ -567,11 +612,17 @@ def register(commands: Any) -> None:
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_export)
 
+
+def _register_convert(commands: Any) -> None:
+    """`convert` and its arguments."""
     p = commands.add_parser("convert", help="print a FIDE TRF file as an event.finished/v1 message")
     p.add_argument("file", metavar="FILE.trf")
     add_trf_options(p)
     p.set_defaults(func=cmd_convert)
 
+
+def _register_trf_ratings(commands: Any) -> None:
+    """`trf-ratings` and its arguments."""
     p = commands.add_parser(
         "trf-ratings",
         help="rewrite the ratings of a TRF's player records from the service's current list",
@@ -585,6 +636,9 @@ def register(commands: Any) -> None:
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_trf_ratings)
 
+
+def _register_replay(commands: Any) -> None:
+    """`replay` and its arguments."""
     p = commands.add_parser(
         "replay", help="re-rate a whole input stream into a fresh key namespace and compare"
     )

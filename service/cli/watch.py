@@ -220,88 +220,120 @@ class _Stop:
         return True
 
 
-def cmd_watch(args: argparse.Namespace) -> int:  # noqa: C901
+def cmd_watch(args: argparse.Namespace) -> int:
     """watch: follow the output stream and print each message as a table."""
-
-    stopped_by: list[int | None] = [None]
-
-    async def follow(client) -> None:
-        with _Stop() as stop:
-            try:
-                await read(client)
-            except asyncio.CancelledError:
-                if not stop.took():
-                    raise
-            stopped_by[0] = stop.signal
-
-    shown = 0
-    names: list[str] = []
-
-    async def read(client) -> None:
-        nonlocal shown
-        names.extend(await _streams(client, args))
-        arrived: asyncio.Queue = asyncio.Queue(maxsize=1_000)
-        readers = [
-            asyncio.create_task(_follow_one(client, args, stream, arrived)) for stream in names
-        ]
-        last_of: dict[
-            str, RatingsUpdated
-        ] = {}  # per event: the last message shown (what a revision changes)
-        try:
-            while args.count is None or shown < args.count:
-                getting = asyncio.ensure_future(arrived.get())
-                await asyncio.wait([getting, *readers], return_when=asyncio.FIRST_COMPLETED)
-                if not getting.done():
-                    getting.cancel()
-                    for reader in readers:
-                        if reader.done() and reader.exception() is not None:
-                            raise reader.exception()  # type: ignore[misc]  # exception() is not None: checked on the line above
-                    if all(reader.done() for reader in readers) and arrived.empty():
-                        return  # --count: nothing more within the wait on any stream
-                    readers = [r for r in readers if not r.done()]
-                    continue
-                entry_id, fields = getting.result()
-                try:
-                    message = decode_any(fields[DATA_FIELD.encode()])
-                except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
-                    print(
-                        f"{entry_id}: not a ratings.updated/v1 or event.rejected/v1 message ({exc})",
-                        file=sys.stderr,
-                    )
-                else:
-                    if isinstance(message, EventRejected):
-                        print(render_rejection(message, entry_id) + "\n", flush=True)
-                    else:
-                        previous = last_of.get(message.event_id) if message.event_id else None
-                        print(render(message, previous) + "\n", flush=True)
-                        if message.event_id and message.kind != "list":
-                            last_of[message.event_id] = message
-                shown += 1
-        finally:
-            for reader in readers:
-                reader.cancel()
-            # Not waited for without end: on Python 3.11 a cancellation can be swallowed by
-            # redis-py's blocked read (see _Stop); the process ends anyway.
-            await asyncio.wait(readers, timeout=0.5)
-            for reader in readers:
-                reader.add_done_callback(_quietly)
-
+    watching = _Watching(args)
     # Each XREAD blocks up to --block-ms on purpose, and redis-py's default socket timeout
     # (5 s) equals the default block: an idle stream would end the command with "Timeout
     # reading". Wait for the block plus a margin (a Redis that stops answering is still
     # noticed); --block-ms 0 blocks without end, so no timeout then.
     timeout = None if args.block_ms == 0 else args.block_ms / 1000 + WATCH_TIMEOUT_MARGIN_S
-    run_redis(args, follow, socket_timeout=timeout)
-    if stopped_by[0] == signal.SIGINT:
-        return EXIT_INTERRUPTED
-    if stopped_by[0] is None and args.count is not None and shown < args.count:
+    run_redis(args, watching.follow, socket_timeout=timeout)
+    return watching.exit_status()
+
+
+class _Watching:
+    """One `watch`: the streams followed, the messages shown so far, and the signal that
+    stopped it (_Stop), if one did."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.shown = 0
+        self.names: list[str] = []
+        self.stopped_by: int | None = None
+
+    async def follow(self, client: Any) -> None:
+        """Read until --count messages came, every reader ended, or a signal stopped it."""
+        with _Stop() as stop:
+            try:
+                await self.read(client)
+            except asyncio.CancelledError:
+                if not stop.took():
+                    raise
+            self.stopped_by = stop.signal
+
+    async def read(self, client: Any) -> None:
+        """One reader per stream (_follow_one) puts entries on a queue; each is shown in
+        turn. A reader's error goes up; with --count, all readers ending (a wait of
+        --block-ms brought nothing on any stream) ends the read."""
+        args = self.args
+        self.names.extend(await _streams(client, args))
+        arrived: asyncio.Queue = asyncio.Queue(maxsize=1_000)
+        readers = [
+            asyncio.create_task(_follow_one(client, args, stream, arrived)) for stream in self.names
+        ]
+        # per event: the last message shown (what a revision changes)
+        last_of: dict[str, RatingsUpdated] = {}
+        try:
+            while args.count is None or self.shown < args.count:
+                getting = asyncio.ensure_future(arrived.get())
+                await asyncio.wait([getting, *readers], return_when=asyncio.FIRST_COMPLETED)
+                if not getting.done():
+                    getting.cancel()
+                    _raise_reader_error(readers)
+                    if all(reader.done() for reader in readers) and arrived.empty():
+                        return  # --count: nothing more within the wait on any stream
+                    readers = [r for r in readers if not r.done()]
+                    continue
+                entry_id, fields = getting.result()
+                _show(entry_id, fields, last_of)
+                self.shown += 1
+        finally:
+            await _stop_readers(readers)
+
+    def exit_status(self) -> int:
+        """130 after Ctrl-C; EXIT_TIMEOUT (said on standard error) when --count messages
+        did not come within --block-ms; else 0."""
+        args = self.args
+        if self.stopped_by == signal.SIGINT:
+            return EXIT_INTERRUPTED
+        if self.stopped_by is None and args.count is not None and self.shown < args.count:
+            print(
+                f"rating-service watch: {self.shown} of {args.count} message(s) on {', '.join(self.names)} within "
+                f"{args.block_ms} ms",
+                file=sys.stderr,
+            )
+            return EXIT_TIMEOUT
+        return EXIT_OK
+
+
+def _show(entry_id: str, fields: dict, last_of: dict[str, RatingsUpdated]) -> None:
+    """Print one entry: a dead letter, or a ratings.updated table (a revision compared
+    with `last_of` its event, which this one then becomes); one line on standard error
+    for an entry that is neither."""
+    try:
+        message = decode_any(fields[DATA_FIELD.encode()])
+    except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
         print(
-            f"rating-service watch: {shown} of {args.count} message(s) on {', '.join(names)} within "
-            f"{args.block_ms} ms",
+            f"{entry_id}: not a ratings.updated/v1 or event.rejected/v1 message ({exc})",
             file=sys.stderr,
         )
-        return EXIT_TIMEOUT
-    return EXIT_OK
+        return
+    if isinstance(message, EventRejected):
+        print(render_rejection(message, entry_id) + "\n", flush=True)
+        return
+    previous = last_of.get(message.event_id) if message.event_id else None
+    print(render(message, previous) + "\n", flush=True)
+    if message.event_id and message.kind != "list":
+        last_of[message.event_id] = message
+
+
+def _raise_reader_error(readers: list[asyncio.Task]) -> None:
+    """The error of the first reader that ended with one, raised here."""
+    for reader in readers:
+        if reader.done() and reader.exception() is not None:
+            raise reader.exception()  # type: ignore[misc]  # exception() is not None: checked on the line above
+
+
+async def _stop_readers(readers: list[asyncio.Task]) -> None:
+    """Cancel the readers, give them a moment to end, and retrieve their errors (_quietly)."""
+    for reader in readers:
+        reader.cancel()
+    # Not waited for without end: on Python 3.11 a cancellation can be swallowed by
+    # redis-py's blocked read (see _Stop); the process ends anyway.
+    await asyncio.wait(readers, timeout=0.5)
+    for reader in readers:
+        reader.add_done_callback(_quietly)
 
 
 async def _streams(client: Any, args: argparse.Namespace) -> list[str]:
