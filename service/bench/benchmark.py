@@ -83,8 +83,9 @@ from service.bench.workloads import (
 from service.engine.contract import EventInput
 from service.engine.registry import default_registry
 from service.runtime.embedded import EmbeddedError, EmbeddedServer
+from service.runtime.keys import StreamKeys
 from service.runtime.settings import Settings, redact, redact_error
-from service.runtime.store import DATA_FIELD, StreamKeys, import_records
+from service.runtime.store import DATA_FIELD, import_records
 
 BATCH_SIZE = Settings().batch_size  # the service's RATING_BATCH_SIZE default, for the ceiling
 

@@ -42,7 +42,8 @@ from service.formats.ratinglists import (
     render_jsonl,
 )
 from service.rating import content_digest, marker_key
-from service.runtime.store import StreamKeys, decode_record, export_records, import_records, xadd
+from service.runtime.keys import StreamKeys
+from service.runtime.store import decode_record, export_records, import_records, xadd
 from service.timeline import decode_archived
 
 
@@ -265,7 +266,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         progress.finish()
         written = await write_ledger(client, target, ledger, counts.last_id)
         diffs, markers, states = await compare(client, live, ledger)
-        lines = [f"wrote {written:,} records under {target.cursor[: -len('cursor')]}*"]
+        lines = [f"wrote {written:,} records under {target.prefix}*"]
         return summary(counts, diffs, markers, states, args.show) + lines
 
     for line in run_redis(args, work):

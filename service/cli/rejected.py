@@ -3,7 +3,7 @@ them: `list`, `show ID`, `redrive ID... [--file FIXED.json]`, `purge`.
 
 The dead-letter stream stays an append-only audit: a redrive re-appends the letter's message
 (or a fixed one) to the input stream it came from and records, in the stream's redrive ledger
-(hash `<dead-letter stream>:redriven`: letter id -> new entry id; service/runtime/store.py),
+(hash `<dead-letter stream>:redriven`: letter id -> new entry id; service/runtime/keys.py),
 which entry it became, in one atomic step. `list` shows each letter's state from it; the
 service's `rating_dead_letter_oldest_age_seconds` counts only letters not redriven. Only
 `purge` removes letters (and their ledger fields).
@@ -28,8 +28,9 @@ from service.cli.wait import add_wait_options, finish, label_of, tails, wants_wa
 from service.cli.watch import fields_table, rejection_rows, table
 from service.formats.jsonlines import read_documents
 from service.runtime.connection import on_owner
+from service.runtime.keys import redriven_key
 from service.runtime.partitions import Layout, Partition
-from service.runtime.store import DATA_FIELD, REDRIVE, entry_order, redriven_key, text
+from service.runtime.store import DATA_FIELD, REDRIVE, entry_order, text
 
 _letters = msgspec.json.Decoder(EventRejected)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -11,7 +11,8 @@ import msgspec
 
 from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
 from service.cli.routing import layout_for
-from service.runtime.partitions import advertised, key_prefix, layout_of
+from service.runtime.keys import StreamKeys
+from service.runtime.partitions import advertised, layout_of
 from service.timeline import domain_pools
 
 
@@ -74,7 +75,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         n = found.counts.get(partition.name, 0)
         if n:
             print(
-                f"  {partition.name:<14} {n:>8} keys and fields  -> {key_prefix(partition.input)}:..."
+                f"  {partition.name:<14} {n:>8} keys and fields  -> {StreamKeys(partition.input).prefix}..."
             )
     for key in found.left:
         print(f"  not copied (unknown kind): {key}", file=sys.stderr)

@@ -22,16 +22,11 @@ import msgspec
 
 from schemas.common import DEFAULT_POOL
 from service.readmodel import unpack_message
-from service.runtime.partitions import Layout, Partition, key_prefix
-from service.runtime.store import StreamKeys, glob_escape, text
+from service.runtime import keys
+from service.runtime.keys import StreamKeys
+from service.runtime.partitions import Layout, Partition
+from service.runtime.store import glob_escape, text
 from service.timeline import decode_archived, domain_pools
-
-# Keys whose name ends in ":<system>:<pool>[:<player id>]" after the store prefix.
-_BY_POOL = ("players", "history", "entries", "ranking", "names")
-# Hashes with fields of several pools, split field by field.
-_SPLIT = ("pools", "catalog", "events", "results", "markers")
-# Per stream, not per pool: left behind.
-_LEFT = ("cursor", "attempts", "lease", "replicas")
 
 
 class MigrationRefused(Exception):
@@ -51,14 +46,14 @@ class Plan(msgspec.Struct):
 
 async def plan(client: Any, source: str, layout: Layout) -> Plan:  # noqa: C901
     """Read the old store and decide where each key and field goes."""
-    prefix = key_prefix(source) + ":"
+    prefix = StreamKeys(source).prefix
     found = Plan()
     events_of: dict[
         bytes, Partition
     ] = {}  # event id -> partition (from the archive and the results)
 
     def target(partition: Partition, kind_and_rest: str) -> str:
-        return key_prefix(partition.input) + ":" + kind_and_rest
+        return StreamKeys(partition.input).prefix + kind_and_rest
 
     def count(partition: Partition) -> None:
         found.counts[partition.name] = found.counts.get(partition.name, 0) + 1
@@ -68,53 +63,53 @@ async def plan(client: Any, source: str, layout: Layout) -> Plan:  # noqa: C901
         key = text(raw)
         rest = key[len(prefix) :]
         kind = rest.split(":", 1)[0]
-        if kind in _BY_POOL:
+        if kind in keys.BY_POOL:
             _, system, pool = rest.split(":", 3)[:3]
             partition = layout.route(system, pool)
             found.copies.append((key, target(partition, rest)))
             count(partition)
-        elif kind == "timeline":
+        elif kind in keys.BY_DOMAIN:
             system, pool = domain_pools(rest.split(":", 1)[1])[0]
             partition = layout.route(system, pool)
             found.copies.append((key, target(partition, rest)))
             count(partition)
-        elif kind in _SPLIT and rest == kind:
+        elif kind in keys.SHARED and rest == kind:
             split[kind] = key
-        elif kind not in _LEFT:
+        elif kind not in keys.PER_STREAM:
             found.left.append(key)
 
     def put(partition: Partition, kind: str, field: bytes, value: bytes) -> None:
         found.fields.setdefault(target(partition, kind), {})[field] = value
         count(partition)
 
-    for kind in ("pools", "catalog"):
+    for kind in (keys.POOLS, keys.CATALOG):
         if kind in split:
             for field, value in (await client.hgetall(split[kind])).items():
                 system, _, pool = field.decode().partition(":")
                 put(layout.route(system, pool), kind, field, value)
-    if "events" in split:
-        for event_id, value in (await client.hgetall(split["events"])).items():
+    if keys.EVENTS in split:
+        for event_id, value in (await client.hgetall(split[keys.EVENTS])).items():
             event = decode_archived(value).event
             events_of[event_id] = partition = layout.route(
                 event.system, event.pool or DEFAULT_POOL[event.system]
             )
-            put(partition, "events", event_id, value)
-    if "results" in split:
-        for event_id, value in (await client.hgetall(split["results"])).items():
+            put(partition, keys.EVENTS, event_id, value)
+    if keys.RESULTS in split:
+        for event_id, value in (await client.hgetall(split[keys.RESULTS])).items():
             message = unpack_message(value)
             events_of.setdefault(event_id, layout.route(message.system, message.pool))
-            put(events_of[event_id], "results", event_id, value)
-    if "markers" in split:
-        for field, value in (await client.hgetall(split["markers"])).items():
+            put(events_of[event_id], keys.RESULTS, event_id, value)
+    if keys.MARKERS in split:
+        for field, value in (await client.hgetall(split[keys.MARKERS])).items():
             name = field.decode()
             if name.startswith("period:"):
                 _, system, pool, _ = name.split(":", 3)
-                put(layout.route(system, pool), "markers", field, value)
+                put(layout.route(system, pool), keys.MARKERS, field, value)
             elif name.startswith("event:") and name[6:].encode() in events_of:
-                put(events_of[name[6:].encode()], "markers", field, value)
+                put(events_of[name[6:].encode()], keys.MARKERS, field, value)
             else:  # an event known only by its marker: kept in every partition (it was rated)
                 for partition in layout.partitions:
-                    put(partition, "markers", field, value)
+                    put(partition, keys.MARKERS, field, value)
     return found
 
 
@@ -122,7 +117,7 @@ async def check(client: Any, source: str, layout: Layout) -> None:
     """Refuse while a service runs on the old stream, while it has entries not applied yet,
     or when a partition already has a store."""
     old = StreamKeys(source)
-    if await client.exists(key_prefix(source) + ":lease"):
+    if await client.exists(old.lease):
         raise MigrationRefused(f"a service holds the lease of {source}: stop it first (SIGTERM)")
     last = await client.xrevrange(source, count=1)
     cursor = text(await client.get(old.cursor))
@@ -133,7 +128,7 @@ async def check(client: Any, source: str, layout: Layout) -> None:
         )
     for partition in layout.partitions:
         async for _ in client.scan_iter(
-            match=glob_escape(key_prefix(partition.input)) + ":*", count=1_000
+            match=glob_escape(StreamKeys(partition.input).prefix) + "*", count=1_000
         ):
             raise MigrationRefused(
                 f"partition {partition.name} has a store already ({partition.input}): "

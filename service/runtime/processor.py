@@ -32,13 +32,13 @@ from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, needs
 from service.runtime.connection import on_owner
+from service.runtime.keys import StreamKeys
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.partitions import misrouted
 from service.runtime.settings import Settings
 from service.runtime.store import (
     DATA_FIELD,
-    StreamKeys,
     encode,
     entry_order,
     index_existing,

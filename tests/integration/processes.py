@@ -21,7 +21,8 @@ from redis.exceptions import ResponseError
 
 from schemas import PlayerRecord
 from service.runtime.embedded import ServerBinary, find_binary
-from service.runtime.store import StreamKeys, entry_order, import_records
+from service.runtime.keys import StreamKeys
+from service.runtime.store import entry_order, import_records
 from tests.integration.helpers import outputs, pending, rejections
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord
-from service.runtime.store import StreamKeys, import_records
+from service.runtime.keys import StreamKeys
+from service.runtime.store import import_records
 from tests.integration.helpers import pending, publish, settings_for
 from tests.integration.processes import (
     ROOT,

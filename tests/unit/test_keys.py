@@ -2,9 +2,9 @@
 be found (docs/reference/keys.md). The literals are the names the code made before the names
 moved into service/runtime/keys.py."""
 
-from service.runtime.leases import StreamLease, fence_key, lease_key
-from service.runtime.partitions import layout_key, layout_of
-from service.runtime.store import StreamKeys, key_layout, redriven_key
+from service.runtime.keys import StreamKeys, key_layout, layout_key, redriven_key
+from service.runtime.leases import StreamLease
+from service.runtime.partitions import cluster_problem, layout_of
 
 
 def test_the_store_keys_of_a_plain_stream():
@@ -25,6 +25,7 @@ def test_the_store_keys_of_a_plain_stream():
     assert k.ranking("cfc", "regular") == "{events.finished}:ranking:cfc:regular"
     assert k.names("cfc", "regular") == "{events.finished}:names:cfc:regular"
     assert k.players("", "") == "{events.finished}:players::"  # live_pools' scan prefix + ":"
+    assert k.prefix == "{events.finished}:"  # migrate's and replay's scans
 
 
 def test_the_store_keys_of_a_hash_tagged_stream_and_of_a_namespace():
@@ -35,6 +36,7 @@ def test_the_store_keys_of_a_hash_tagged_stream_and_of_a_namespace():
     assert k.names("fide", "standard") == "{fide.standard}:events.finished:names:fide:standard"
     replay = StreamKeys("events.finished", "replay1")
     assert replay.cursor == "replay1:{events.finished}:cursor"
+    assert replay.prefix == "replay1:{events.finished}:"
     assert (
         replay.history("cfc", "regular", "p1") == "replay1:{events.finished}:history:cfc:regular:p1"
     )
@@ -53,7 +55,13 @@ def test_the_lease_keys():
             f"{prefix}:lease:token",
             f"{prefix}:replicas",
         )
-        assert (lease_key(stream), fence_key(stream)) == (lease.key, lease.fence_key)
+        keys = StreamKeys(stream)
+        assert (keys.lease, keys.lease_fence, keys.lease_token, keys.replicas) == (
+            lease.key,
+            lease.fence_key,
+            lease.token_key,
+            lease.replicas_key,
+        )
 
 
 def test_the_redrive_ledger_and_the_advertised_layout():
@@ -79,6 +87,15 @@ def test_the_streams_of_the_domains_layout():
         ("a", "ratings.updated", "events.rejected"),
         ("b", "ratings.updated", "events.rejected"),
     ]
+    # What the cluster check tells to name the streams.
+    plain = cluster_problem(single) or ""
+    assert plain.endswith(
+        "(RATING_OUTPUT_STREAM={a}:ratings.updated RATING_DEAD_LETTER_STREAM={a}:events.rejected)"
+    )
+    tagged = cluster_problem(layout_of("single", ("{x}:in",), "{x}:out", "dead")) or ""
+    assert tagged.endswith(
+        "(RATING_OUTPUT_STREAM={x}:in:out RATING_DEAD_LETTER_STREAM={x}:in:dead)"
+    )
 
 
 def test_the_documented_layout():
@@ -101,3 +118,12 @@ def test_the_documented_layout():
         "{S}:lease:token",
         "{S}:replicas",
     ]
+
+
+def test_every_kind_of_key_belongs_to_one_group():
+    # migrate.py moves a store by these groups: a new kind of key must say where it goes.
+    from service.runtime import keys
+
+    kinds = {k.name.removeprefix("{S}:").split(":")[0] for k in key_layout("S")}
+    groups = (keys.BY_POOL, keys.BY_DOMAIN, keys.SHARED, keys.PER_STREAM)
+    assert sorted(kinds) == sorted(kind for group in groups for kind in group)
