@@ -42,7 +42,7 @@ from service.formats.ratinglists import (
     render_jsonl,
 )
 from service.rating import content_digest, marker_key
-from service.runtime.keys import StreamKeys
+from service.runtime.keys import StreamKeys, is_namespace
 from service.runtime.store import decode_record, export_records, import_records, xadd
 from service.timeline import decode_archived
 
@@ -244,7 +244,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         write_ledger,
     )
 
-    if not args.into or ":" in args.into or "{" in args.into or "}" in args.into:
+    if not is_namespace(args.into or ""):
         raise UserError(f"--into {args.into!r}: a namespace is a name without ':', '{{' or '}}'")
     initial = read_list(args.ratings, rules=list_rules()) if args.ratings else []
     live = StreamKeys(args.stream)

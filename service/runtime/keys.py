@@ -79,6 +79,12 @@ def untagged(stream: str) -> str:
     return stream.split("}:", 1)[1] if stream.startswith("{") and "}:" in stream else stream
 
 
+def is_namespace(name: str) -> bool:
+    """Whether `name` can prefix a stream's keys (StreamKeys' namespace): not empty, without
+    ':' (the names' separator) or a brace (it would change the keys' hash tag)."""
+    return bool(name) and not any(c in name for c in ":{}")
+
+
 class StreamKeys:
     """The names of the keys that belong to one input stream. A `namespace` (for a replay
     into fresh keys) prefixes every name and keeps the stream's hash tag."""

@@ -127,3 +127,10 @@ def test_every_kind_of_key_belongs_to_one_group():
     kinds = {k.name.removeprefix("{S}:").split(":")[0] for k in key_layout("S")}
     groups = (keys.BY_POOL, keys.BY_DOMAIN, keys.SHARED, keys.PER_STREAM)
     assert sorted(kinds) == sorted(kind for group in groups for kind in group)
+
+
+def test_a_namespace_keeps_the_hash_tag_and_the_separator():
+    from service.runtime.keys import is_namespace
+
+    assert is_namespace("replay-2024")
+    assert not any(is_namespace(n) for n in ("", "a:b", "{a", "a}"))
