@@ -438,13 +438,22 @@ def metrics_parts() -> dict[str, list[str]]:
 
 
 def keys_parts() -> dict[str, list[str]]:
-    """The keys of one input stream (service/runtime/store.py `key_layout`)."""
-    from service.runtime.store import StreamKeys, key_layout
+    """The keys of one input stream (service/runtime/keys.py `key_layout`); the page's prose
+    must name the keys beside them as keys.py does."""
+    from service.runtime.keys import StreamKeys, key_layout, layout_key, redriven_key
 
     layout = key_layout("S")
     for name, key in vars(StreamKeys("S")).items():
-        if name != "stream" and not any(k.name.startswith(key) for k in layout):
-            raise SystemExit(f"StreamKeys.{name} ({key}) is not in store.key_layout")
+        if name not in ("stream", "prefix") and not any(
+            k.name == key or k.name.startswith(key + ":") for k in layout
+        ):
+            raise SystemExit(f"StreamKeys.{name} ({key}) is not in keys.key_layout")
+    page = (REFERENCE / "keys.md").read_text(encoding="utf-8")
+    for beside in (redriven_key("<dead-letter stream>"), layout_key("<input stream>")):
+        if code(beside) not in page:
+            raise SystemExit(
+                f"docs/reference/keys.md does not name {beside} (service/runtime/keys.py)"
+            )
     rows = [[code(key.name), key.type, cell(key.content)] for key in layout]
     return {"keys": table(["key", "type", "content"], rows)}
 

@@ -83,9 +83,10 @@ from service.bench.workloads import (
 from service.engine.contract import EventInput
 from service.engine.registry import default_registry
 from service.runtime.embedded import EmbeddedError, EmbeddedServer
+from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
 from service.runtime.settings import Settings, redact, redact_error
-from service.runtime.store import DATA_FIELD, StreamKeys
+from service.runtime.store import DATA_FIELD
 
 BATCH_SIZE = Settings().batch_size  # the service's RATING_BATCH_SIZE default, for the ceiling
 

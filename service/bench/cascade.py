@@ -23,7 +23,8 @@ import redis
 
 from schemas.records import PlayerRecord
 from service.bench.workloads import encode, rated_list, swiss_event, two_player_event
-from service.runtime.store import DATA_FIELD, StreamKeys
+from service.runtime.keys import StreamKeys
+from service.runtime.store import DATA_FIELD
 
 FIRST_DAY = dt.date(2020, 1, 1)
 

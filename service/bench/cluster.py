@@ -41,10 +41,11 @@ from service.bench.workloads import encode, rated_list, two_player_event
 from service.engine.registry import default_registry
 from service.runtime.connection import Cluster, connect
 from service.runtime.embedded import EmbeddedServer, find_binary
+from service.runtime.keys import StreamKeys
 from service.runtime.processor import StreamProcessor
 from service.runtime.records_io import import_records
 from service.runtime.settings import load_settings
-from service.runtime.store import DATA_FIELD, StreamKeys
+from service.runtime.store import DATA_FIELD
 
 WAYS = ("standalone", "cluster", "cluster_pipeline")
 CLUSTER_KEYS = {"events", "players", "runs", *WAYS, "ratio", "pipeline_ratio", "redis"}

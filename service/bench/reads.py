@@ -33,7 +33,8 @@ from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord
 from service.bench.machine import stderr_tail
 from service.readmodel import name_members, pack_entry, rank_score
-from service.runtime.store import StreamKeys, encode
+from service.runtime.keys import StreamKeys
+from service.runtime.store import encode
 
 WORDS = (
     "Able",

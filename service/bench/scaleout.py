@@ -50,10 +50,10 @@ import redis.asyncio as aioredis
 from schemas.records import PlayerRecord
 from service.bench.machine import busy_seconds, cpu_seconds, stderr_tail
 from service.bench.workloads import encode, rated_list, two_player_event
-from service.runtime.leases import lease_key
-from service.runtime.partitions import DOMAINS, Partition, key_prefix, layout_of
+from service.runtime.keys import StreamKeys
+from service.runtime.partitions import DOMAINS, Partition, layout_of
 from service.runtime.records_io import import_records
-from service.runtime.store import DATA_FIELD, StreamKeys
+from service.runtime.store import DATA_FIELD
 
 WARM_UP = 200  # events per busy partition before the timed drain
 
@@ -213,7 +213,7 @@ class Replicas:
         """The consumer holding each stream's lease (None: nobody)."""
         with self.client.pipeline(transaction=False) as pipe:
             for stream in streams:
-                pipe.get(lease_key(stream))
+                pipe.get(StreamKeys(stream).lease)
             values = pipe.execute()
         return [None if v is None else v.decode().partition(" ")[2] for v in values]
 
@@ -231,7 +231,7 @@ class Replicas:
                     )
             owners = self.owners(streams)
             held = [owners.count(c) for c in self.consumers]
-            live = self.client.zcard(key_prefix(streams[0]) + ":replicas")
+            live = self.client.zcard(StreamKeys(streams[0]).replicas)
             if (
                 None not in owners
                 and live >= len(self.processes)

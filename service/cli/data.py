@@ -42,8 +42,9 @@ from service.formats.ratinglists import (
     render_jsonl,
 )
 from service.rating import content_digest, marker_key
+from service.runtime.keys import StreamKeys, is_namespace
 from service.runtime.records_io import export_records, import_records
-from service.runtime.store import StreamKeys, decode_record, xadd
+from service.runtime.store import decode_record, xadd
 from service.timeline import decode_archived
 
 
@@ -244,7 +245,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         write_ledger,
     )
 
-    if not args.into or ":" in args.into or "{" in args.into or "}" in args.into:
+    if not is_namespace(args.into or ""):
         raise UserError(f"--into {args.into!r}: a namespace is a name without ':', '{{' or '}}'")
     initial = read_list(args.ratings, rules=list_rules()) if args.ratings else []
     live = StreamKeys(args.stream)
@@ -266,7 +267,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         progress.finish()
         written = await write_ledger(client, target, ledger, counts.last_id)
         diffs, markers, states = await compare(client, live, ledger)
-        lines = [f"wrote {written:,} records under {target.cursor[: -len('cursor')]}*"]
+        lines = [f"wrote {written:,} records under {target.prefix}*"]
         return summary(counts, diffs, markers, states, args.show) + lines
 
     for line in run_redis(args, work):

@@ -18,6 +18,7 @@ import msgspec
 
 from schemas.common import DEFAULT_POOL
 from service.cli.errors import UserError, cli_settings
+from service.runtime.keys import untagged
 from service.runtime.partitions import Layout, advertised, layout_of
 
 _ROUTED = msgspec.json.Decoder(dict)
@@ -32,8 +33,8 @@ async def layout_for(client: Any, given: str | None) -> Layout:
         found = await advertised(client, base)
         if found is not None:
             return found
-    if given and base.startswith("{") and "}:" in base:  # perhaps one partition's own stream
-        suffix = base.partition("}:")[2]
+    suffix = untagged(base)
+    if given and suffix != base:  # perhaps one partition's own stream
         whole = None if chosen else await advertised(client, suffix)
         if whole is None and settings.partitions == "domains":
             whole = layout_of(

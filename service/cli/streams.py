@@ -11,7 +11,8 @@ import msgspec
 
 from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
 from service.cli.routing import layout_for
-from service.runtime.partitions import DOMAINS, advertised, key_prefix, layout_of
+from service.runtime.keys import StreamKeys
+from service.runtime.partitions import DOMAINS, advertised, layout_of
 
 
 def cmd_streams(args: argparse.Namespace) -> int:
@@ -73,7 +74,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         n = found.counts.get(partition.name, 0)
         if n:
             print(
-                f"  {partition.name:<14} {n:>8} keys and fields  -> {key_prefix(partition.input)}:..."
+                f"  {partition.name:<14} {n:>8} keys and fields  -> {StreamKeys(partition.input).prefix}..."
             )
     for key in found.left:
         print(f"  not copied (unknown kind): {key}", file=sys.stderr)

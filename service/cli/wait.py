@@ -31,8 +31,9 @@ from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
 from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, cli_settings
 from service.cli.watch import fields_table, rejection_rows, render
+from service.runtime.keys import StreamKeys
 from service.runtime.partitions import Partition
-from service.runtime.store import DATA_FIELD, StreamKeys, entry_order, text
+from service.runtime.store import DATA_FIELD, entry_order, text
 
 _outputs = msgspec.json.Decoder(RatingsUpdated)
 _letters = msgspec.json.Decoder(EventRejected)

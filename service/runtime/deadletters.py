@@ -19,7 +19,8 @@ import msgspec
 from schemas.rejected import EventRejected
 from service.rating import Rejected
 from service.runtime.connection import on_owner
-from service.runtime.store import DATA_FIELD, entry_order, redriven_key, text
+from service.runtime.keys import redriven_key
+from service.runtime.store import DATA_FIELD, entry_order, text
 
 _letters = msgspec.json.Decoder(EventRejected)
 

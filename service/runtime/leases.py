@@ -1,7 +1,7 @@
 """One active owner per input stream: renewable leases in Redis with a fencing token
 (docs/design/guarantees.md "Replicas: one owner per input stream").
 
-Keys, under the stream's key prefix ({S}, store.StreamKeys: the stream's slot):
+Keys, under the stream's key prefix ({S}, keys.StreamKeys: the stream's slot):
 
     {S}:lease          "<token> <consumer>", PX RATING_LEASE_MS: who owns the stream
     {S}:lease:fence    the same value, without expiry: written only when a lease is taken
@@ -35,8 +35,8 @@ import structlog
 from redis.exceptions import RedisError
 
 from service.runtime.connection import TRANSIENT
+from service.runtime.keys import StreamKeys
 from service.runtime.metrics import Metrics
-from service.runtime.partitions import key_prefix
 
 log = structlog.get_logger("rating.leases")
 STANDBY_POLL = 0.2  # seconds: how often a standby looks for a free lease (at most lease / 3)
@@ -75,14 +75,6 @@ class LeaseLost(Exception):
     """This replica no longer holds the stream's lease: the commit was not made."""
 
 
-def lease_key(stream: str) -> str:
-    return key_prefix(stream) + ":lease"
-
-
-def fence_key(stream: str) -> str:
-    return key_prefix(stream) + ":lease:fence"
-
-
 def token_of(value: bytes | str | None) -> int | None:
     """The fencing token of a lease value ("<token> <consumer>")."""
     if value is None:
@@ -96,10 +88,11 @@ class StreamLease:
 
     def __init__(self, stream: str):
         self.stream = stream
-        self.key = lease_key(stream)
-        self.token_key = f"{self.key}:token"
-        self.fence_key = fence_key(stream)
-        self.replicas_key = key_prefix(stream) + ":replicas"
+        keys = StreamKeys(stream)
+        self.key = keys.lease
+        self.token_key = keys.lease_token
+        self.fence_key = keys.lease_fence
+        self.replicas_key = keys.replicas
         self.value: str | None = None  # "<token> <consumer>" while this replica owns the stream
         self.held: str | None = None  # the value to give back in Redis (kept past stand_down)
         self.lock = asyncio.Lock()  # one commit or release at a time

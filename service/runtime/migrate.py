@@ -22,16 +22,11 @@ import msgspec
 
 from schemas.common import DEFAULT_POOL
 from service.readmodel import unpack_message
-from service.runtime.partitions import DOMAINS, Layout, Partition, key_prefix
-from service.runtime.store import StreamKeys, glob_escape, text
+from service.runtime import keys
+from service.runtime.keys import StreamKeys
+from service.runtime.partitions import DOMAINS, Layout, Partition
+from service.runtime.store import glob_escape, text
 from service.timeline import decode_archived
-
-# Keys whose name ends in ":<system>:<pool>[:<player id>]" after the store prefix.
-_BY_POOL = ("players", "history", "entries", "ranking", "names")
-# Hashes with fields of several pools, split field by field.
-_SPLIT = ("pools", "catalog", "events", "results", "markers")
-# Per stream, not per pool: left behind.
-_LEFT = ("cursor", "attempts", "lease", "replicas")
 
 
 class MigrationRefused(Exception):
@@ -48,81 +43,96 @@ class Plan(msgspec.Struct):
     )  # partition name -> keys and fields
     left: list[str] = msgspec.field(default_factory=list)  # old keys not copied (unknown kinds)
 
+    def copy(self, key: str, partition: Partition, rest: str) -> None:
+        """Copy `key` (`rest` after the old store's prefix) into `partition`'s store."""
+        self.copies.append((key, StreamKeys(partition.input).prefix + rest))
+        self._count(partition)
 
-async def plan(client: Any, source: str, layout: Layout) -> Plan:  # noqa: C901
+    def put(self, partition: Partition, kind: str, field: bytes, value: bytes) -> None:
+        """Write one field of the shared hash `kind` into `partition`'s."""
+        self.fields.setdefault(StreamKeys(partition.input).prefix + kind, {})[field] = value
+        self._count(partition)
+
+    def _count(self, partition: Partition) -> None:
+        self.counts[partition.name] = self.counts.get(partition.name, 0) + 1
+
+
+async def plan(client: Any, source: str, layout: Layout) -> Plan:
     """Read the old store and decide where each key and field goes."""
-    prefix = key_prefix(source) + ":"
     found = Plan()
-    events_of: dict[
-        bytes, Partition
-    ] = {}  # event id -> partition (from the archive and the results)
+    shared = await _plan_copies(client, source, layout, found)
+    await _plan_fields(client, shared, layout, found)
+    return found
 
-    def target(partition: Partition, kind_and_rest: str) -> str:
-        return key_prefix(partition.input) + ":" + kind_and_rest
 
-    def count(partition: Partition) -> None:
-        found.counts[partition.name] = found.counts.get(partition.name, 0) + 1
-
-    split: dict[str, str] = {}
+async def _plan_copies(client: Any, source: str, layout: Layout, found: Plan) -> dict[str, str]:
+    """The keys of one pool or domain, copied whole (service/runtime/keys.py: the kinds);
+    returns the shared hashes, by kind, to split field by field."""
+    prefix = StreamKeys(source).prefix
+    shared: dict[str, str] = {}
     async for raw in client.scan_iter(match=glob_escape(prefix) + "*", count=1_000):
         key = text(raw)
         rest = key[len(prefix) :]
         kind = rest.split(":", 1)[0]
-        if kind in _BY_POOL:
+        if kind in keys.BY_POOL:
             _, system, pool = rest.split(":", 3)[:3]
-            partition = layout.route(system, pool)
-            found.copies.append((key, target(partition, rest)))
-            count(partition)
-        elif kind == "timeline":
+            found.copy(key, layout.route(system, pool), rest)
+        elif kind in keys.BY_DOMAIN:
             system, pool = DOMAINS.pools(rest.split(":", 1)[1])[0]
-            partition = layout.route(system, pool)
-            found.copies.append((key, target(partition, rest)))
-            count(partition)
-        elif kind in _SPLIT and rest == kind:
-            split[kind] = key
-        elif kind not in _LEFT:
+            found.copy(key, layout.route(system, pool), rest)
+        elif kind in keys.SHARED and rest == kind:
+            shared[kind] = key
+        elif kind not in keys.PER_STREAM:
             found.left.append(key)
+    return shared
 
-    def put(partition: Partition, kind: str, field: bytes, value: bytes) -> None:
-        found.fields.setdefault(target(partition, kind), {})[field] = value
-        count(partition)
 
-    for kind in ("pools", "catalog"):
-        if kind in split:
-            for field, value in (await client.hgetall(split[kind])).items():
+async def _plan_fields(client: Any, shared: dict[str, str], layout: Layout, found: Plan) -> None:
+    """The fields of the shared hashes, each to the partition of the pool or event it names."""
+    events_of: dict[
+        bytes, Partition
+    ] = {}  # event id -> partition (from the archive and the results)
+    for kind in (keys.POOLS, keys.CATALOG):
+        if kind in shared:
+            for field, value in (await client.hgetall(shared[kind])).items():
                 system, _, pool = field.decode().partition(":")
-                put(layout.route(system, pool), kind, field, value)
-    if "events" in split:
-        for event_id, value in (await client.hgetall(split["events"])).items():
+                found.put(layout.route(system, pool), kind, field, value)
+    if keys.EVENTS in shared:
+        for event_id, value in (await client.hgetall(shared[keys.EVENTS])).items():
             event = decode_archived(value).event
             events_of[event_id] = partition = layout.route(
                 event.system, event.pool or DEFAULT_POOL[event.system]
             )
-            put(partition, "events", event_id, value)
-    if "results" in split:
-        for event_id, value in (await client.hgetall(split["results"])).items():
+            found.put(partition, keys.EVENTS, event_id, value)
+    if keys.RESULTS in shared:
+        for event_id, value in (await client.hgetall(shared[keys.RESULTS])).items():
             message = unpack_message(value)
             events_of.setdefault(event_id, layout.route(message.system, message.pool))
-            put(events_of[event_id], "results", event_id, value)
-    if "markers" in split:
-        for field, value in (await client.hgetall(split["markers"])).items():
-            name = field.decode()
-            if name.startswith("period:"):
-                _, system, pool, _ = name.split(":", 3)
-                put(layout.route(system, pool), "markers", field, value)
-            elif name.startswith("event:") and name[6:].encode() in events_of:
-                put(events_of[name[6:].encode()], "markers", field, value)
-            else:  # an event known only by its marker: kept in every partition (it was rated)
-                for partition in layout.partitions:
-                    put(partition, "markers", field, value)
-    return found
+            found.put(events_of[event_id], keys.RESULTS, event_id, value)
+    if keys.MARKERS in shared:
+        for field, value in (await client.hgetall(shared[keys.MARKERS])).items():
+            for partition in _marker_partitions(field.decode(), layout, events_of):
+                found.put(partition, keys.MARKERS, field, value)
+
+
+def _marker_partitions(
+    name: str, layout: Layout, events_of: dict[bytes, Partition]
+) -> tuple[Partition, ...]:
+    """Where an idempotency marker goes: its period's pool, its event's partition, or, for an
+    event known only by its marker, every partition (it was rated)."""
+    if name.startswith("period:"):
+        _, system, pool, _ = name.split(":", 3)
+        return (layout.route(system, pool),)
+    if name.startswith("event:") and name[6:].encode() in events_of:
+        return (events_of[name[6:].encode()],)
+    return layout.partitions
 
 
 async def check(client: Any, source: str, layout: Layout) -> None:
     """Refuse while a service runs on the old stream, while it has entries not applied yet,
     or when a partition already has a store."""
     old = StreamKeys(source)
-    if await client.exists(key_prefix(source) + ":lease"):
+    if await client.exists(old.lease):
         raise MigrationRefused(f"a service holds the lease of {source}: stop it first (SIGTERM)")
     last = await client.xrevrange(source, count=1)
     cursor = text(await client.get(old.cursor))
@@ -133,7 +143,7 @@ async def check(client: Any, source: str, layout: Layout) -> None:
         )
     for partition in layout.partitions:
         async for _ in client.scan_iter(
-            match=glob_escape(key_prefix(partition.input)) + ":*", count=1_000
+            match=glob_escape(StreamKeys(partition.input).prefix) + "*", count=1_000
         ):
             raise MigrationRefused(
                 f"partition {partition.name} has a store already ({partition.input}): "

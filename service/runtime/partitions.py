@@ -30,6 +30,7 @@ import msgspec
 from schemas.common import POOLS, SYSTEMS
 from service.engine.domains import Domains
 from service.engine.registry import default_registry
+from service.runtime.keys import in_slot_of, layout_key, untagged
 
 LAYOUTS = ("single", "domains")
 
@@ -51,7 +52,7 @@ class Partition(msgspec.Struct, frozen=True):
 
 
 class Layout(msgspec.Struct, frozen=True):
-    """A layout's partitions, as the service advertises them (layout_key)."""
+    """A layout's partitions, as the service advertises them (keys.layout_key)."""
 
     layout: str
     partitions: tuple[Partition, ...]
@@ -107,24 +108,11 @@ def layout_of(layout: str, inputs: tuple[str, ...], output: str, dead_letter: st
     parts = []
     for domain in domain_names():
         name = partition_name(domain)
-        tag = "{" + name + "}:"
-        parts.append(Partition(name, tag + inputs[0], tag + output, tag + dead_letter, (domain,)))
+        input_, output_, dead_letter_ = (
+            in_slot_of(name, s) for s in (inputs[0], output, dead_letter)
+        )
+        parts.append(Partition(name, input_, output_, dead_letter_, (domain,)))
     return Layout("domains", tuple(parts), inputs[0])
-
-
-def has_hash_tag(key: str) -> bool:
-    """Whether Redis Cluster hashes `key` by a tag: a `{` followed, later, by a `}` with
-    something between them (the first such pair counts)."""
-    start = key.find("{")
-    if start < 0:
-        return False
-    end = key.find("}", start + 1)
-    return end > start + 1
-
-
-def key_prefix(stream: str) -> str:
-    """The prefix of a stream's store keys: in the stream's slot, whatever its name."""
-    return stream if has_hash_tag(stream) else "{" + stream + "}"
 
 
 def cluster_problem(layout: Layout) -> str | None:
@@ -136,19 +124,17 @@ def cluster_problem(layout: Layout) -> str | None:
     for partition in layout.partitions:
         streams = (partition.input, partition.output, partition.dead_letter)
         if len({key_slot(s.encode()) for s in streams}) > 1:
-            tag = key_prefix(partition.input)
+            output, dead_letter = (
+                in_slot_of(partition.input, untagged(s))
+                for s in (partition.output, partition.dead_letter)
+            )
             return (
                 f"on a Redis Cluster each partition's output and dead-letter streams must hash to its input "
                 f"stream's slot, and {', '.join(streams)} do not: set RATING_PARTITIONS=domains, or name them "
-                f"with the input stream's hash tag (RATING_OUTPUT_STREAM={tag}:{_untagged(partition.output)} "
-                f"RATING_DEAD_LETTER_STREAM={tag}:{_untagged(partition.dead_letter)})"
+                f"with the input stream's hash tag (RATING_OUTPUT_STREAM={output} "
+                f"RATING_DEAD_LETTER_STREAM={dead_letter})"
             )
     return None
-
-
-def _untagged(stream: str) -> str:
-    """A stream's name without a leading hash tag ("{x}:ratings.updated" -> "ratings.updated")."""
-    return stream.split("}:", 1)[1] if stream.startswith("{") and "}:" in stream else stream
 
 
 def misrouted(partition: Partition, layout: Layout, system: str, pool: str) -> str | None:
@@ -158,12 +144,6 @@ def misrouted(partition: Partition, layout: Layout, system: str, pool: str) -> s
     right = layout.route(system, pool)
     pools = ", ".join(f"{s}/{p}" for s, p in DOMAINS.pools(DOMAINS.of(system, pool)))
     return f"{system}/{pool} events belong on {right.input} (partition {right.name}: {pools}), not {partition.input}"
-
-
-def layout_key(base: str) -> str:
-    """Where a service whose RATING_INPUT_STREAMS starts with `base` advertises its layout
-    (JSON of Layout): `rating-service:partitions:events.finished` by default."""
-    return f"rating-service:partitions:{base}"
 
 
 async def advertise(client: Any, layout: Layout) -> None:

@@ -40,13 +40,13 @@ from service.rating import (
 )
 from service.runtime.connection import on_owner
 from service.runtime.deadletters import oldest_open_dead_letter, rejection_message
+from service.runtime.keys import StreamKeys
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.partitions import misrouted
 from service.runtime.settings import Settings
 from service.runtime.store import (
     DATA_FIELD,
-    StreamKeys,
     encode,
     entry_order,
     index_existing,

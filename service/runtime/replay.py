@@ -23,9 +23,9 @@ from schemas.records import PlayerRecord, PoolState
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
 from service.rating import Duplicate, MemoryLedger, Rejected, apply_message
+from service.runtime.keys import StreamKeys
 from service.runtime.store import (
     DATA_FIELD,
-    StreamKeys,
     decode_record,
     glob_escape,
     ledger_writes,
@@ -70,15 +70,10 @@ class MapDiff:
     only_replay: int = 0
 
 
-def key_prefix(keys: StreamKeys) -> str:
-    """What every key of `keys` starts with (`[namespace:]{stream}:`)."""
-    return keys.cursor[: -len("cursor")]
-
-
 async def existing_keys(client: Any, keys: StreamKeys) -> list[str]:
     """The keys already under this stream's (namespaced) prefix."""
     found = []
-    async for key in client.scan_iter(match=glob_escape(key_prefix(keys)) + "*", count=1_000):
+    async for key in client.scan_iter(match=glob_escape(keys.prefix) + "*", count=1_000):
         found.append(text(key))
     return sorted(found)
 

@@ -1,15 +1,9 @@
-"""The Redis store: key layout, snapshot reads, and the writes of one commit.
+"""The Redis store: snapshot reads, and the writes of one commit.
 
-Every key of one input stream shares its slot: the keys are prefixed by the stream's name
-when it carries a hash tag (`{fide.standard}:events.finished`, the domains layout of
-partitions.py), else by `{<stream>}` (the stream's own key hashes to the same slot), so one
-MULTI/EXEC covers them on Redis Cluster too. The keys, their types and contents:
-`key_layout` below (the Redis keys page of the docs, docs/reference/keys.md, is made from it;
-service/timeline.py: order keys and encodings).
-
-The output and dead-letter streams are written in the same transaction: the domains layout
-names them with the partition's hash tag; in the single layout on a cluster, name them with
-the input stream's (e.g. `{events.finished}:ratings.updated`).
+The keys are named by service/runtime/keys.py (StreamKeys; their types and contents:
+`key_layout`, the Redis keys page docs/reference/keys.md): every key of one input stream
+shares its slot, so one MULTI/EXEC covers them, with the output and dead-letter streams, on
+Redis Cluster too.
 """
 
 from __future__ import annotations
@@ -24,141 +18,13 @@ from schemas.events import EventContent, InputMessage
 from schemas.records import PlayerRecord, PoolState
 from service.rating import Changes, MemberChanges, MemoryLedger, Needs
 from service.readmodel import name_members, pack_message, rank_score
-from service.runtime.partitions import key_prefix
+from service.runtime.keys import StreamKeys
 from service.timeline import decode_archived, encode_archived, order_key, split_member
 
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
 _encoder = msgspec.json.Encoder()
 DATA_FIELD = "__data__"
-
-
-class StreamKeys:
-    """The names of the keys that belong to one input stream. A `namespace` (for a replay
-    into fresh keys) prefixes every name and keeps the stream's hash tag."""
-
-    def __init__(self, stream: str, namespace: str | None = None):
-        self.stream = stream
-        tag = (f"{namespace}:" if namespace else "") + key_prefix(stream)
-        self.cursor = f"{tag}:cursor"
-        self.pools = f"{tag}:pools"
-        self.markers = f"{tag}:markers"
-        self.attempts = f"{tag}:attempts"
-        self.events = f"{tag}:events"
-        self._players = f"{tag}:players"
-        self._timeline = f"{tag}:timeline"
-        self._history = f"{tag}:history"
-        self.results = f"{tag}:results"
-        self.catalog = f"{tag}:catalog"
-        self._entries = f"{tag}:entries"
-        self._ranking = f"{tag}:ranking"
-        self._names = f"{tag}:names"
-
-    def players(self, system: str, pool: str) -> str:
-        return f"{self._players}:{system}:{pool}"
-
-    def timeline(self, domain: str) -> str:
-        return f"{self._timeline}:{domain}"
-
-    def history(self, system: str, pool: str, player_id: str) -> str:
-        return f"{self._history}:{system}:{pool}:{player_id}"
-
-    def entries(self, system: str, pool: str, player_id: str) -> str:
-        return f"{self._entries}:{system}:{pool}:{player_id}"
-
-    def ranking(self, system: str, pool: str) -> str:
-        return f"{self._ranking}:{system}:{pool}"
-
-    def names(self, system: str, pool: str) -> str:
-        return f"{self._names}:{system}:{pool}"
-
-
-class KeyDoc(msgspec.Struct, frozen=True):
-    """One Redis key: its name (with <placeholders>), its type and what it holds."""
-
-    name: str
-    type: str
-    content: str
-
-
-def key_layout(stream: str) -> tuple[KeyDoc, ...]:
-    """Every key of input stream `stream`, named by StreamKeys and StreamLease (<system>,
-    <pool>, <id> and <domain> in place of their values), with its type and content: the
-    table of docs/reference/keys.md (docs/gen_reference.py)."""
-    from service.runtime.leases import StreamLease
-
-    k = StreamKeys(stream)
-    lease = StreamLease(stream)
-    sp, spi = ("<system>", "<pool>"), ("<system>", "<pool>", "<id>")
-    return (
-        KeyDoc(k.cursor, "string", "id of the last input entry whose effect is committed"),
-        KeyDoc(k.players(*sp), "hash", "player id -> `player.record/v1` JSON"),
-        KeyDoc(k.pools, "hash", "`<system>:<pool>` -> pool state JSON (closed FIDE periods)"),
-        KeyDoc(
-            k.markers,
-            "hash",
-            "`event:<event_id>` / `period:<system>:<pool>:<period>` -> content digest",
-        ),
-        KeyDoc(k.attempts, "hash", "entry id -> attempts not yet committed (poison detection)"),
-        KeyDoc(
-            k.events,
-            "hash",
-            "event id -> the archived event (MessagePack: order key, current content, revision, "
-            "digest of its last results)",
-        ),
-        KeyDoc(
-            k.timeline("<domain>"),
-            "sorted set",
-            "the domain's events in date order (lexicographic members: order key + event id)",
-        ),
-        KeyDoc(
-            k.history(*spi),
-            "sorted set",
-            "the player's record before each of their events (order key + packed record)",
-        ),
-        KeyDoc(
-            k.results,
-            "hash",
-            "event id -> the last `ratings.updated/v1` published for it (MessagePack)",
-        ),
-        KeyDoc(
-            k.entries(*spi),
-            "hash",
-            "event id (or `list/<period>`) -> order key + the player's history line (MessagePack)",
-        ),
-        KeyDoc(
-            k.ranking(*sp),
-            "sorted set",
-            "player id, score minus the rating (unrated players: 1,000,000): the ranked list",
-        ),
-        KeyDoc(
-            k.names(*sp),
-            "sorted set",
-            "`word \\0 id` for each word of a player's name (case and accents folded): the search",
-        ),
-        KeyDoc(
-            k.catalog,
-            "hash",
-            "`<system>:<pool>` -> time (ms) of the last input entry (or import) that changed the pool",
-        ),
-        KeyDoc(
-            lease.key,
-            "string",
-            "`<token> <consumer>`, expiring after RATING_LEASE_MS: the replica that owns the stream",
-        ),
-        KeyDoc(
-            lease.fence_key,
-            "string",
-            "the same value without expiry, written only when a lease is taken (every commit "
-            "WATCHes it)",
-        ),
-        KeyDoc(lease.token_key, "string", "the fencing token counter (INCR on every acquisition)"),
-        KeyDoc(
-            lease.replicas_key,
-            "sorted set",
-            "consumer -> heartbeat expiry (ms): the live replicas",
-        ),
-    )
 
 
 def entry_order(entry_id: str) -> tuple[int, int]:
@@ -570,11 +436,3 @@ async def _index(client: Any, keys: StreamKeys, records: list[PlayerRecord]) -> 
 
 # ---------------------------------------------------------------------------- dead letters
 # What is done with them: service/runtime/deadletters.py.
-
-
-def redriven_key(dead_letter_stream: str) -> str:
-    """The redrive ledger of a dead-letter stream: hash dead-letter id -> the input entry id it
-    was re-appended as (the last one, after a redrive `--again`). Named after the stream: with
-    a dead-letter stream named with the input stream's hash tag (as a cluster needs, e.g.
-    `{events.finished}:events.rejected`), the ledger and the input stream share a slot."""
-    return f"{dead_letter_stream}:redriven"

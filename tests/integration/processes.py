@@ -21,8 +21,9 @@ from redis.exceptions import ResponseError
 
 from schemas import PlayerRecord
 from service.runtime.embedded import ServerBinary, find_binary
+from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from service.runtime.store import StreamKeys, entry_order
+from service.runtime.store import entry_order
 from tests.integration.helpers import outputs, pending, rejections
 
 ROOT = Path(__file__).resolve().parents[2]

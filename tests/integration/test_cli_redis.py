@@ -8,7 +8,7 @@ import pytest
 import redis
 
 from service.cli.main import main
-from service.runtime.store import StreamKeys
+from service.runtime.keys import StreamKeys
 from tests.messages import event
 
 pytestmark = pytest.mark.integration

@@ -19,9 +19,9 @@ import time
 import pytest
 import redis.asyncio as aioredis
 
-from service.runtime.leases import lease_key
+from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from service.runtime.store import StreamKeys, entry_order
+from service.runtime.store import entry_order
 from tests.cascade_workload import check_revisions, figures
 from tests.integration.corrections import (
     check_against_offline_and_fold,
@@ -55,7 +55,7 @@ async def test_two_replicas_one_killed_at_random_end_as_offline(redis_url, key_p
 
     async def working() -> object:
         """The replica that owns the stream (holds its lease), else either."""
-        value = await client.get(lease_key(stream))
+        value = await client.get(StreamKeys(stream).lease)
         owner = value.decode().partition(" ")[2] if value else ""
         return next(
             (p for p in services.running if owner.endswith(f"-{p.pid}")),

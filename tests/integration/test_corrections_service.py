@@ -22,9 +22,9 @@ from schemas import PlayerRecord, RatingsUpdated
 from service.cli.main import main
 from service.engine.registry import default_registry
 from service.formats.ratinglists import render_jsonl
+from service.runtime.keys import StreamKeys
 from service.runtime.processor import StreamProcessor
 from service.runtime.records_io import import_records
-from service.runtime.store import StreamKeys
 from tests.integration.corrections import (
     check_against_offline_and_fold,
     load_lists,

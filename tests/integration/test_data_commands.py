@@ -18,8 +18,8 @@ from service.cli.main import main
 from service.engine.registry import default_registry
 from service.formats import trf
 from service.formats.ratinglists import render_csv, render_jsonl
+from service.runtime.keys import StreamKeys
 from service.runtime.processor import StreamProcessor
-from service.runtime.store import StreamKeys
 from tests.integration.helpers import outputs, rejections, settings_for
 
 pytestmark = pytest.mark.integration

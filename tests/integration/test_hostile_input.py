@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from schemas import REASONS
 from service.engine.registry import default_registry
+from service.runtime.keys import StreamKeys
 from service.runtime.processor import StreamProcessor
 from service.runtime.records_io import import_records
-from service.runtime.store import StreamKeys
 from tests.integration.helpers import outputs, pending, rejections, settings_for
 from tests.integration.processes import club_list
 from tests.messages import event

@@ -16,9 +16,10 @@ import redis
 import redis.asyncio as aioredis
 
 import service.runtime.processor as processor_module
-from service.runtime.leases import LeaseLost, StreamLease, fence_key, lease_key, token_of
+from service.runtime.keys import StreamKeys
+from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.processor import StreamProcessor
-from service.runtime.store import StreamKeys, entry_order
+from service.runtime.store import entry_order
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
 from tests.integration.processes import Services, check_final_state, load_club, random_events
@@ -44,7 +45,7 @@ async def own_lease(client, settings, value: str) -> StreamProcessor:
     """A processor whose replica holds the lease `value` ("<token> <consumer>")."""
     stream = settings.input_streams[0]
     lease = held(value)
-    lease.key, lease.fence_key = lease_key(stream), fence_key(stream)
+    lease.key, lease.fence_key = StreamKeys(stream).lease, StreamKeys(stream).lease_fence
     await client.set(lease.key, value, px=60_000)
     await client.set(lease.fence_key, value)
     processor = StreamProcessor(client, settings, stream, counting_registry(), lease=lease)
@@ -64,7 +65,9 @@ async def test_a_commit_under_another_owners_lease_writes_nothing(client, redis_
     await load_club(client, settings)
     processor = await own_lease(client, settings, "1 paused-replica")
     ids = await publish(client, settings, *random_events(3, 1))
-    await client.set(fence_key(settings.input_streams[0]), "2 new-owner")  # taken over meanwhile
+    await client.set(
+        StreamKeys(settings.input_streams[0]).lease_fence, "2 new-owner"
+    )  # taken over meanwhile
     with pytest.raises(LeaseLost):
         await processor.handle(*ids)
     await nothing_committed(client, settings)
@@ -87,7 +90,9 @@ async def test_a_lease_taken_between_the_check_and_exec_aborts_the_commit(
         build = queue_reads(reads, keys, wants)
 
         def build_ledger(replies):
-            other.set(fence_key(settings.input_streams[0]), "2 new-owner")  # after the check
+            other.set(
+                StreamKeys(settings.input_streams[0]).lease_fence, "2 new-owner"
+            )  # after the check
             return build(replies)
 
         return build_ledger
@@ -115,7 +120,7 @@ async def test_a_standby_processor_without_the_lease_commits_nothing(client, red
 
 
 async def lease_value(client, settings) -> str | None:
-    value = await client.get(lease_key(settings.input_streams[0]))
+    value = await client.get(StreamKeys(settings.input_streams[0]).lease)
     return value.decode() if value else None
 
 
@@ -228,7 +233,7 @@ async def test_a_replica_restarted_under_its_own_name_takes_its_lease_at_once(
         assert before.endswith(f" {key_prefix}-replica")
         services.kill(first)  # SIGKILL: the lease stays behind
         await client.persist(
-            lease_key(settings.input_streams[0])
+            StreamKeys(settings.input_streams[0]).lease
         )  # and would never expire by itself
         services.start()
         await publish(client, settings, *events[10:])
@@ -345,7 +350,7 @@ async def test_leases_spread_over_the_replicas_and_rebalance_when_one_joins(
         redis_url, key_prefix, input_streams=(f"{key_prefix}.a", f"{key_prefix}.b")
     )
     services = Services(settings)
-    keys = [lease_key(s) for s in settings.input_streams]
+    keys = [StreamKeys(s).lease for s in settings.input_streams]
 
     async def holders() -> list[str]:
         return [(v or b"").decode().partition(" ")[2] for v in await client.mget(keys)]

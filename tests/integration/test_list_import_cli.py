@@ -10,7 +10,7 @@ import sys
 import pytest
 import redis
 
-from service.runtime.store import StreamKeys
+from service.runtime.keys import StreamKeys
 from tests.integration.processes import ROOT
 
 pytestmark = pytest.mark.integration

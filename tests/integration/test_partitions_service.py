@@ -18,10 +18,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord, RatingsUpdated
-from service.runtime.leases import lease_key
-from service.runtime.partitions import DOMAINS, layout_key
+from service.runtime.keys import StreamKeys, layout_key
+from service.runtime.partitions import DOMAINS
 from service.runtime.records_io import export_records
-from service.runtime.store import StreamKeys
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT, Services, offline_records
 
@@ -118,7 +117,7 @@ def test_domains_layout_end_to_end(tmp_path, redis_url, key_prefix):
 
                 # The leases: every partition owned by exactly one of the two replicas, three each.
                 owners = [
-                    (await client.get(lease_key(p.input))).decode().split(" ", 1)[1]
+                    (await client.get(StreamKeys(p.input).lease)).decode().split(" ", 1)[1]
                     for p in layout.partitions
                 ]
                 assert sorted(owners.count(o) for o in set(owners)) == [3, 3], owners

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as aioredis
 
+from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from service.runtime.store import StreamKeys
 from tests.integration.helpers import outputs, publish, rejections, settings_for
 from tests.integration.processes import Services, wait_until_applied
 from tests.unit.test_periods import LIST, close, event

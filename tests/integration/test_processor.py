@@ -8,8 +8,8 @@ import asyncio
 import pytest
 import redis.asyncio as aioredis
 
+from service.runtime.keys import StreamKeys
 from service.runtime.processor import StreamProcessor
-from service.runtime.store import StreamKeys
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, pending, publish, rejections, settings_for
 from tests.messages import event

@@ -20,8 +20,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord, RatingsUpdated
+from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from service.runtime.store import StreamKeys
 from tests.conftest import needs
 from tests.integration.helpers import publish, rejections, settings_for
 from tests.integration.processes import ROOT, Services, free_port, wait_until_applied

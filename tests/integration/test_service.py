@@ -17,8 +17,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord
+from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from service.runtime.store import StreamKeys
 from tests.integration.helpers import pending, publish, settings_for
 from tests.integration.processes import (
     ROOT,

@@ -12,8 +12,8 @@ import time
 import pytest
 import redis.asyncio as aioredis
 
+from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from service.runtime.store import StreamKeys
 from tests.integration.helpers import publish, settings_for
 from tests.integration.mixed_events import season, starting_lists
 from tests.integration.processes import Services, check_final_state

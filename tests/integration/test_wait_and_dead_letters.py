@@ -16,9 +16,9 @@ import redis
 import redis.asyncio as aioredis
 
 from schemas import RatingsUpdated
+from service.runtime.keys import redriven_key
 from service.runtime.metrics import Metrics
 from service.runtime.processor import StreamProcessor
-from service.runtime.store import redriven_key
 from tests.engines import counting_registry
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT, Services

@@ -317,3 +317,114 @@ def test_the_engine_use_case_and_read_model_import_no_adapter(graph, inner):
         if inside(m, inner)
     }
     assert {m: d for m, d in bad.items() if d} == {}
+
+
+# ------------------------------------------------------------------------ the key names
+# Every Redis key and stream name is made in service/runtime/keys.py: a literal elsewhere that
+# builds one (`prefix + ":cursor"`, f"{tag}:lease", a list of key kinds, a hash tag's brace)
+# would name data that keys.py no longer agrees with.
+KEYS_MODULE = ROOT / "service" / "runtime" / "keys.py"
+
+
+def key_fragments() -> set[str]:
+    """The words keys.py builds names from, read off the names it makes for sample streams:
+    every `:`-separated part that is neither the sample's own name nor a <placeholder>."""
+    from service.runtime import keys
+
+    names = [k.name for k in keys.key_layout("S")]
+    names += [v for v in vars(keys.StreamKeys("S")).values()]
+    names += [keys.redriven_key("D"), keys.layout_key("B"), keys.in_slot_of("P", "X")]
+    parts = {part for name in names for part in name.split(":")}
+    return {p for p in parts if p and p not in ("S", "{S}", "D", "B", "{P}", "X")} - {
+        p for p in parts if p.startswith("<")
+    }
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def key_literals(source: str, fragments: set[str]) -> list[tuple[int, str]]:
+    """The literals of `source` (string constants and the literal parts of f-strings, not
+    docstrings) that build a key name: a part joined by `:` to a fragment of keys.py
+    (":cursor", "rating-service:partitions:"; a literal with a space in it is a message, not
+    a piece of a name), a hash tag's brace ("{", "}:"), or a tuple, list or set of two or
+    more fragments (the kinds of keys)."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) >= 2:
+            words = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+            if len(words) == len(node.elts) and all(w in fragments for w in words):
+                found.append((node.lineno, repr(tuple(words))))
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            continue
+        value = node.value
+        if id(node) in docs or not value or any(c.isspace() for c in value):
+            continue
+        if ":" in value and fragments & set(value.split(":")):
+            found.append((node.lineno, value))
+        elif "{" in value or "}" in value:
+            if set(value) <= set("{}:"):
+                found.append((node.lineno, value))
+    return sorted(found)
+
+
+def test_key_fragments_are_read_off_keys_py():
+    fragments = key_fragments()
+    assert {
+        "cursor",
+        "players",
+        "lease",
+        "fence",
+        "replicas",
+        "redriven",
+        "partitions",
+    } <= fragments
+    assert not any(f.startswith(("<", "{")) for f in fragments)
+
+
+def test_key_literals_finds_a_planted_key_name(tmp_path):
+    """A test of the test: each planted name is found, the messages and fields are not."""
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        '"""A module that names `{S}:cursor` in its docstring."""\n'
+        "def names(stream, tag, base):\n"
+        '    """And `{S}:lease` in a function\'s."""\n'
+        '    cursor = "{" + stream + "}" + ":cursor"\n'  # line 4: three
+        '    fence = f"{tag}:lease:fence"\n'  # line 5
+        '    kinds = ("players", "history")\n'  # line 6
+        '    layout = "rating-service:partitions:" + base\n'  # line 7
+        '    log.info("lease lost", key=f"{tag}:cursor is gone")\n'
+        '    marker = f"event:{base}"\n'
+        '    print(f"{base} into the partitions:")\n'
+        '    return "fide:standard", ("events", "runs")\n',
+        encoding="utf-8",
+    )
+    found = key_literals(planted.read_text(encoding="utf-8"), key_fragments())
+    assert found == [
+        (4, ":cursor"),
+        (4, "{"),
+        (4, "}"),
+        (5, ":lease:fence"),
+        (6, "('players', 'history')"),
+        (7, "rating-service:partitions:"),
+    ]
+
+
+def test_key_names_are_made_only_in_keys_py():
+    fragments = key_fragments()
+    found = {
+        path.relative_to(ROOT).as_posix(): hits
+        for path in project_modules().values()
+        if path != KEYS_MODULE
+        and (hits := key_literals(path.read_text(encoding="utf-8"), fragments))
+    }
+    assert found == {}, "key names built outside service/runtime/keys.py"

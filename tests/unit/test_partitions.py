@@ -7,18 +7,9 @@ import binascii
 import pytest
 
 from schemas.common import POOLS, SYSTEMS
-from service.runtime.leases import fence_key, lease_key
-from service.runtime.partitions import (
-    DOMAINS,
-    Layout,
-    cluster_problem,
-    has_hash_tag,
-    key_prefix,
-    layout_of,
-    misrouted,
-)
+from service.runtime.keys import StreamKeys, has_hash_tag, key_prefix
+from service.runtime.partitions import DOMAINS, Layout, cluster_problem, layout_of, misrouted
 from service.runtime.settings import SettingsError, load_settings
-from service.runtime.store import StreamKeys
 
 
 def slot(key: str) -> int:
@@ -80,8 +71,8 @@ def test_every_key_of_a_partition_is_in_its_slot():
             keys.players("fide", "standard"),
             keys.entries("cfc", "regular", "p1"),
             keys.ranking("x", "y"),
-            lease_key(partition.input),
-            fence_key(partition.input),
+            StreamKeys(partition.input).lease,
+            StreamKeys(partition.input).lease_fence,
         ]
         assert {slot(n) for n in names} == {slot(partition.input)}, partition.name
 

@@ -1,0 +1,224 @@
+"""The name of every Redis key and stream the service keeps, made here and nowhere else
+(tests/unit/test_layout.py checks it): the store, read model and leases of each input stream
+(StreamKeys), the partitions' streams (in_slot_of), the redrive ledger of a dead-letter stream
+(redriven_key), the advertised partition layout (layout_key).
+
+Every key of one input stream shares its slot: the keys are prefixed by the stream's name
+when it carries a hash tag (`{fide.standard}:events.finished`, the domains layout of
+partitions.py), else by `{<stream>}` (the stream's own key hashes to the same slot), so one
+MULTI/EXEC covers them on Redis Cluster too. The keys, their types and contents:
+`key_layout` below (the Redis keys page of the docs, docs/reference/keys.md, is made from it;
+service/timeline.py: order keys and encodings).
+
+The output and dead-letter streams are written in the same transaction: the domains layout
+names them with the partition's hash tag; in the single layout on a cluster, name them with
+the input stream's (e.g. `{events.finished}:ratings.updated`).
+
+The names are stored data: a change of any of them loses the keys an earlier version wrote
+(tests/unit/test_keys.py pins them).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+# The kinds of a stream's keys: the part of the name after the stream's prefix, up to the
+# next ":" (`{S}:players:<system>:<pool>` is of kind "players").
+CURSOR = "cursor"
+PLAYERS = "players"
+POOLS = "pools"
+MARKERS = "markers"
+ATTEMPTS = "attempts"
+EVENTS = "events"
+TIMELINE = "timeline"
+HISTORY = "history"
+RESULTS = "results"
+CATALOG = "catalog"
+ENTRIES = "entries"
+RANKING = "ranking"
+NAMES = "names"
+LEASE = "lease"  # and its fence and token counter: `{S}:lease:fence`, `{S}:lease:token`
+REPLICAS = "replicas"
+
+# The kinds grouped by what their names and fields belong to (migrate.py moves a store by it).
+BY_POOL = (PLAYERS, HISTORY, ENTRIES, RANKING, NAMES)  # `:<system>:<pool>[:<player id>]`
+BY_DOMAIN = (TIMELINE,)  # `:<domain>`
+SHARED = (POOLS, CATALOG, EVENTS, RESULTS, MARKERS)  # one hash, fields of several pools
+PER_STREAM = (CURSOR, ATTEMPTS, LEASE, REPLICAS)  # the stream's progress and owner
+
+_FENCE = "fence"
+_TOKEN = "token"
+_REDRIVEN = "redriven"
+_LAYOUTS = "rating-service:partitions"
+
+
+def has_hash_tag(key: str) -> bool:
+    """Whether Redis Cluster hashes `key` by a tag: a `{` followed, later, by a `}` with
+    something between them (the first such pair counts)."""
+    start = key.find("{")
+    if start < 0:
+        return False
+    end = key.find("}", start + 1)
+    return end > start + 1
+
+
+def key_prefix(stream: str) -> str:
+    """The prefix of a stream's store keys: in the stream's slot, whatever its name."""
+    return stream if has_hash_tag(stream) else "{" + stream + "}"
+
+
+def in_slot_of(owner: str, name: str) -> str:
+    """`name` under `owner`'s hash tag: a partition's streams ("fide.standard",
+    "events.finished" -> "{fide.standard}:events.finished"), or an output stream named for an
+    input stream's slot ("events.finished", "ratings.updated" -> "{events.finished}:ratings.updated")."""
+    return f"{key_prefix(owner)}:{name}"
+
+
+def untagged(stream: str) -> str:
+    """A stream's name without a leading hash tag ("{x}:ratings.updated" -> "ratings.updated")."""
+    return stream.split("}:", 1)[1] if stream.startswith("{") and "}:" in stream else stream
+
+
+def is_namespace(name: str) -> bool:
+    """Whether `name` can prefix a stream's keys (StreamKeys' namespace): not empty, without
+    ':' (the names' separator) or a brace (it would change the keys' hash tag)."""
+    return bool(name) and not any(c in name for c in ":{}")
+
+
+class StreamKeys:
+    """The names of the keys that belong to one input stream. A `namespace` (for a replay
+    into fresh keys) prefixes every name and keeps the stream's hash tag."""
+
+    def __init__(self, stream: str, namespace: str | None = None):
+        self.stream = stream
+        self.prefix = (f"{namespace}:" if namespace else "") + key_prefix(stream) + ":"
+        self.cursor = self.prefix + CURSOR
+        self.pools = self.prefix + POOLS
+        self.markers = self.prefix + MARKERS
+        self.attempts = self.prefix + ATTEMPTS
+        self.events = self.prefix + EVENTS
+        self._players = self.prefix + PLAYERS
+        self._timeline = self.prefix + TIMELINE
+        self._history = self.prefix + HISTORY
+        self.results = self.prefix + RESULTS
+        self.catalog = self.prefix + CATALOG
+        self._entries = self.prefix + ENTRIES
+        self._ranking = self.prefix + RANKING
+        self._names = self.prefix + NAMES
+        self.lease = self.prefix + LEASE
+        self.lease_fence = f"{self.lease}:{_FENCE}"
+        self.lease_token = f"{self.lease}:{_TOKEN}"
+        self.replicas = self.prefix + REPLICAS
+
+    def players(self, system: str, pool: str) -> str:
+        return f"{self._players}:{system}:{pool}"
+
+    def timeline(self, domain: str) -> str:
+        return f"{self._timeline}:{domain}"
+
+    def history(self, system: str, pool: str, player_id: str) -> str:
+        return f"{self._history}:{system}:{pool}:{player_id}"
+
+    def entries(self, system: str, pool: str, player_id: str) -> str:
+        return f"{self._entries}:{system}:{pool}:{player_id}"
+
+    def ranking(self, system: str, pool: str) -> str:
+        return f"{self._ranking}:{system}:{pool}"
+
+    def names(self, system: str, pool: str) -> str:
+        return f"{self._names}:{system}:{pool}"
+
+
+def redriven_key(dead_letter_stream: str) -> str:
+    """The redrive ledger of a dead-letter stream: hash dead-letter id -> the input entry id it
+    was re-appended as (the last one, after a redrive `--again`). Named after the stream: with
+    a dead-letter stream named with the input stream's hash tag (as a cluster needs, e.g.
+    `{events.finished}:events.rejected`), the ledger and the input stream share a slot."""
+    return f"{dead_letter_stream}:{_REDRIVEN}"
+
+
+def layout_key(base: str) -> str:
+    """Where a service whose RATING_INPUT_STREAMS starts with `base` advertises its layout
+    (JSON of partitions.Layout): `rating-service:partitions:events.finished` by default."""
+    return f"{_LAYOUTS}:{base}"
+
+
+class KeyDoc(msgspec.Struct, frozen=True):
+    """One Redis key: its name (with <placeholders>), its type and what it holds."""
+
+    name: str
+    type: str
+    content: str
+
+
+def key_layout(stream: str) -> tuple[KeyDoc, ...]:
+    """Every key of input stream `stream`, named by StreamKeys (<system>, <pool>, <id> and
+    <domain> in place of their values), with its type and content: the table of
+    docs/reference/keys.md (docs/gen_reference.py)."""
+    k = StreamKeys(stream)
+    sp, spi = ("<system>", "<pool>"), ("<system>", "<pool>", "<id>")
+    return (
+        KeyDoc(k.cursor, "string", "id of the last input entry whose effect is committed"),
+        KeyDoc(k.players(*sp), "hash", "player id -> `player.record/v1` JSON"),
+        KeyDoc(k.pools, "hash", "`<system>:<pool>` -> pool state JSON (closed FIDE periods)"),
+        KeyDoc(
+            k.markers,
+            "hash",
+            "`event:<event_id>` / `period:<system>:<pool>:<period>` -> content digest",
+        ),
+        KeyDoc(k.attempts, "hash", "entry id -> attempts not yet committed (poison detection)"),
+        KeyDoc(
+            k.events,
+            "hash",
+            "event id -> the archived event (MessagePack: order key, current content, revision, "
+            "digest of its last results)",
+        ),
+        KeyDoc(
+            k.timeline("<domain>"),
+            "sorted set",
+            "the domain's events in date order (lexicographic members: order key + event id)",
+        ),
+        KeyDoc(
+            k.history(*spi),
+            "sorted set",
+            "the player's record before each of their events (order key + packed record)",
+        ),
+        KeyDoc(
+            k.results,
+            "hash",
+            "event id -> the last `ratings.updated/v1` published for it (MessagePack)",
+        ),
+        KeyDoc(
+            k.entries(*spi),
+            "hash",
+            "event id (or `list/<period>`) -> order key + the player's history line (MessagePack)",
+        ),
+        KeyDoc(
+            k.ranking(*sp),
+            "sorted set",
+            "player id, score minus the rating (unrated players: 1,000,000): the ranked list",
+        ),
+        KeyDoc(
+            k.names(*sp),
+            "sorted set",
+            "`word \\0 id` for each word of a player's name (case and accents folded): the search",
+        ),
+        KeyDoc(
+            k.catalog,
+            "hash",
+            "`<system>:<pool>` -> time (ms) of the last input entry (or import) that changed the pool",
+        ),
+        KeyDoc(
+            k.lease,
+            "string",
+            "`<token> <consumer>`, expiring after RATING_LEASE_MS: the replica that owns the stream",
+        ),
+        KeyDoc(
+            k.lease_fence,
+            "string",
+            "the same value without expiry, written only when a lease is taken (every commit "
+            "WATCHes it)",
+        ),
+        KeyDoc(k.lease_token, "string", "the fencing token counter (INCR on every acquisition)"),
+        KeyDoc(k.replicas, "sorted set", "consumer -> heartbeat expiry (ms): the live replicas"),
+    )
