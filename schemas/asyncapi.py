@@ -46,6 +46,31 @@ _ENTRY = (
 
 def document(version: str = "0.1.0") -> dict:
     """The AsyncAPI 3.0 document; message payloads are the msgspec JSON Schemas."""
+    messages, components = _components()
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "rating-service",
+            "version": version,
+            "description": "Rates chess (CFC, FIDE) and Scrabble (NASPA) events exactly once, in stream order.",
+        },
+        "defaultContentType": "application/json",
+        "servers": {
+            "redis": {
+                "host": "127.0.0.1:6379",
+                "protocol": "redis",
+                "description": "Set by RATING_REDIS_URL.",
+            }
+        },
+        "channels": _channels(),
+        "operations": _operations(),
+        "components": {"messages": messages, "schemas": components},
+    }
+
+
+def _components() -> tuple[dict, dict]:
+    """The messages of `MESSAGES` (each a Redis stream entry, `_ENTRY`) and the schemas of
+    their payloads, from the msgspec Structs, portable (schemas.jsonschema.portable)."""
     (schemas,), components = msgspec.json.schema_components(
         [
             RatingsUpdated
@@ -70,76 +95,68 @@ def document(version: str = "0.1.0") -> dict:
         }
         for name, (struct, tag, summary) in MESSAGES.items()
     }
+    return messages, components
 
-    def refs(*names: str) -> dict:
-        return {n: {"$ref": f"#/components/messages/{n}"} for n in names}
 
+def _refs(*names: str) -> dict:
+    return {n: {"$ref": f"#/components/messages/{n}"} for n in names}
+
+
+def _channels() -> dict:
+    """The input, output and dead-letter streams, one per partition with
+    RATING_PARTITIONS=domains."""
     return {
-        "asyncapi": "3.0.0",
-        "info": {
-            "title": "rating-service",
-            "version": version,
-            "description": "Rates chess (CFC, FIDE) and Scrabble (NASPA) events exactly once, in stream order.",
+        "events.finished": {
+            "address": "events.finished",
+            "description": "Input stream (RATING_INPUT_STREAMS); consumer group `rating-service`. With "
+            "RATING_PARTITIONS=domains, one per partition (ordering domain): "
+            "`{fide.standard}:events.finished` and so on (`rating-service streams` lists them); "
+            "an event on another partition's stream is dead-lettered `misrouted`.",
+            "messages": _refs("EventFinished", "PeriodClosed", "EventCorrected", "EventWithdrawn"),
         },
-        "defaultContentType": "application/json",
-        "servers": {
-            "redis": {
-                "host": "127.0.0.1:6379",
-                "protocol": "redis",
-                "description": "Set by RATING_REDIS_URL.",
-            }
+        "ratings.updated": {
+            "address": "ratings.updated",
+            "description": "Output stream (RATING_OUTPUT_STREAM): one message per rated event, list chunk or "
+            "revision. With RATING_PARTITIONS=domains, one per partition: "
+            "`{fide.standard}:ratings.updated` and so on; read them all for every pool.",
+            "messages": _refs("RatingsUpdated"),
         },
-        "channels": {
-            "events.finished": {
-                "address": "events.finished",
-                "description": "Input stream (RATING_INPUT_STREAMS); consumer group `rating-service`. With "
-                "RATING_PARTITIONS=domains, one per partition (ordering domain): "
-                "`{fide.standard}:events.finished` and so on (`rating-service streams` lists them); "
-                "an event on another partition's stream is dead-lettered `misrouted`.",
-                "messages": refs(
-                    "EventFinished", "PeriodClosed", "EventCorrected", "EventWithdrawn"
-                ),
-            },
-            "ratings.updated": {
-                "address": "ratings.updated",
-                "description": "Output stream (RATING_OUTPUT_STREAM): one message per rated event, list chunk or "
-                "revision. With RATING_PARTITIONS=domains, one per partition: "
-                "`{fide.standard}:ratings.updated` and so on; read them all for every pool.",
-                "messages": refs("RatingsUpdated"),
-            },
-            "events.rejected": {
-                "address": "events.rejected",
-                "description": "Dead-letter stream (RATING_DEAD_LETTER_STREAM). With RATING_PARTITIONS=domains, "
-                "one per partition: `{fide.standard}:events.rejected` and so on.",
-                "messages": refs("EventRejected"),
-            },
+        "events.rejected": {
+            "address": "events.rejected",
+            "description": "Dead-letter stream (RATING_DEAD_LETTER_STREAM). With RATING_PARTITIONS=domains, "
+            "one per partition: `{fide.standard}:events.rejected` and so on.",
+            "messages": _refs("EventRejected"),
         },
-        "operations": {
-            "rateEvents": {
-                "action": "receive",
-                "channel": {"$ref": "#/channels/events.finished"},
-                "messages": [
-                    {"$ref": f"#/channels/events.finished/messages/{name}"}
-                    for name in (
-                        "EventFinished",
-                        "PeriodClosed",
-                        "EventCorrected",
-                        "EventWithdrawn",
-                    )
-                ],
-            },
-            "publishRatings": {
-                "action": "send",
-                "channel": {"$ref": "#/channels/ratings.updated"},
-                "messages": [{"$ref": "#/channels/ratings.updated/messages/RatingsUpdated"}],
-            },
-            "deadLetter": {
-                "action": "send",
-                "channel": {"$ref": "#/channels/events.rejected"},
-                "messages": [{"$ref": "#/channels/events.rejected/messages/EventRejected"}],
-            },
+    }
+
+
+def _operations() -> dict:
+    """What the service does on each channel: receive the inputs, send the ratings and the
+    dead letters."""
+    return {
+        "rateEvents": {
+            "action": "receive",
+            "channel": {"$ref": "#/channels/events.finished"},
+            "messages": [
+                {"$ref": f"#/channels/events.finished/messages/{name}"}
+                for name in (
+                    "EventFinished",
+                    "PeriodClosed",
+                    "EventCorrected",
+                    "EventWithdrawn",
+                )
+            ],
         },
-        "components": {"messages": messages, "schemas": components},
+        "publishRatings": {
+            "action": "send",
+            "channel": {"$ref": "#/channels/ratings.updated"},
+            "messages": [{"$ref": "#/channels/ratings.updated/messages/RatingsUpdated"}],
+        },
+        "deadLetter": {
+            "action": "send",
+            "channel": {"$ref": "#/channels/events.rejected"},
+            "messages": [{"$ref": "#/channels/events.rejected/messages/EventRejected"}],
+        },
     }
 
 

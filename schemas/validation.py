@@ -126,7 +126,28 @@ def check_message(message: InputMessage, limits: Limits = Limits()) -> list[Prob
     return problems
 
 
-def _check_event(event: EventContent, limits: Limits) -> list[Problem]:  # noqa: C901
+def _check_event(event: EventContent, limits: Limits) -> list[Problem]:
+    """Every cross-field problem of an event's content: its dates and sizes, its players
+    declared once, each game's and bye's score, round and players; a too-large message's
+    problems first."""
+    problems = _check_sizes(event, limits)
+    declared: set[str] = set()
+    for i, player in enumerate(event.players):
+        if player.id in declared:
+            problems.append(
+                Problem(f"$.players[{i}].id", f"player {player.id!r} is declared twice")
+            )
+        declared.add(player.id)
+    problems.extend(_check_games(event, declared))
+    problems.extend(_check_byes(event, declared))
+    # A too-large message is reported as such first: it is the reason a producer must fix.
+    problems.sort(key=lambda p: p.reason != "too_large")
+    return problems
+
+
+def _check_sizes(event: EventContent, limits: Limits) -> list[Problem]:
+    """The end date not before the start, the players and games within `limits`
+    (`too_large`), at least one player."""
     problems: list[Problem] = []
     if event.end_date < event.start_date:
         problems.append(
@@ -152,13 +173,13 @@ def _check_event(event: EventContent, limits: Limits) -> list[Problem]:  # noqa:
         )
     if not event.players:
         problems.append(Problem("$.players", "an event needs at least one player"))
-    declared: set[str] = set()
-    for i, player in enumerate(event.players):
-        if player.id in declared:
-            problems.append(
-                Problem(f"$.players[{i}].id", f"player {player.id!r} is declared twice")
-            )
-        declared.add(player.id)
+    return problems
+
+
+def _check_games(event: EventContent, declared: set[str]) -> list[Problem]:
+    """Each game: a score of 1, 0.5 or 0, a round within the event's, two different
+    declared players."""
+    problems: list[Problem] = []
     for i, game in enumerate(event.games):
         where = f"$.games[{i}]"
         if game.score not in VALID_SCORES:
@@ -179,6 +200,12 @@ def _check_event(event: EventContent, limits: Limits) -> list[Problem]:  # noqa:
                 )
         if game.a == game.b:
             problems.append(Problem(f"{where}.b", f"player {game.a!r} cannot play itself"))
+    return problems
+
+
+def _check_byes(event: EventContent, declared: set[str]) -> list[Problem]:
+    """Each bye: a score of 1, 0.5 or 0, a round within the event's, a declared player."""
+    problems: list[Problem] = []
     for i, bye in enumerate(event.byes):
         where = f"$.byes[{i}]"
         if bye.score not in VALID_SCORES:
@@ -193,8 +220,6 @@ def _check_event(event: EventContent, limits: Limits) -> list[Problem]:  # noqa:
             problems.append(
                 Problem(f"{where}.player", f"player {bye.player!r} is not declared in players")
             )
-    # A too-large message is reported as such first: it is the reason a producer must fix.
-    problems.sort(key=lambda p: p.reason != "too_large")
     return problems
 
 

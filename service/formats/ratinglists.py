@@ -46,6 +46,7 @@ writing the named file.
 
 from __future__ import annotations
 
+import _csv
 import csv
 import io
 import re
@@ -165,7 +166,7 @@ def read_list(
     return read_list_report(path, system, pool, rules).records
 
 
-def read_list_report(  # noqa: C901
+def read_list_report(
     path: str | Path,
     system: str | None = None,
     pool: str | None = None,
@@ -194,36 +195,13 @@ def read_list_report(  # noqa: C901
                 document["status"] = status
                 derived += 1
                 given = f" (no status given: {_derivation(status, document)})"
-        try:
-            record = _decoder.decode(
-                document if isinstance(document, bytes) else _encoder.encode(document)
-            )
-        except msgspec.ValidationError as exc:
-            message, _, at = str(exc).partition(" - at `")
-            problems.append(f"{location}: {at.rstrip('`') or '$'}: {message}")
+        record = _decode_row(location, document, problems)
+        if record is None:
             continue
-        except msgspec.DecodeError as exc:
-            problems.append(f"{location}: not valid JSON: {exc}")
-            continue
-        bad = False
-        for name, wanted in (("system", system), ("pool", pool)):
-            if wanted is not None and getattr(record, name) != wanted:
-                problems.append(
-                    f"{location}: $.{name}: {getattr(record, name)!r}, but --{name} is {wanted!r}"
-                )
-                bad = True
-        key = (record.system, record.pool, record.id)
-        if key in seen:
-            problems.append(
-                f"{location}: $.id: player {record.id!r} appears twice in {record.system}/{record.pool}"
-            )
-            bad = True
-        seen.add(key)
-        if rules is not None and not bad:
-            for field, reason in rules.problems(record):
-                problems.append(f"{location}: $.{field}: {reason}{given}")
-                bad = True
-        if not bad:
+        bad = _row_problems(location, record, given, system, pool, rules, seen)
+        if bad:
+            problems.extend(bad)
+        else:
             records.append(record)
     if problems:
         raise ListProblem(_refusal(path, problems))
@@ -231,6 +209,52 @@ def read_list_report(  # noqa: C901
     if csv_file and columns is not None and "games" not in columns:
         fide_without_games = sum(1 for r in records if r.system == "fide" and r.rating is not None)
     return ListRead(records, derived, fide_without_games)
+
+
+def _decode_row(location: str, document: dict | bytes, problems: list[str]) -> PlayerRecord | None:
+    """One row as a `player.record/v1` (the schema's own checks), or None with its problem
+    appended (`file:line: field: reason`)."""
+    try:
+        return _decoder.decode(
+            document if isinstance(document, bytes) else _encoder.encode(document)
+        )
+    except msgspec.ValidationError as exc:
+        message, _, at = str(exc).partition(" - at `")
+        problems.append(f"{location}: {at.rstrip('`') or '$'}: {message}")
+    except msgspec.DecodeError as exc:
+        problems.append(f"{location}: not valid JSON: {exc}")
+    return None
+
+
+def _row_problems(
+    location: str,
+    record: PlayerRecord,
+    given: str,
+    system: str | None,
+    pool: str | None,
+    rules: RecordRules | None,
+    seen: set[tuple[str, str, str]],
+) -> list[str]:
+    """What is wrong with a decoded record in its list: a system or pool other than the
+    command line's, a player the list has already (recorded in `seen`), else whatever the
+    engines refuse about it (`rules`; `given`: how its status was derived)."""
+    problems = []
+    for name, wanted in (("system", system), ("pool", pool)):
+        if wanted is not None and getattr(record, name) != wanted:
+            problems.append(
+                f"{location}: $.{name}: {getattr(record, name)!r}, but --{name} is {wanted!r}"
+            )
+    key = (record.system, record.pool, record.id)
+    if key in seen:
+        problems.append(
+            f"{location}: $.id: player {record.id!r} appears twice in {record.system}/{record.pool}"
+        )
+    seen.add(key)
+    if rules is not None and not problems:
+        problems.extend(
+            f"{location}: $.{field}: {reason}{given}" for field, reason in rules.problems(record)
+        )
+    return problems
 
 
 def _refusal(path: str | Path, problems: list[str]) -> str:
@@ -329,9 +353,12 @@ def resolve_header(
     return fields
 
 
-def _csv_rows(  # noqa: C901
+def _csv_rows(
     path: str | Path, data: bytes, system: str | None, pool: str | None, problems: list[str]
 ) -> tuple[set[str], Iterator[tuple[str, dict]]]:
+    """The fields a CSV list's header gives (`resolve_header`), and its rows as documents
+    (`_csv_documents`, read as they are asked for). Refused: not UTF-8, no `id` column, or
+    no `system` / `pool` column without `--system` / `--pool`."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -349,37 +376,49 @@ def _csv_rows(  # noqa: C901
     for name, value in (("system", system), ("pool", pool)):
         if name not in columns and value is None:
             raise ListProblem(f"{path}:1: no `{name}` column: give --{name}")
+    return columns, _csv_documents(reader, path, len(header), fields, system, pool, problems)
 
-    def rows() -> Iterator[tuple[str, dict]]:
-        for row in reader:
-            location = f"{path}:{reader.line_num}"
-            if not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(header):
-                problems.append(f"{location}: {len(row)} cells, the header has {len(header)}")
-                continue
-            document: dict = {"system": system, "pool": pool}
-            bad = False
-            for name, cell in zip(fields, row):
-                if name is None:
-                    continue
-                cell = cell.strip()
-                if cell == "" or (
-                    name == "birth_year" and cell.strip("0") == ""
-                ):  # FIDE's B-day 0000: unknown
-                    if name in ("system", "pool") and document[name] is not None:
-                        continue
-                    document.pop(name, None)
-                    continue
-                try:
-                    document[name] = _cell(name, cell)
-                except ValueError as exc:
-                    problems.append(f"{location}: $.{name}: {exc}")
-                    bad = True
-            if not bad:
-                yield location, document
 
-    return columns, rows()
+def _csv_documents(
+    reader: _csv.Reader,
+    path: str | Path,
+    width: int,
+    fields: list[str | None],
+    system: str | None,
+    pool: str | None,
+    problems: list[str],
+) -> Iterator[tuple[str, dict]]:
+    """Each non-blank row of `width` cells as a document of its fields (`_cell`), `system`
+    and `pool` from the command line unless a cell gives them; an empty cell (and FIDE's
+    B-day 0000) leaves the field to its default. A bad row's problems are appended to
+    `problems` and the row is left out."""
+    for row in reader:
+        location = f"{path}:{reader.line_num}"
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != width:
+            problems.append(f"{location}: {len(row)} cells, the header has {width}")
+            continue
+        document: dict = {"system": system, "pool": pool}
+        bad = False
+        for name, cell in zip(fields, row):
+            if name is None:
+                continue
+            cell = cell.strip()
+            if cell == "" or (
+                name == "birth_year" and cell.strip("0") == ""
+            ):  # FIDE's B-day 0000: unknown
+                if name in ("system", "pool") and document[name] is not None:
+                    continue
+                document.pop(name, None)
+                continue
+            try:
+                document[name] = _cell(name, cell)
+            except ValueError as exc:
+                problems.append(f"{location}: $.{name}: {exc}")
+                bad = True
+        if not bad:
+            yield location, document
 
 
 def _cell(name: str, cell: str) -> object:

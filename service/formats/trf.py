@@ -695,20 +695,7 @@ def to_event(
             f"{source}: event id {event_id!r} is not 1-128 of [A-Za-z0-9._:-] (give --event-id)"
         )
     ids = dict(ids) if ids is not None else player_ids(tournament, event_id, system)
-    problems = []
-    owner: dict[str, PlayerLine] = {}
-    for p in tournament.players:
-        pid = ids[p.start]
-        if not re.fullmatch(PLAYER_ID_PATTERN, pid):
-            problems.append(
-                f"{source}:{p.line}: player id {pid!r} is not 1-64 of [A-Za-z0-9._:@/-] (shorten --event-id)"
-            )
-        elif pid in owner:
-            problems.append(
-                f"{source}:{p.line}: player id {pid} is also player {owner[pid].start}'s (line {owner[pid].line})"
-            )
-        owner.setdefault(pid, p)
-    by_start = {p.start: p for p in tournament.players}
+    problems = _id_problems(tournament, ids)
     try:
         bye_scores = _bye_scores(tournament)
     except TrfError as exc:
@@ -716,26 +703,7 @@ def to_event(
         bye_scores = {}
     games: list[tuple[int, int, Game]] = []
     byes: list[tuple[int, int, Bye]] = []
-    last_round = 0
-    for p in tournament.players:
-        for number, entry in enumerate(p.rounds, 1):
-            if entry.blank:
-                continue
-            last_round = max(last_round, number)
-            try:
-                _read_round(
-                    p,
-                    number,
-                    entry,
-                    by_start,
-                    ids,
-                    bye_scores,
-                    games,
-                    byes,
-                    f"{source}:{p.line}: round {number}",
-                )
-            except TrfError as exc:
-                problems.extend(exc.problems)
+    last_round = _read_rounds(tournament, ids, bye_scores, games, byes, problems)
     try:
         start, end = _dates(tournament)
     except TrfError as exc:
@@ -761,6 +729,62 @@ def to_event(
         games=[g for *_, g in sorted(games, key=lambda t: (t[0], t[1]))],
         byes=[b for *_, b in sorted(byes, key=lambda t: (t[0], t[1]))],
     )
+
+
+def _id_problems(tournament: Tournament, ids: Mapping[int, str]) -> list[str]:
+    """Each player id that is not one the schema accepts (schemas.common
+    PLAYER_ID_PATTERN), or that two 001 records share."""
+    source = tournament.source
+    problems = []
+    owner: dict[str, PlayerLine] = {}
+    for p in tournament.players:
+        pid = ids[p.start]
+        if not re.fullmatch(PLAYER_ID_PATTERN, pid):
+            problems.append(
+                f"{source}:{p.line}: player id {pid!r} is not 1-64 of [A-Za-z0-9._:@/-] (shorten --event-id)"
+            )
+        elif pid in owner:
+            problems.append(
+                f"{source}:{p.line}: player id {pid} is also player {owner[pid].start}'s (line {owner[pid].line})"
+            )
+        owner.setdefault(pid, p)
+    return problems
+
+
+def _read_rounds(
+    tournament: Tournament,
+    ids: Mapping[int, str],
+    bye_scores: Mapping[str, float],
+    games: list,
+    byes: list,
+    problems: list[str],
+) -> int:
+    """Every round entry of every 001 record (`_read_round`), appending the games and byes
+    (with the round and start number they sort by) and every problem found; the last round
+    with a result (0: none)."""
+    source = tournament.source
+    by_start = {p.start: p for p in tournament.players}
+    last_round = 0
+    for p in tournament.players:
+        for number, entry in enumerate(p.rounds, 1):
+            if entry.blank:
+                continue
+            last_round = max(last_round, number)
+            try:
+                _read_round(
+                    p,
+                    number,
+                    entry,
+                    by_start,
+                    ids,
+                    bye_scores,
+                    games,
+                    byes,
+                    f"{source}:{p.line}: round {number}",
+                )
+            except TrfError as exc:
+                problems.extend(exc.problems)
+    return last_round
 
 
 def _read_round(

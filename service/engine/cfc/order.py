@@ -141,7 +141,24 @@ def calculate(
         raise EngineRejection(
             "unratable", "the event has no rated game (forfeits and byes are not rated)", "$.games"
         )
-    unrated: list[str] = []  # each in first appearance in the games
+    unrated, provisional, established, values = _by_category(priors, tallies)
+    post: dict[str, int] = {}  # rounded, before bonus and floors (C9)
+    rated: dict[str, Rated] = {}
+    if unrated:
+        _rate_unrated(priors, tallies, unrated, values, post, rated)
+    _rate_provisional(priors, tallies, provisional, values, rounds, post, rated)
+    _rate_established(priors, tallies, provisional, established, values, rounds, post, rated)
+    return rated
+
+
+def _by_category(
+    priors: Mapping[str, Prior], tallies: Mapping[str, Tally]
+) -> tuple[list[str], list[str], list[str], dict[str, Valued]]:
+    """The players who played, by category, each in first appearance in the games
+    (unrated, provisional, established: 717's order), and the rated ones' values as
+    opponents at their pre-event rating. Refused when no rated player played (717 AR
+    needs one)."""
+    unrated: list[str] = []
     provisional: list[str] = []
     established: list[str] = []
     values: dict[str, Valued] = {}
@@ -155,41 +172,62 @@ def calculate(
         values[pid] = _value(prior.rating, "pre_event")  # type: ignore[arg-type]  # a provisional or established player has a rating
     if not values:
         raise _no_rated_player()  # 717 AR needs one
-    post: dict[str, int] = {}  # rounded, before bonus and floors (C9)
-    rated: dict[str, Rated] = {}
+    return unrated, provisional, established, values
 
-    if unrated:  # Steps 1 to 3: AR and the two passes for the unrated players.
-        ar = average_rating(priors, tallies)
-        ar_value = _value(ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200")
-        values.update((pid, ar_value) for pid in unrated)
-        pass_1 = {}
-        for pid in unrated:
-            t = tallies[pid]
-            pass_1[pid] = f.performance(_entries(t, values)[1], t.wins, t.losses, t.n)
-        values.update((pid, _value(pass_1[pid], "pass_1")) for pid in unrated)
-        for pid in unrated:
-            t = tallies[pid]
-            entries, values_sum, _ = _entries(t, values)
-            total = f.performance_ratio(values_sum, t.wins, t.losses, 1)  # 714a x N (C1)
-            rating = (total[0], total[1] * t.n)
-            post[pid] = ratio_half_up(*rating)
-            rated[pid] = _performance_rated(
-                priors[pid],
-                "unrated",
-                t.n > f.PROVISIONAL_GAMES,  # C13: 25+ games in a first event, 714a, no 714c
-                rating,
-                entries,
-                rating,
-                post[pid],
-                (ar.numerator, ar.denominator),
-                (pass_1[pid].numerator, pass_1[pid].denominator),
-                total,
-                t.n,
-            )
-        values.update((pid, _value(post[pid], "post_event")) for pid in unrated)
 
-    # Step 4: provisional players, with unrated opponents at their post-event rating (the
-    # rounded pass-2 value, C12).
+def _rate_unrated(
+    priors: Mapping[str, Prior],
+    tallies: Mapping[str, Tally],
+    unrated: list[str],
+    values: dict[str, Valued],
+    post: dict[str, int],
+    rated: dict[str, Rated],
+) -> None:
+    """717 steps 1 to 3: AR, pass 1 with unrated opponents at AR - 200 (C8), pass 2 with
+    them at their unrounded pass-1 value, 714a cumulative (C1; established after 25+ games
+    in a first event, C13). Leaves the unrated players' values at their post-event rating."""
+    ar = average_rating(priors, tallies)
+    ar_value = _value(ar - UNRATED_OPPONENT_OFFSET, "ar_minus_200")
+    values.update((pid, ar_value) for pid in unrated)
+    pass_1 = {}
+    for pid in unrated:
+        t = tallies[pid]
+        pass_1[pid] = f.performance(_entries(t, values)[1], t.wins, t.losses, t.n)
+    values.update((pid, _value(pass_1[pid], "pass_1")) for pid in unrated)
+    for pid in unrated:
+        t = tallies[pid]
+        entries, values_sum, _ = _entries(t, values)
+        total = f.performance_ratio(values_sum, t.wins, t.losses, 1)  # 714a x N (C1)
+        rating = (total[0], total[1] * t.n)
+        post[pid] = ratio_half_up(*rating)
+        rated[pid] = _performance_rated(
+            priors[pid],
+            "unrated",
+            t.n > f.PROVISIONAL_GAMES,  # C13: 25+ games in a first event, 714a, no 714c
+            rating,
+            entries,
+            rating,
+            post[pid],
+            (ar.numerator, ar.denominator),
+            (pass_1[pid].numerator, pass_1[pid].denominator),
+            total,
+            t.n,
+        )
+    values.update((pid, _value(post[pid], "post_event")) for pid in unrated)
+
+
+def _rate_provisional(
+    priors: Mapping[str, Prior],
+    tallies: Mapping[str, Tally],
+    provisional: list[str],
+    values: Mapping[str, Valued],
+    rounds: int,
+    post: dict[str, int],
+    rated: dict[str, Rated],
+) -> None:
+    """717 step 4: provisional players, with unrated opponents at their post-event rating
+    (the rounded pass-2 value, C12): 714a cumulative (C1), or 714b for the event of the
+    25th game (715, C7)."""
     for pid in provisional:
         prior, t = priors[pid], tallies[pid]
         if prior.games + t.n > f.PROVISIONAL_GAMES:  # 715, C7: the 25th game is in this event
@@ -200,7 +238,7 @@ def calculate(
             entries, values_sum, _ = _entries(t, values)
             before_num, before_den = prior.provisional_sum  # type: ignore[misc]  # a provisional player has a provisional sum
             margin = values_sum + 400 * (t.wins - t.losses)  # 714a x N (C1); whole ratings only
-            total = (before_num + margin * before_den, before_den)  # type: ignore[assignment]  # a provisional player sees whole ratings only (C9): an int
+            total: Ratio = (before_num + margin * before_den, before_den)  # type: ignore[assignment]  # a provisional player sees whole ratings only (C9): an int
             games = prior.games + t.n
             rating = (total[0], total[1] * games)
             rated[pid] = _performance_rated(
@@ -218,8 +256,21 @@ def calculate(
             )
         post[pid] = rated[pid].rounded_before_bonus
 
-    # Step 5: established players, below 800 first (C10). Previously unrated and
-    # provisional opponents count at their post-event rating (C9).
+
+def _rate_established(
+    priors: Mapping[str, Prior],
+    tallies: Mapping[str, Tally],
+    provisional: list[str],
+    established: list[str],
+    values: dict[str, Valued],
+    rounds: int,
+    post: dict[str, int],
+    rated: dict[str, Rated],
+) -> None:
+    """717 step 5: established players (714b), those below 800 first. Previously unrated
+    and provisional opponents count at their post-event rating (C9); a player of 800 or
+    more counts an established opponent below 800 at the higher of its pre- and post-event
+    rating (C10)."""
     for pid in provisional:
         values[pid] = _value(post[pid], "post_event")
     below_800 = [pid for pid in established if priors[pid].rating < SUB_800]  # type: ignore[operator]  # an established player has a rating
@@ -249,7 +300,6 @@ def calculate(
                 rounds,
                 False,
             )
-    return rated
 
 
 def _established(

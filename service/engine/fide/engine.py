@@ -19,7 +19,15 @@ from operator import attrgetter
 import msgspec
 
 from schemas.events import EventContent, EventFinished, PeriodClosed
-from schemas.fide import FideDetails, FideGame, FirstEvent, InitialGame, PeriodSums
+from schemas.fide import (
+    FideDetails,
+    FideGame,
+    FideState,
+    FirstEvent,
+    InitialGame,
+    NormCheck,
+    PeriodSums,
+)
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.arithmetic import hundredths_number
@@ -216,6 +224,9 @@ class FideEngine:
     def _event_result(
         record: PlayerRecord, tally: _Tally, period: str, own: int | None
     ) -> PlayerResult:
+        """The player's output for the event (F9: the published rating stays, the projection
+        comes with it): a rated player's by `_rated_result` (8.3.4), a pooled one's by
+        `_initial_result` (8.2); the performance and the norms (1.4) of every game."""
         state = fide_state(record)
         open_games = 0
         sums = None
@@ -233,92 +244,8 @@ class FideEngine:
         if not tally.in_round_order:
             games.sort(key=_round_of)  # round order, as FIDE's calculator lists them (stable)
         if own is not None:
-            k = tally.k
-            assert k is not None
-            period_sum = sums.sum_hundredths if sums else 0
-            projected = (
-                record.rating + period_change(k, period_sum) if record.rating is not None else None
-            )
-            # The output's numbers of whole hundredths: `hundredths_number` (n / 100), inlined
-            # on the engine's hot path, once per player.
-            event_sum, event_text = (
-                tally.sum_hundredths / 100,
-                _hundredths_text(tally.sum_hundredths),
-            )
-            if period_sum == tally.sum_hundredths:  # the period's first event: the same figures
-                period_number, period_text = event_sum, event_text
-            else:
-                period_number, period_text = (
-                    hundredths_number(period_sum),
-                    _hundredths_text(period_sum),
-                )
-            details = msgspec.structs.replace(  # FideDetails(...): see _BLANK_DETAILS
-                _BLANK_DETAILS,
-                period=period,
-                k=k,
-                event_change=k * tally.sum_hundredths / 100,
-                event_change_exact=_hundredths_text(k * tally.sum_hundredths),
-                projected_rating=projected
-                if projected is not None and projected >= MIN_PUBLISHED
-                else None,
-                projection=True,
-                games_counted=tally.rated_games,
-                rating_used=own,
-                event_sum=event_sum,
-                event_sum_exact=event_text,
-                period_games=sums.games if sums else 0,
-                period_sum=period_number,
-                period_sum_exact=period_text,
-                performance=rp,
-                norms=norms,
-                games=games,
-            )
-            # id, old_rating, new_rating, change, old_status, status, games, event_games, score,
-            # expected, performance, details
-            return PlayerResult(
-                record.id,
-                record.rating,
-                record.rating,
-                None,
-                record.status,
-                record.status,
-                record.games + open_games,
-                tally.rated_games,
-                tally.rated_halves / 2,
-                tally.pd_hundredths / 100 if tally.rated_games else None,
-                float(rp) if rp is not None else None,
-                details,
-            )
-        pooled = games_in_window(state.initial_games, period)
-        initial = initial_rating(pooled, state.first_event) if tally.pooled or pooled else None
-        details = msgspec.structs.replace(  # FideDetails(...): see _BLANK_DETAILS
-            _BLANK_DETAILS,
-            period=period,
-            k=None,
-            event_change=None,
-            projected_rating=initial.rating if initial is not None and initial.published else None,
-            projection=True,
-            games_counted=len(tally.pooled),
-            period_games=sum(1 for g in state.initial_games if g.period == period),
-            initial=initial,
-            performance=rp,
-            norms=norms,
-            games=games,
-        )
-        return PlayerResult(
-            record.id,
-            record.rating,
-            record.rating,
-            None,
-            record.status,
-            record.status,
-            record.games + open_games,
-            len(tally.pooled),
-            sum(g.score_halves for g in tally.pooled) / 2,
-            None,
-            float(rp) if rp is not None else None,
-            details,
-        )
+            return _rated_result(record, tally, period, own, sums, open_games, rp, norms, games)
+        return _initial_result(record, state, tally, period, open_games, rp, norms, games)
 
     def record_problems(self, record: PlayerRecord) -> list[RecordProblem]:
         """A rating goes with 'established', no rating with 'unrated' (service.engine.fide.records)."""
@@ -367,6 +294,120 @@ class FideEngine:
         return state
 
 
+def _rated_result(
+    record: PlayerRecord,
+    tally: _Tally,
+    period: str,
+    own: int,
+    sums: PeriodSums | None,
+    open_games: int,
+    rp: int | None,
+    norms: list[NormCheck],
+    games: list[FideGame],
+) -> PlayerResult:
+    """A rated player's output: the event's and the open period's sums of W - We (8.3.4),
+    K x the event's sum, and the projection of the period's change (F9), shown from 1400
+    (7.2.1); the rating itself changes when the period closes (F4)."""
+    k = tally.k
+    assert k is not None
+    period_sum = sums.sum_hundredths if sums else 0
+    projected = record.rating + period_change(k, period_sum) if record.rating is not None else None
+    # The output's numbers of whole hundredths: `hundredths_number` (n / 100), inlined
+    # on the engine's hot path, once per player.
+    event_sum, event_text = (
+        tally.sum_hundredths / 100,
+        _hundredths_text(tally.sum_hundredths),
+    )
+    if period_sum == tally.sum_hundredths:  # the period's first event: the same figures
+        period_number, period_text = event_sum, event_text
+    else:
+        period_number, period_text = (
+            hundredths_number(period_sum),
+            _hundredths_text(period_sum),
+        )
+    details = msgspec.structs.replace(  # FideDetails(...): see _BLANK_DETAILS
+        _BLANK_DETAILS,
+        period=period,
+        k=k,
+        event_change=k * tally.sum_hundredths / 100,
+        event_change_exact=_hundredths_text(k * tally.sum_hundredths),
+        projected_rating=projected
+        if projected is not None and projected >= MIN_PUBLISHED
+        else None,
+        projection=True,
+        games_counted=tally.rated_games,
+        rating_used=own,
+        event_sum=event_sum,
+        event_sum_exact=event_text,
+        period_games=sums.games if sums else 0,
+        period_sum=period_number,
+        period_sum_exact=period_text,
+        performance=rp,
+        norms=norms,
+        games=games,
+    )
+    # id, old_rating, new_rating, change, old_status, status, games, event_games, score,
+    # expected, performance, details
+    return PlayerResult(
+        record.id,
+        record.rating,
+        record.rating,
+        None,
+        record.status,
+        record.status,
+        record.games + open_games,
+        tally.rated_games,
+        tally.rated_halves / 2,
+        tally.pd_hundredths / 100 if tally.rated_games else None,
+        float(rp) if rp is not None else None,
+        details,
+    )
+
+
+def _initial_result(
+    record: PlayerRecord,
+    state: FideState,
+    tally: _Tally,
+    period: str,
+    open_games: int,
+    rp: int | None,
+    norms: list[NormCheck],
+    games: list[FideGame],
+) -> PlayerResult:
+    """A pooled player's output: the initial rating the pool of the 26 months ending with
+    the period would give (7.1.4, 8.2), shown as the projection when it is published (F9)."""
+    pooled = games_in_window(state.initial_games, period)
+    initial = initial_rating(pooled, state.first_event) if tally.pooled or pooled else None
+    details = msgspec.structs.replace(  # FideDetails(...): see _BLANK_DETAILS
+        _BLANK_DETAILS,
+        period=period,
+        k=None,
+        event_change=None,
+        projected_rating=initial.rating if initial is not None and initial.published else None,
+        projection=True,
+        games_counted=len(tally.pooled),
+        period_games=sum(1 for g in state.initial_games if g.period == period),
+        initial=initial,
+        performance=rp,
+        norms=norms,
+        games=games,
+    )
+    return PlayerResult(
+        record.id,
+        record.rating,
+        record.rating,
+        None,
+        record.status,
+        record.status,
+        record.games + open_games,
+        len(tally.pooled),
+        sum(g.score_halves for g in tally.pooled) / 2,
+        None,
+        float(rp) if rp is not None else None,
+        details,
+    )
+
+
 def _tally(
     record: PlayerRecord,
     own: int | None,
@@ -379,50 +420,18 @@ def _tally(
 ) -> _Tally:
     """One player's games as they count (FIDE 8.2, 8.3): against an opponent rated on the
     list in force at the start (F2), each into the sums of a rated player (`own`: the
-    rating they are rated from), with D, PD and W - We (`game_figures`) and K x (W - We) as
-    FIDE's calculator lists them (FideGame); else pooled for an initial rating (8.2), with
-    the opponent's rating and the score only. `unrated`: the players without a rating at the
-    start."""
+    rating they are rated from) with D, PD, W - We and K x (W - We) as FIDE's calculator
+    lists them (FideGame); else pooled (`_pooled_tally`). `unrated`: unrated at the start."""
+    if own is None:  # 8.2: pooled for an initial rating (also off the list since the start, A1)
+        return _pooled_tally(played, at_start, period, event)
     event_id, start_date = event.event_id, event.start_date
-    unrated_games = unrated_halves = 0
+    unrated_games = unrated_halves = halves_sum = 0
     opponents: list[int] = []
-    halves_sum = 0
     kept: list[InitialGame] = []
     games: list[FideGame] = []
     sum_hundredths = pd_hundredths = 0
     last_round = 0
     in_round_order = True
-    if own is None:  # 8.2: pooled for an initial rating (also off the list since the start, A1)
-        for rnd, other, halves in played:
-            opponent = at_start[other]
-            if opponent is None:  # F2: never rated against an unrated opponent
-                unrated_games += 1
-                unrated_halves += halves
-                continue
-            opponents.append(opponent)
-            halves_sum += halves
-            kept.append(InitialGame(period, event_id, start_date, opponent, halves))
-            games.append(
-                FideGame(round=rnd, opponent=other, opponent_rating=opponent, score=halves / 2)
-            )
-            if rnd < last_round:
-                in_round_order = False
-            last_round = rnd
-        return _Tally(
-            None,
-            0,
-            0,
-            0,
-            0,
-            [],
-            kept,
-            opponents,
-            halves_sum,
-            unrated_games,
-            unrated_halves,
-            games,
-            in_round_order,
-        )
     # K for the period (F5-F7), capped by K x n <= 700 over the period's games with these (8.3.3).
     counted = len(played)
     if unrated:
@@ -472,6 +481,56 @@ def _tally(
         halves_sum,
         kept,
         [],
+        opponents,
+        halves_sum,
+        unrated_games,
+        unrated_halves,
+        games,
+        in_round_order,
+    )
+
+
+def _pooled_tally(
+    played: list[tuple[int, str, int]],
+    at_start: Mapping[str, int | None],
+    period: str,
+    event: EventFinished,
+) -> _Tally:
+    """A player without a rating to change (unrated at the start, or off the list since,
+    A1): the games against rated opponents (F2) pooled for an initial rating (8.2, 7.1.4),
+    with the opponent's rating and the score only; those against unrated opponents only
+    counted for the norms (1.4.6)."""
+    event_id, start_date = event.event_id, event.start_date
+    unrated_games = unrated_halves = 0
+    opponents: list[int] = []
+    halves_sum = 0
+    kept: list[InitialGame] = []
+    games: list[FideGame] = []
+    last_round = 0
+    in_round_order = True
+    for rnd, other, halves in played:
+        opponent = at_start[other]
+        if opponent is None:  # F2: never rated against an unrated opponent
+            unrated_games += 1
+            unrated_halves += halves
+            continue
+        opponents.append(opponent)
+        halves_sum += halves
+        kept.append(InitialGame(period, event_id, start_date, opponent, halves))
+        games.append(
+            FideGame(round=rnd, opponent=other, opponent_rating=opponent, score=halves / 2)
+        )
+        if rnd < last_round:
+            in_round_order = False
+        last_round = rnd
+    return _Tally(
+        None,
+        0,
+        0,
+        0,
+        0,
+        [],
+        kept,
         opponents,
         halves_sum,
         unrated_games,

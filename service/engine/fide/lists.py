@@ -147,31 +147,7 @@ def _publish_rated(
     remaining = [s for s in state.periods if s.period != period]
     expected = hundredths_number(sums.points_halves * 50 - sums.sum_hundredths)
     if old is None:
-        # The player left the list after these games were counted: nothing to change.
-        record = msgspec.structs.replace(
-            record, fide=msgspec.structs.replace(state, periods=remaining)
-        )
-        details = FideDetails(
-            period=period,
-            k=None,
-            event_change=None,
-            projected_rating=None,
-            games_counted=0,
-            period_games=0,
-        )
-        result = PlayerResult(
-            id=record.id,
-            old_rating=None,
-            new_rating=None,
-            change=None,
-            old_status=record.status,
-            status=record.status,
-            games=record.games,
-            event_games=0,
-            score=0.0,
-            details=details,
-        )
-        return record, result
+        return _left_the_list(record, state, remaining, period)
     k_used = k_for_period(record, period)
     k = capped_k(k_used, sums.games)
     new: int | None = old + period_change(k, sums.sum_hundredths)
@@ -233,6 +209,35 @@ def _publish_rated(
         details=details,
     )
     return updated, result
+
+
+def _left_the_list(
+    record: PlayerRecord, state: FideState, remaining: list[PeriodSums], period: str
+) -> tuple[PlayerRecord, PlayerResult]:
+    """A player who left the list after the period's games were counted (A1): no rating to
+    change (8.3), the period's sums dropped, an output with no games counted."""
+    record = msgspec.structs.replace(record, fide=msgspec.structs.replace(state, periods=remaining))
+    details = FideDetails(
+        period=period,
+        k=None,
+        event_change=None,
+        projected_rating=None,
+        games_counted=0,
+        period_games=0,
+    )
+    result = PlayerResult(
+        id=record.id,
+        old_rating=None,
+        new_rating=None,
+        change=None,
+        old_status=record.status,
+        status=record.status,
+        games=record.games,
+        event_games=0,
+        score=0.0,
+        details=details,
+    )
+    return record, result
 
 
 def _publish_initial(

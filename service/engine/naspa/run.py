@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from service.engine.arithmetic import half_up
 from service.engine.naspa.expected import ExpectedWins
 from service.engine.naspa.newcomers import Newcomer, rate_newcomers
-from service.engine.naspa.rated import FEEDBACK_SHARE, acceleration, band_walk
+from service.engine.naspa.rated import FEEDBACK_SHARE, Walk, acceleration, band_walk
 
 ONE_THIRD_CLIP = 50  # one-third-rated events: the rounded change is clipped to +/-50
 
@@ -72,6 +72,12 @@ class Figures:
     opponents: tuple[GameFigures, ...] = ()  # in round order
 
 
+# A rated player after the band walk and acceleration, before feedback (N5): old rating,
+# career games, earned and expected wins, the walk, the acceleration, the rating before
+# feedback, the games' figures.
+_Walked = tuple[int, int, float, float, Walk, float, float, tuple[GameFigures, ...]]
+
+
 def rate_run(
     games: Sequence[RatedGame],
     ratings: Mapping[str, int | None],
@@ -88,30 +94,15 @@ def rate_run(
 
     # Newcomers (seed, N2-N4): a newcomer with no counted game gets no rating.
     newcomer_ids = [p for p in played if ratings.get(p) is None]
-    index = {p: i for i, p in enumerate(newcomer_ids)}
-    newcomers = []
-    for p in newcomer_ids:
-        results = played[p]
-        rated = tuple(float(ratings[o]) for o, _, _ in results if ratings.get(o) is not None)  # type: ignore[arg-type]  # filtered on ratings.get(o) is not None
-        unrated = tuple(index[o] for o, _, _ in results if ratings.get(o) is None)
-        newcomers.append(
-            Newcomer(math.fsum(s for _, s, _ in results), len(results), rated, unrated)
-        )
+    newcomers = _newcomers(newcomer_ids, played, ratings)
     solved = rate_newcomers(newcomers, expected)
     value: dict[str, float] = {p: float(ratings[p]) for p in played if ratings.get(p) is not None}  # type: ignore[arg-type]  # filtered on ratings.get(p) is not None
     value.update(zip(newcomer_ids, solved.ratings))  # N5: newcomers count unrounded
 
-    def per_game(p: str, rating: float) -> tuple[GameFigures, ...]:
-        """N1 for each of p's games from `rating`, against the opponent's value (N5)."""
-        return tuple(
-            GameFigures(r, o, value[o], s, expected(rating, value[o]))
-            for o, s, r in sorted(played[p], key=_round)
-        )
-
     figures: dict[str, Figures] = {}
     for p, nc in zip(newcomer_ids, newcomers):
         mine = value[p]
-        opponents = per_game(p, mine)
+        opponents = _per_game(played[p], value, expected, mine)
         figures[p] = Figures(
             old_rating=None,
             new_rating=half_up(mine),
@@ -124,9 +115,56 @@ def rate_run(
             averaged=solved.averaged,
             opponents=opponents,
         )
+    walked, feedback = _walk_rated(played, ratings, career_games, policy, value, expected)
+    _add_rated_figures(figures, walked, feedback, played, policy)
+    return figures
 
-    # Rated players (N5): band walk, acceleration, feedback summed apart.
-    walked: dict[str, tuple] = {}
+
+def _newcomers(
+    newcomer_ids: list[str],
+    played: Mapping[str, list[tuple[str, float, int]]],
+    ratings: Mapping[str, int | None],
+) -> list[Newcomer]:
+    """Each newcomer's input to the seed's algorithm (N2-N4): earned wins, games, the
+    rated opponents' ratings and the unrated opponents (by their place in `newcomer_ids`)."""
+    index = {p: i for i, p in enumerate(newcomer_ids)}
+    newcomers = []
+    for p in newcomer_ids:
+        results = played[p]
+        rated = tuple(float(ratings[o]) for o, _, _ in results if ratings.get(o) is not None)  # type: ignore[arg-type]  # filtered on ratings.get(o) is not None
+        unrated = tuple(index[o] for o, _, _ in results if ratings.get(o) is None)
+        newcomers.append(
+            Newcomer(math.fsum(s for _, s, _ in results), len(results), rated, unrated)
+        )
+    return newcomers
+
+
+def _per_game(
+    results: list[tuple[str, float, int]],
+    value: Mapping[str, float],
+    expected: ExpectedWins,
+    rating: float,
+) -> tuple[GameFigures, ...]:
+    """N1 for each of a player's games from `rating`, against the opponent's value (N5),
+    in round order."""
+    return tuple(
+        GameFigures(r, o, value[o], s, expected(rating, value[o]))
+        for o, s, r in sorted(results, key=_round)
+    )
+
+
+def _walk_rated(
+    played: Mapping[str, list[tuple[str, float, int]]],
+    ratings: Mapping[str, int | None],
+    career_games: Mapping[str, int],
+    policy: Policy,
+    value: Mapping[str, float],
+    expected: ExpectedWins,
+) -> tuple[dict[str, _Walked], dict[str, list[float]]]:
+    """N5 for every rated player: band walk and acceleration (none, and the change / 3, in
+    a one-third-rated event), nsa2008's floor of one (N6), and the feedback each rated
+    opponent receives, kept apart to be summed afterwards."""
+    walked: dict[str, _Walked] = {}
     feedback: dict[str, list[float]] = {}
     for p, results in played.items():
         old = ratings.get(p)
@@ -134,7 +172,7 @@ def rate_run(
             continue
         g = career_games.get(p, 0)
         earned = math.fsum(s for _, s, _ in results)
-        opponents = per_game(p, old)
+        opponents = _per_game(results, value, expected, old)
         expect = math.fsum(o.expected for o in opponents)
         walk = band_walk(old, g, earned - expect)
         if policy.one_third:
@@ -149,7 +187,18 @@ def rate_run(
         if policy.floor_of_one:
             new = max(new, 1.0)  # nsa2008: floor of 1, before feedback (none elsewhere, N6)
         walked[p] = (old, g, earned, expect, walk, gain, new, opponents)
+    return walked, feedback
 
+
+def _add_rated_figures(
+    figures: dict[str, Figures],
+    walked: Mapping[str, _Walked],
+    feedback: Mapping[str, list[float]],
+    played: Mapping[str, list[tuple[str, float, int]]],
+    policy: Policy,
+) -> None:
+    """N5's last step for every rated player: the feedback received added, the rating
+    rounded half up; in a one-third-rated event the change clipped to +/-50."""
     for p, (old, g, earned, expect, walk, gain, new, opponents) in walked.items():
         received = math.fsum(feedback.get(p, ()))
         unrounded = new + received
@@ -174,7 +223,6 @@ def rate_run(
             clipped=clipped,
             opponents=opponents,
         )
-    return figures
 
 
 def _round(game: tuple[str, float, int]) -> int:
