@@ -33,7 +33,9 @@ from tests.integration.processes import (
     Services,
     free_port,
     http_get,
+    load_club,
     log_containing,
+    random_events,
 )
 from tests.integration.tcpproxy import CuttingProxy
 from tests.messages import event
@@ -389,3 +391,38 @@ async def test_sigterm_is_honoured_at_every_stage_of_start_up(stage):
         if proxy is not None:
             await proxy.stop()
         server.remove()
+
+
+# FastStream's own runner, as docs/operations/index.md shows it: the app from the factory.
+FASTSTREAM_RUN = ("-m", "faststream", "run", "service.app:build_app", "--factory")
+
+
+async def test_faststream_run_with_the_factory_rates_and_stops_on_sigterm(redis_url, key_prefix):
+    """`faststream run service.app:build_app --factory`: the app the factory builds from the
+    environment rates an event, and FastStream's signal handling stops it cleanly (exit 0,
+    the service's own "stopped" said, no traceback)."""
+    settings = settings_for(redis_url, key_prefix)
+    services = Services(settings, command=FASTSTREAM_RUN)
+    services.env["RATING_LOG_LEVEL"] = "INFO"
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        await load_club(client, settings)
+        [club_night] = random_events(1, seed=28)
+        process = services.start()
+        await log_containing(services, process, '"event": "starting"')
+        await publish(client, settings, club_night)
+        deadline = time.monotonic() + 60
+        while not await outputs(client, settings):
+            assert process.poll() is None and time.monotonic() < deadline, services.logs(process)
+            await asyncio.sleep(0.1)
+        assert [o.event_id for o in await outputs(client, settings)] == [club_night["event_id"]]
+        process.send_signal(signal.SIGTERM)
+        code, _ = await wait_exit(process)
+        services.running.remove(process)
+        log = services.logs(process)
+        assert code == 0, log
+        assert "Traceback" not in log, log
+        assert '"event": "stopped"' in log, log
+    finally:
+        services.stop_all()
+        await client.aclose()
