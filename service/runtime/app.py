@@ -46,8 +46,7 @@ from typing import Any, TypeVar
 import redis.asyncio as aioredis
 import structlog
 from faststream import AckPolicy, FastStream
-from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
-from faststream.redis.annotations import RedisMessage
+from faststream.redis import RedisBroker, RedisClusterBroker, RedisMessage, StreamSub
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from service.engine.registry import Registry, default_registry

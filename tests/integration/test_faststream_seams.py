@@ -13,8 +13,7 @@ from collections.abc import Callable
 import pytest
 import redis.asyncio as aioredis
 from faststream import AckPolicy
-from faststream.redis import RedisBroker, StreamSub
-from faststream.redis.annotations import RedisMessage
+from faststream.redis import RedisBroker, RedisMessage, StreamSub
 from redis.exceptions import ResponseError
 
 from service.runtime.faststream_seams import (
