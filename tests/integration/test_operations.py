@@ -19,13 +19,14 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from service.runtime.app import build_app
+from service.engine.registry import Registry
+from service.runtime.app import ServiceFailed, build_app, serve
 from service.runtime.health import Health
 from service.runtime.metrics import Metrics
 from service.runtime.processor import StreamProcessor
 from service.web.app import create_app
 from service.web.server import HttpServer
-from tests.engines import counting_registry
+from tests.engines import CountingEngine, counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
 from tests.integration.processes import (
     ROOT,
@@ -425,4 +426,27 @@ async def test_faststream_run_with_the_factory_rates_and_stops_on_sigterm(redis_
         assert '"event": "stopped"' in log, log
     finally:
         services.stop_all()
+        await client.aclose()
+
+
+class ExitingEngine(CountingEngine):
+    """The test double, whose rating of an event named "exit" raises SystemExit: FastStream
+    stops that subscriber for good and asks the app to exit."""
+
+    def rate_event(self, data):
+        if data.event.name == "exit":
+            raise SystemExit(3)
+        return super().rate_event(data)
+
+
+async def test_a_subscriber_that_stops_for_good_makes_serve_fail(redis_url, key_prefix):
+    """`serve` hears the app asked to exit (faststream_seams.ExitAwareApp) and raises
+    ServiceFailed (exit 1) rather than returning as it does on SIGTERM."""
+    settings = settings_for(redis_url, key_prefix)
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        await publish(client, settings, event(name="exit"))
+        with pytest.raises(ServiceFailed, match="a subscriber stopped for good"):
+            await asyncio.wait_for(serve(settings, Registry([ExitingEngine()])), 60)
+    finally:
         await client.aclose()
