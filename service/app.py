@@ -1,15 +1,9 @@
-"""`faststream run service.app:app`: the documented entry point, a thin face over
-service/runtime/app.py, where the app is built from settings."""
+"""`faststream run service.app:build_app --factory`: the documented entry point for FastStream's
+own runner, a thin face over service/runtime/app.py, where the app is built from the settings
+(the environment's; importing this module connects nothing)."""
 
 from __future__ import annotations
 
 from service.runtime.app import build_app, serve
 
 __all__ = ["build_app", "serve"]
-
-
-def __getattr__(name: str):
-    # Built from the environment on first access, so importing this module connects nothing.
-    if name == "app":
-        return build_app()
-    raise AttributeError(name)

@@ -1,11 +1,17 @@
-"""The FastStream application: `rating-service serve`, or `faststream run service.app:app`.
+"""The FastStream application: `rating-service serve`, or
+`faststream run service.app:build_app --factory`.
+
+`build_service` wires one build of the service (Service: the broker, the client, the leases,
+a processor per input stream, the HTTP side) and holds its state; `build_app`, the factory,
+returns its FastStream app. FastStream's private parts are used in runtime/faststream_seams.py
+only.
 
 Per input stream, two subscribers share the consumer group: one reads new entries
 (XREADGROUP >), one reclaims entries left pending by a dead replica after the idle time
 (XAUTOCLAIM). Both hand the entries to the StreamProcessor (new ones with the bodies just
 read, which it applies as read when they follow the applied cursor), which commits and acks.
 Only the replica holding the stream's lease (leases.py) reads it: on a standby both
-subscribers' reads wait for the lease (`_guard_reads`) instead of asking Redis, so no entry
+subscribers' reads wait for the lease (ReadGuard) instead of asking Redis, so no entry
 is delivered to, or left pending for, a standby. The owner applies from the applied cursor
 (XRANGE), so entries a former owner was handed but did not commit are applied by the new
 owner's catch-up when it takes the lease, and acked (XACK acks any consumer's entry).
@@ -16,14 +22,14 @@ dead-lettered by us rather than failing inside the framework.
 `serve` runs the app itself rather than through `FastStream.run`: it owns SIGTERM / SIGINT
 across every start-up try, starts again when Redis cuts a start-up short, and raises
 ServiceFailed (one line, exit 1) for what retrying cannot fix. The subscribers' read errors
-are taken before FastStream's loop sees them (`_guard_reads`): an outage is logged once per
+are taken before FastStream's loop sees them (ReadGuard): an outage is logged once per
 change of state (OutageLog), a lost consumer group is created again at the applied cursor.
 
 On a Redis Cluster (docs/operations/partitions.md; asked of the server, runtime/connection.py) the
 broker is FastStream's RedisClusterBroker, the client redis-py's cluster client, and each
 commit runs on the partition's slot owner; a layout whose commits would span slots is
 refused at start-up. A server that does not answer yet is taken for standalone (the HTTP
-side is live meanwhile) and asked again when it answers: the app is built again for a
+side is live meanwhile) and asked again when it answers: the service is built again for a
 cluster (KindFound).
 """
 
@@ -35,14 +41,12 @@ import gc
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 import structlog
 from faststream import AckPolicy, FastStream
-from faststream.redis import RedisBroker, RedisClusterBroker, StreamSub
-from faststream.redis.annotations import RedisMessage
-from faststream.redis.message import RedisBatchStreamMessage, RedisStreamMessage
+from faststream.redis import RedisBroker, RedisClusterBroker, RedisMessage, StreamSub
 from redis.exceptions import RedisClusterException, RedisError, ResponseError
 
 from service.engine.registry import Registry, default_registry
@@ -52,6 +56,14 @@ from service.runtime.connection import (
     is_cluster,
     is_cluster_now,
     is_connection_race,
+)
+from service.runtime.faststream_seams import (
+    ExitAwareApp,
+    ReadTurn,
+    entries_of,
+    guard_reads,
+    ids_only,
+    no_body,
 )
 from service.runtime.health import Health
 from service.runtime.leases import LeaseLost, Leases
@@ -87,18 +99,154 @@ class KindFound(Exception):
         self.cluster = cluster
 
 
-def build_app(  # noqa: C901
+class Service:
+    """One build of the service, for one kind of server: the FastStream app (`app`, what
+    `faststream run` runs) and what its hooks start and stop: the Redis client, the leases, a
+    processor per input stream, the HTTP side and the side tasks. `exit_requested` is set when
+    a subscriber that stopped for good asks the app to exit (FastStream does so on errors it
+    deems terminal); `serve` tells that apart from SIGTERM and exits non-zero. `release()`
+    releases what a start-up that failed, or was stopped, left."""
+
+    def __init__(
+        self, settings: Settings, registry: Registry, cluster: bool, *, verify_kind: bool
+    ) -> None:
+        self.settings, self.registry = settings, registry
+        # With a guessed kind the start-up asks the server again (KindFound when wrong).
+        self.guessed_kind = cluster if verify_kind else None
+        # FastStream's own log lines go through the standard library into structlog's JSON;
+        # its per-message lines at DEBUG. Its read errors never reach it (see ReadGuard).
+        self.broker = (RedisClusterBroker if cluster else RedisBroker)(
+            settings.redis_url,
+            graceful_timeout=30.0,
+            logger=logging.getLogger("rating.faststream"),
+            log_level=logging.DEBUG,
+        )
+        self.client = client_for(settings.redis_url, cluster)
+        self.metrics = Metrics()
+        self.outage = OutageLog(settings.outage_log_ms / 1000)
+        self.stopping = asyncio.Event()  # set when the shutdown starts: handlers stop waiting
+        self.exit_requested = asyncio.Event()
+        inputs = settings.layout.inputs
+        self.leases = Leases(
+            self.client, settings.consumer, inputs, settings.lease_ms, self.metrics, self.catch_up
+        )
+        self.processors = {
+            s: StreamProcessor(self.client, settings, s, registry, self.metrics, self.leases[s])
+            for s in inputs
+        }
+        self.health = Health(self.client, self.metrics, settings.redis_url)
+        self.http = (
+            _http_server(self.client, self.health, self.metrics, settings)
+            if settings.http_port
+            else None
+        )
+        self.tasks: list[asyncio.Task] = []
+        for processor in self.processors.values():
+            for reclaim in (False, True):
+                _subscribe(self, processor, reclaim=reclaim)
+        self.app = ExitAwareApp(
+            self.broker,
+            logger=logging.getLogger("rating.faststream"),
+            on_exit=self.exit_requested.set,
+            on_startup=[self.start],
+            on_shutdown=[self.stop_side_tasks],
+            after_shutdown=[self.close_client],
+        )
+
+    async def catch_up(self, stream: str) -> None:
+        """Apply whatever is after the cursor up to the last entry the consumer group has
+        delivered (on taking the lease, and again on every renewal: entries handed to a former
+        owner, or to this one and not committed, are not delivered again; the entries after
+        it are, to this replica's subscriber, with their bodies)."""
+        processor = self.processors[stream]
+        try:
+            last = await processor.delivered_until()
+            if last is not None:
+                await processor.handle(last)
+        except LeaseLost:
+            self.leases.lost(stream)
+        except REDIS_AWAY as exc:
+            self.outage.unreachable(_reason(exc, self.settings))
+        except Exception:  # a failing entry (counted towards poison) or a Redis refusal:
+            log.exception("catch-up failed", stream=stream)  # the next renewal tries again
+
+    async def start(self) -> None:
+        """The app's start-up hook: the HTTP side (live at once, ready once Redis answers),
+        then, once Redis answers, the consumer groups, the layout, the index of the existing
+        entries, and the side tasks (the groups' observer, the leases)."""
+        settings = self.settings
+        configure_logging(settings.log_level, settings.log_json)
+        if self.http is not None:
+            try:
+                await self.http.start()
+            except OSError as exc:
+                raise ServiceFailed(_http_problem(exc, settings)) from None
+        processors = list(self.processors.values())
+        await _until_redis_answers(
+            lambda: _start_on_redis(settings, self.guessed_kind, processors), settings
+        )
+        await advertise(self.client, settings.layout)
+        for processor in processors:
+            await processor.index_existing()
+        self.tasks.append(
+            asyncio.create_task(_watch_groups(processors, self.health, self.outage, settings))
+        )
+        self.tasks.append(
+            asyncio.create_task(
+                self.leases.run(lambda exc: self.outage.unreachable(_reason(exc, settings)))
+            )
+        )
+        log.info(
+            "starting",
+            partitions=settings.partitions,
+            streams=list(settings.layout.inputs),
+            group=settings.group,
+            consumer=settings.consumer,
+            engines=[f"{e.system}/{e.ruleset}" for e in self.registry],
+            http=f"{settings.http_host}:{self.http.port}" if self.http is not None else None,
+        )
+
+    async def stop_side_tasks(self) -> None:
+        """The app's shutdown hook (before the subscribers stop)."""
+        self.stopping.set()
+        self.leases.stand_down()
+        for task in self.tasks:
+            task.cancel()
+        if self.http is not None:
+            await self.http.stop()
+
+    async def close_client(self) -> None:
+        """The app's after-shutdown hook: after the last commit, release the leases (a standby
+        takes over within its poll interval) and close the client."""
+        try:
+            await self.leases.release_all()
+        except (RedisError, *REDIS_AWAY) as exc:  # the leases expire on their own
+            log.warning("leases not released", error=_reason(exc, self.settings))
+        await self.client.aclose()
+        log.info("stopped", consumer=self.settings.consumer)
+
+    async def release(self) -> None:
+        """What the shutdown releases, for a start-up that failed or was stopped before it."""
+        await self.stop_side_tasks()
+        try:
+            await self.broker.stop()
+        except Exception as exc:  # a half-started broker: nothing more to release
+            log.debug("broker stop after a failed start-up", error=repr(exc))
+        await self.client.aclose()
+
+
+def build_service(
     settings: Settings | None = None,
     registry: Registry | None = None,
     cluster: bool | None = None,
     *,
     verify_kind: bool = False,
-) -> FastStream:
-    """Wire the broker, the subscribers and the processors from the settings. `cluster`:
-    whether the Redis is a Redis Cluster (runtime/connection.py; None: asked now, standalone
-    when it does not answer, as for `faststream run`). `verify_kind`: the kind was a guess
-    (the server did not answer yet): the start-up asks again once it answers and raises
-    KindFound if it was wrong."""
+) -> Service:
+    """The service wired from the settings (default: the environment's). `cluster`: whether
+    the Redis is a Redis Cluster (runtime/connection.py; None: asked now, standalone when it
+    does not answer, as for `faststream run`). `verify_kind`: the kind was a guess (the server
+    did not answer yet): the start-up asks again once it answers and raises KindFound if it
+    was wrong. A layout whose commits would span a cluster's slots is a ServiceFailed."""
     settings = settings or load_settings()
     registry = registry if registry is not None else default_registry()
     if cluster is None:
@@ -107,124 +255,16 @@ def build_app(  # noqa: C901
         problem = cluster_problem(settings.layout)
         if problem is not None:
             raise ServiceFailed(problem)
-    # FastStream's own log lines go through the standard library into structlog's JSON; its
-    # per-message lines at DEBUG. Its read errors never reach it (see _guard_reads).
-    broker = (RedisClusterBroker if cluster else RedisBroker)(
-        settings.redis_url,
-        graceful_timeout=30.0,
-        logger=logging.getLogger("rating.faststream"),
-        log_level=logging.DEBUG,
-    )
-    client = client_for(settings.redis_url, cluster)
-    metrics = Metrics()
-    outage = OutageLog(settings.outage_log_ms / 1000)
-    stopping = asyncio.Event()  # set when the shutdown starts: handlers stop waiting for Redis
+    return Service(settings, registry, cluster, verify_kind=verify_kind)
 
-    async def catch_up(stream: str) -> None:
-        """Apply whatever is after the cursor up to the last entry the consumer group has
-        delivered (on taking the lease, and again on every renewal: entries handed to a former
-        owner, or to this one and not committed, are not delivered again; the entries after
-        it are, to this replica's subscriber, with their bodies)."""
-        try:
-            last = await processors[stream].delivered_until()
-            if last is not None:
-                await processors[stream].handle(last)
-        except LeaseLost:
-            leases.lost(stream)
-        except REDIS_AWAY as exc:
-            outage.unreachable(_reason(exc, settings))
-        except (
-            Exception
-        ):  # a failing entry (counted towards poison) or a Redis refusal: next renewal tries again
-            log.exception("catch-up failed", stream=stream)
 
-    inputs = settings.layout.inputs
-    leases = Leases(client, settings.consumer, inputs, settings.lease_ms, metrics, catch_up)
-    processors = {
-        s: StreamProcessor(client, settings, s, registry, metrics, leases[s]) for s in inputs
-    }
-    health = Health(client, metrics, settings.redis_url)
-    http = _http_server(client, health, metrics, settings) if settings.http_port else None
-    tasks: list[asyncio.Task] = []
-
-    for processor in processors.values():
-        for reclaim in (False, True):
-            _subscribe(broker, settings, processor, leases, outage, stopping, reclaim=reclaim)
-
-    app = FastStream(broker, logger=logging.getLogger("rating.faststream"))
-    # A subscriber that stops for good asks the app to exit (FastStream does this on errors it
-    # deems terminal); `serve` tells that apart from SIGTERM and exits non-zero.
-    app.exit_requested = asyncio.Event()  # type: ignore[attr-defined]  # our attribute on FastStream's app
-    faststream_exit = app.exit
-
-    def exit() -> None:
-        faststream_exit()
-        app.exit_requested.set()  # type: ignore[attr-defined]  # our attribute on FastStream's app
-
-    app.exit = exit  # type: ignore[method-assign]  # FastStream's app.exit replaced: it sets exit_requested
-
-    @app.on_startup
-    async def create_groups() -> None:
-        configure_logging(settings.log_level, settings.log_json)
-        if http is not None:
-            try:
-                await http.start()  # live at once; ready once Redis answers
-            except OSError as exc:
-                raise ServiceFailed(_http_problem(exc, settings)) from None
-        await _until_redis_answers(
-            lambda: _start_on_redis(
-                settings, cluster if verify_kind else None, processors.values()
-            ),
-            settings,
-        )
-        await advertise(client, settings.layout)
-        for processor in processors.values():
-            await processor.index_existing()
-        tasks.append(
-            asyncio.create_task(_watch_groups(list(processors.values()), health, outage, settings))
-        )
-        tasks.append(
-            asyncio.create_task(leases.run(lambda exc: outage.unreachable(_reason(exc, settings))))
-        )
-        log.info(
-            "starting",
-            partitions=settings.partitions,
-            streams=list(inputs),
-            group=settings.group,
-            consumer=settings.consumer,
-            engines=[f"{e.system}/{e.ruleset}" for e in registry],
-            http=f"{settings.http_host}:{http.port}" if http is not None else None,
-        )
-
-    @app.on_shutdown
-    async def stop_side_tasks() -> None:
-        stopping.set()
-        leases.stand_down()
-        for task in tasks:
-            task.cancel()
-        if http is not None:
-            await http.stop()
-
-    @app.after_shutdown
-    async def close_client() -> None:
-        try:  # after the last commit: a standby takes over within its poll interval
-            await leases.release_all()
-        except (RedisError, *REDIS_AWAY) as exc:  # the leases expire on their own
-            log.warning("leases not released", error=_reason(exc, settings))
-        await client.aclose()
-        log.info("stopped", consumer=settings.consumer)
-
-    async def release() -> None:
-        """What the shutdown releases, for a start-up that failed or was stopped before it."""
-        await stop_side_tasks()
-        try:
-            await broker.stop()
-        except Exception as exc:  # a half-started broker: nothing more to release
-            log.debug("broker stop after a failed start-up", error=repr(exc))
-        await client.aclose()
-
-    app.release = release  # type: ignore[attr-defined]  # our attribute on FastStream's app
-    return app
+def build_app(
+    settings: Settings | None = None, registry: Registry | None = None, cluster: bool | None = None
+) -> FastStream:
+    """The FastStream app, built from the settings: the factory of
+    `faststream run service.app:build_app --factory` (called without arguments: the
+    environment's settings, the default engines, the server asked now)."""
+    return build_service(settings, registry, cluster).app
 
 
 def _http_server(
@@ -277,23 +317,23 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
             cluster = asking.result()
         # A server that does not answer yet is taken for standalone (the HTTP side is live at
         # once, the start-up waits for Redis), and asked again when it answers (KindFound).
-        app = build_app(settings, registry, bool(cluster), verify_kind=cluster is None)
-        starting = asyncio.create_task(app.start())
+        service = build_service(settings, registry, bool(cluster), verify_kind=cluster is None)
+        starting = asyncio.create_task(service.app.start())
         if not await _first(starting, stop):  # SIGTERM during the start-up
             starting.cancel()
             await asyncio.gather(starting, return_exceptions=True)
-            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
+            await service.release()
             log.info("stopped during start-up", consumer=settings.consumer)
             return
         try:
             starting.result()
         except KindFound as found:
-            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
+            await service.release()
             cluster = found.cluster
             log.info("redis answers: building the service again for it", redis=str(found))
             continue
         except REDIS_AWAY as exc:
-            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
+            await service.release()
             log.warning(
                 "start-up interrupted, starting again", error=_reason(exc, settings), retry_in=delay
             )
@@ -303,12 +343,12 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
             delay = min(delay * 2, BACKOFF_MAX)
             continue
         except RedisError as exc:  # e.g. an ACL without a command the service needs
-            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
+            await service.release()
             raise ServiceFailed(
                 f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}"
             ) from None
         except BaseException:
-            await app.release()  # type: ignore[attr-defined]  # our attribute on FastStream's app
+            await service.release()
             raise
         break
     # What start-up made lives as long as the process: out of the garbage collector's way
@@ -317,9 +357,8 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
     gc.freeze()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     log.info("ready", consumer=settings.consumer)
-    exit_requested: asyncio.Event = app.exit_requested  # type: ignore[attr-defined]  # our attribute on FastStream's app
-    await _first(stop.wait(), exit_requested)
-    await app.stop()
+    await _first(stop.wait(), service.exit_requested)
+    await service.app.stop()
     if not stop.is_set():
         raise ServiceFailed(
             "a subscriber stopped for good (see the log above); restart the service"
@@ -353,16 +392,11 @@ def _http_problem(exc: OSError, settings: Settings) -> str:
     )
 
 
-def _subscribe(
-    broker: RedisBroker,
-    settings: Settings,
-    processor: StreamProcessor,
-    leases: Leases,
-    outage: OutageLog,
-    stopping: asyncio.Event,
-    *,
-    reclaim: bool,
-) -> None:
+def _subscribe(service: Service, processor: StreamProcessor, *, reclaim: bool) -> None:
+    """A subscriber of `processor`'s stream: new entries in batches (XREADGROUP >), or with
+    `reclaim` the entries left pending by a dead replica after the idle time (XAUTOCLAIM);
+    its reads guarded (ReadGuard)."""
+    settings = service.settings
     sub = StreamSub(
         processor.stream,
         group=settings.group,
@@ -373,14 +407,28 @@ def _subscribe(
         batch=not reclaim,
         max_records=None if reclaim else settings.batch_size,
     )
+    subscriber = service.broker.subscriber(
+        stream=sub,
+        ack_policy=AckPolicy.MANUAL,
+        parser=ids_only,
+        decoder=no_body,
+        title=f"{processor.stream}{':reclaim' if reclaim else ''}",
+    )
+    subscriber(_entries_handler(service, processor))
+    guard_reads(subscriber, ReadGuard(service, processor))
+
+
+def _entries_handler(
+    service: Service, processor: StreamProcessor
+) -> Callable[[RedisMessage], Awaitable[None]]:
+    """The subscriber's handler: the entries to the processor, which commits and acks them;
+    while Redis is away, tried again with backoff, in order."""
+    settings, outage = service.settings, service.outage
 
     async def on_entries(message: RedisMessage) -> None:
-        # FastStream's UnifyRedisDict names neither a batch's message_ids nor its bodies' type.
-        raw = cast(dict[str, Any], message.raw_message)
-        ids = [i.decode() if isinstance(i, bytes) else i for i in raw["message_ids"]]
         # New entries come with their bodies (applied without reading them again when they
         # follow the cursor); reclaimed ones are read from the stream.
-        bodies = raw["data"] if raw["type"] == "bstream" else None
+        ids, bodies = entries_of(message)
         delay = BACKOFF_FIRST
         while ids:
             try:
@@ -390,36 +438,22 @@ def _subscribe(
             except LeaseLost:
                 # Read just before the lease went: the entries stay pending, unacked; the
                 # new owner applies them from the cursor and acks them.
-                leases.lost(processor.stream)
+                service.leases.lost(processor.stream)
                 return
             except REDIS_AWAY as exc:
                 # Redis went away (or is loading its data after a restart): nothing was half
                 # done (each commit is one MULTI/EXEC); try again when it is back, in order.
                 # On shutdown, leave the entries pending (reclaimed or caught up later).
                 outage.unreachable(_reason(exc, settings))
-                if not await _first(asyncio.sleep(delay), stopping):
+                if not await _first(asyncio.sleep(delay), service.stopping):
                     return
                 delay = min(delay * 2, BACKOFF_MAX)
 
-    subscriber = broker.subscriber(
-        stream=sub,
-        ack_policy=AckPolicy.MANUAL,
-        parser=_ids_only,
-        decoder=_no_body,
-        title=f"{processor.stream}{':reclaim' if reclaim else ''}",
-    )
-    subscriber(on_entries)
-    _guard_reads(subscriber, processor, leases, outage, settings)
+    return on_entries
 
 
-def _guard_reads(
-    subscriber: Any,
-    processor: StreamProcessor,
-    leases: Leases,
-    outage: OutageLog,
-    settings: Settings,
-) -> None:
-    """Take the subscriber's read errors before FastStream's read loop does.
+class ReadGuard:
+    """Takes a subscriber's read errors before FastStream's read loop does (guard_reads).
 
     FastStream (0.7, `_StreamHandlerMixin._consume`) logs every failed read with its
     traceback and waits 5 s, and on a lost consumer group (NOGROUP) stops the subscriber and
@@ -434,58 +468,49 @@ def _guard_reads(
     waits until the lease is this replica's (at most RATING_POLL_MS) and returns empty, so
     that no entry is delivered to, and left pending for, a replica that will not apply it.
     """
-    read = subscriber._get_msgs
-    delay = BACKOFF_FIRST
-    lease = leases[processor.stream]
 
-    async def guarded_read(*args: Any) -> None:
-        nonlocal delay
-        if not lease.owned.is_set():
-            await lease.wait_owned(settings.poll_ms / 1000)
+    def __init__(self, service: Service, processor: StreamProcessor) -> None:
+        self.settings, self.outage, self.processor = service.settings, service.outage, processor
+        self.lease = service.leases[processor.stream]
+        self.delay = BACKOFF_FIRST
+
+    async def __call__(self, read: ReadTurn) -> None:
+        if not self.lease.owned.is_set():
+            await self.lease.wait_owned(self.settings.poll_ms / 1000)
             return
         try:
-            await read(*args)
+            await read()
         except REDIS_AWAY as exc:
-            outage.unreachable(_reason(exc, settings))
-        except (
-            AttributeError
-        ) as exc:  # FastStream's cluster client: a connection closed under the read
+            self.outage.unreachable(_reason(exc, self.settings))
+        except AttributeError as exc:  # FastStream's cluster client: a connection closed under it
             if not is_connection_race(exc):
                 raise
-            outage.unreachable(_reason(exc, settings))
+            self.outage.unreachable(_reason(exc, self.settings))
         except ResponseError as exc:
             if "NOGROUP" in str(exc):
-                outage.reachable()
-                try:
-                    await processor.recover_group()
+                if await self._recover_group():
                     return
-                except REDIS_AWAY as again:
-                    outage.unreachable(_reason(again, settings))
             elif str(exc).startswith("UNBLOCKED"):
                 return  # the stream was deleted under a blocked read: the next read says NOGROUP
             else:
                 raise
         else:
-            outage.reachable()
-            delay = BACKOFF_FIRST
+            self.outage.reachable()
+            self.delay = BACKOFF_FIRST
             return
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, READ_RETRY_MAX)
+        await asyncio.sleep(self.delay)
+        self.delay = min(self.delay * 2, READ_RETRY_MAX)
 
-    subscriber._get_msgs = guarded_read
-
-
-async def _ids_only(
-    raw: dict, original_parser: object
-) -> RedisStreamMessage | RedisBatchStreamMessage:
-    """FastStream's message without decoding the entries' bodies: the handler needs only
-    their ids (the processor reads and decodes the entries itself, strictly, in order)."""
-    kind = RedisBatchStreamMessage if raw["type"] == "bstream" else RedisStreamMessage
-    return kind(raw_message=raw, body=b"", consumer=None, group=None)  # type: ignore[arg-type]  # FastStream's message built directly: its raw dict, no consumer
-
-
-async def _no_body(message: object, original_decoder: object) -> None:
-    return None
+    async def _recover_group(self) -> bool:
+        """The read said NOGROUP: create the group again at the applied cursor (False when
+        Redis went away meanwhile: the read is tried again after the delay)."""
+        self.outage.reachable()
+        try:
+            await self.processor.recover_group()
+            return True
+        except REDIS_AWAY as again:
+            self.outage.unreachable(_reason(again, self.settings))
+            return False
 
 
 async def _kind_now(settings: Settings) -> bool | None:

@@ -32,6 +32,15 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        # Registered in this order, which is the order of the metrics page.
+        self._process()
+        self._events()
+        self._commits()
+        self._backlog()
+        self._replica()
+
+    def _process(self) -> None:
+        """The process and the build."""
         r = self.registry
         # The process (process_resident_memory_bytes, process_cpu_seconds_total, open fds ...),
         # the interpreter (python_info) and its garbage collector, on this registry.
@@ -45,6 +54,10 @@ class Metrics:
             registry=r,
         )
         self.build_info.labels(version(), platform.python_version()).set(1)
+
+    def _events(self) -> None:
+        """What became of the input entries."""
+        r = self.registry
         self.rated = Counter(
             "rating_events_rated",
             "Events (and period closings) applied",
@@ -63,6 +76,10 @@ class Metrics:
             ["stream"],
             registry=r,
         )
+
+    def _commits(self) -> None:
+        """The commits: their time, by stage, their size, and the ones tried again."""
+        r = self.registry
         self.commit_seconds = Histogram(
             "rating_commit_seconds",
             "Time of one commit (read, rate, MULTI/EXEC)",
@@ -96,6 +113,10 @@ class Metrics:
             ["stream"],
             registry=r,
         )
+
+    def _backlog(self) -> None:
+        """What waits: entries not yet delivered, applied or acknowledged; dead letters."""
+        r = self.registry
         self.lag = Gauge(
             "rating_consumer_group_lag",
             "Entries not yet delivered to the group",
@@ -126,6 +147,10 @@ class Metrics:
             ["stream"],
             registry=r,
         )
+
+    def _replica(self) -> None:
+        """This replica's standing: its consumer groups, its leases, its Redis."""
+        r = self.registry
         self.groups_recreated = Counter(
             "rating_consumer_group_recreated",
             "Consumer groups found missing (XGROUP DESTROY, FLUSHALL, Redis restarted empty) and created again",

@@ -19,13 +19,14 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from service.runtime.app import build_app
+from service.engine.registry import Registry
+from service.runtime.app import ServiceFailed, build_app, serve
 from service.runtime.health import Health
 from service.runtime.metrics import Metrics
 from service.runtime.processor import StreamProcessor
 from service.web.app import create_app
 from service.web.server import HttpServer
-from tests.engines import counting_registry
+from tests.engines import CountingEngine, counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
 from tests.integration.processes import (
     ROOT,
@@ -33,7 +34,9 @@ from tests.integration.processes import (
     Services,
     free_port,
     http_get,
+    load_club,
     log_containing,
+    random_events,
 )
 from tests.integration.tcpproxy import CuttingProxy
 from tests.messages import event
@@ -389,3 +392,61 @@ async def test_sigterm_is_honoured_at_every_stage_of_start_up(stage):
         if proxy is not None:
             await proxy.stop()
         server.remove()
+
+
+# FastStream's own runner, as docs/operations/index.md shows it: the app from the factory.
+FASTSTREAM_RUN = ("-m", "faststream", "run", "service.app:build_app", "--factory")
+
+
+async def test_faststream_run_with_the_factory_rates_and_stops_on_sigterm(redis_url, key_prefix):
+    """`faststream run service.app:build_app --factory`: the app the factory builds from the
+    environment rates an event, and FastStream's signal handling stops it cleanly (exit 0,
+    the service's own "stopped" said, no traceback)."""
+    settings = settings_for(redis_url, key_prefix)
+    services = Services(settings, command=FASTSTREAM_RUN)
+    services.env["RATING_LOG_LEVEL"] = "INFO"
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        await load_club(client, settings)
+        [club_night] = random_events(1, seed=28)
+        process = services.start()
+        await log_containing(services, process, '"event": "starting"')
+        await publish(client, settings, club_night)
+        deadline = time.monotonic() + 60
+        while not await outputs(client, settings):
+            assert process.poll() is None and time.monotonic() < deadline, services.logs(process)
+            await asyncio.sleep(0.1)
+        assert [o.event_id for o in await outputs(client, settings)] == [club_night["event_id"]]
+        process.send_signal(signal.SIGTERM)
+        code, _ = await wait_exit(process)
+        services.running.remove(process)
+        log = services.logs(process)
+        assert code == 0, log
+        assert "Traceback" not in log, log
+        assert '"event": "stopped"' in log, log
+    finally:
+        services.stop_all()
+        await client.aclose()
+
+
+class ExitingEngine(CountingEngine):
+    """The test double, whose rating of an event named "exit" raises SystemExit: FastStream
+    stops that subscriber for good and asks the app to exit."""
+
+    def rate_event(self, data):
+        if data.event.name == "exit":
+            raise SystemExit(3)
+        return super().rate_event(data)
+
+
+async def test_a_subscriber_that_stops_for_good_makes_serve_fail(redis_url, key_prefix):
+    """`serve` hears the app asked to exit (faststream_seams.ExitAwareApp) and raises
+    ServiceFailed (exit 1) rather than returning as it does on SIGTERM."""
+    settings = settings_for(redis_url, key_prefix)
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        await publish(client, settings, event(name="exit"))
+        with pytest.raises(ServiceFailed, match="a subscriber stopped for good"):
+            await asyncio.wait_for(serve(settings, Registry([ExitingEngine()])), 60)
+    finally:
+        await client.aclose()
