@@ -1,6 +1,6 @@
 """The lookup commands for people at a terminal: `player` (the record and its recent
 history) and `history` (all of it, or as the API's JSON). They read what the read API
-reads (runtime/reads.py)."""
+reads (runtime/queries.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _check_pool(args: argparse.Namespace) -> None:
 def _lookup(
     args: argparse.Namespace, history: bool
 ) -> tuple[PlayerView | None, PlayerHistory | None]:
-    from service.runtime.reads import ReadModel
+    from service.runtime.queries import ReadModel
 
     async def work(client: Any) -> tuple[PlayerView | None, PlayerHistory | None]:
         reads = ReadModel(client, await _streams(client, args))

@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from schemas import PlayerRecord
 from service.engine.registry import default_registry
 from service.runtime.processor import StreamProcessor
-from service.runtime.reads import ReadModel
+from service.runtime.queries import ReadModel
 from service.runtime.store import StreamKeys, export_records, import_records
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT, offline_records

@@ -26,6 +26,7 @@ from service.runtime.processor import StreamProcessor
 from service.web.app import create_app
 from service.web.server import HttpServer
 from tests.engines import counting_registry
+from tests.fakereads import FakeReads
 from tests.integration.helpers import outputs, publish, settings_for
 from tests.integration.processes import (
     ROOT,
@@ -37,7 +38,6 @@ from tests.integration.processes import (
 )
 from tests.integration.tcpproxy import CuttingProxy
 from tests.messages import event
-from tests.reads import FakeReads
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import NoPermissionError
 
-from service.runtime.reads import ReadModel
+from service.runtime.queries import ReadModel
 from service.runtime.store import StreamKeys
 from tests.integration.helpers import publish, settings_for
 from tests.integration.processes import (

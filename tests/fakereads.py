@@ -1,4 +1,4 @@
-"""A read model for the web tests: the methods of `service/runtime/reads.py`'s ReadModel,
+"""A read model for the web tests: the methods of `service/runtime/queries.py`'s ReadModel,
 over the example events rated in memory (the same engines and outputs as the service)."""
 
 from __future__ import annotations
