@@ -42,7 +42,7 @@ PAGE = 500
 
 
 @dataclass
-class Outcome:
+class EntryOutcome:
     """What one appended entry came to, so far."""
 
     entry_id: str
@@ -67,7 +67,7 @@ class Tracker:
 
     def __init__(self, stream: str, entries: list[tuple[str, str]]):
         self.stream = stream
-        self.outcomes = {entry_id: Outcome(entry_id, label) for entry_id, label in entries}
+        self.outcomes = {entry_id: EntryOutcome(entry_id, label) for entry_id, label in entries}
 
     def output(self, message: RatingsUpdated) -> None:
         outcome = self.outcomes.get(message.source_id)
@@ -108,7 +108,7 @@ def label_of(raw: bytes) -> str:
     return f"period {document.get('system')}/{document.get('pool') or '(default pool)'} {document.get('period')}"
 
 
-def own_first(outcome: Outcome) -> tuple[list[RatingsUpdated], list[RatingsUpdated]]:
+def own_first(outcome: EntryOutcome) -> tuple[list[RatingsUpdated], list[RatingsUpdated]]:
     """The entry's results in the order to show them: its own (its event's result, or the
     list's chunks), then the revisions of later events it set off, in stream order."""
     own = [m for m in outcome.outputs if m.kind == "list" or m.event_id == outcome.label]
@@ -117,7 +117,7 @@ def own_first(outcome: Outcome) -> tuple[list[RatingsUpdated], list[RatingsUpdat
     ]
 
 
-def report(outcome: Outcome, timeout: float) -> str:
+def report(outcome: EntryOutcome, timeout: float) -> str:
     """One entry's outcome for people: a heading line, then the tables or the reason."""
     head = f"{outcome.entry_id}  {outcome.label}"
     state = outcome.state
