@@ -11,7 +11,9 @@ import msgspec
 
 from schemas.common import POOLS, SYSTEMS
 from schemas.reads import HistoryEntry, PlayerHistory, PlayerView
-from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
+from service.cli.errors import EXIT_OK, UserError
+from service.cli.redisclient import run_redis
+from service.cli.settings import REDIS_HELP
 
 
 async def _streams(client: Any, args: argparse.Namespace) -> list[str]:

@@ -22,8 +22,10 @@ import msgspec
 
 from schemas.rejected import REASONS, EventRejected
 from service.cli.data import checked
-from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
+from service.cli.errors import EXIT_OK, UserError
+from service.cli.redisclient import run_redis
 from service.cli.routing import layout_for, system_pool
+from service.cli.settings import REDIS_HELP, cli_settings
 from service.cli.wait import add_wait_options, finish, label_of, tails, wants_wait, watched_streams
 from service.cli.watch import fields_table, rejection_rows, table
 from service.formats.jsonlines import read_documents

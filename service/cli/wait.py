@@ -29,7 +29,8 @@ import msgspec
 
 from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
-from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, cli_settings
+from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from service.cli.settings import cli_settings
 from service.cli.watch import fields_table, rejection_rows, render
 from service.runtime.partitions import Partition
 from service.runtime.store import DATA_FIELD, StreamKeys, entry_order, text
