@@ -32,8 +32,9 @@ from schemas.rejected import EventRejected
 from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from service.cli.settings import cli_settings
 from service.cli.watch import fields_table, rejection_rows, render
+from service.entryids import entry_order
 from service.runtime.partitions import Partition
-from service.runtime.store import DATA_FIELD, StreamKeys, entry_order, text
+from service.runtime.store import DATA_FIELD, StreamKeys, text
 
 _outputs = msgspec.json.Decoder(RatingsUpdated)
 _letters = msgspec.json.Decoder(EventRejected)

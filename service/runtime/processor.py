@@ -30,6 +30,7 @@ from schemas.events import InputMessage
 from schemas.rejected import EventRejected
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
+from service.entryids import entry_age, entry_ms, entry_order
 from service.rating import Applied, Duplicate, MemoryLedger, Needs, Rejected, needs
 from service.runtime.connection import on_owner
 from service.runtime.leases import LeaseLost, StreamLease, token_of
@@ -40,7 +41,6 @@ from service.runtime.store import (
     DATA_FIELD,
     StreamKeys,
     encode,
-    entry_order,
     index_existing,
     load_cascade,
     oldest_open_dead_letter,
@@ -412,7 +412,7 @@ class StreamProcessor:
                 rated = clock()
                 pipe.multi()
                 done = [d.entry.id for d in decisions]
-                queue_ledger_writes(pipe, self.keys, ledger, stamp=int(done[-1].partition("-")[0]))
+                queue_ledger_writes(pipe, self.keys, ledger, stamp=entry_ms(done[-1]))
                 self._queue_outputs(pipe, decisions)
                 pipe.set(self.keys.cursor, done[-1])
                 pipe.xack(self.stream, self.settings.group, *done)
@@ -628,7 +628,7 @@ def _age(entry_id: str | None) -> float:
     """Seconds since a stream entry was added (now minus its id's milliseconds); 0 for none."""
     if entry_id is None:
         return 0.0
-    return max(0.0, time.time() - entry_order(entry_id)[0] / 1000)
+    return max(0.0, entry_age(entry_id, time.time()))
 
 
 def rejection_message(rejected: Rejected, stream: str, entry: Entry) -> EventRejected:

@@ -21,6 +21,7 @@ import msgspec
 from schemas.records import PlayerRecord, PoolState
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
+from service.entryids import entry_ms
 from service.rating import Duplicate, MemoryLedger, Rejected
 from service.readmodel import pack_message
 from service.runtime.store import (
@@ -177,7 +178,7 @@ async def write_ledger(
             pipe, keys, ((None, r) for pool in ledger.records.values() for r in pool.values())
         )
         if cursor is not None and ledger.records:
-            stamp = int(cursor.partition("-")[0])
+            stamp = entry_ms(cursor)
             pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in ledger.records})
         await pipe.execute()
     if cursor is not None:

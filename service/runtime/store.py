@@ -167,12 +167,6 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
     )
 
 
-def entry_order(entry_id: str) -> tuple[int, int]:
-    """A stream entry id ("1700000000000-3") as a sortable pair."""
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
-
-
 @overload
 def text(value: bytes | str) -> str: ...
 @overload

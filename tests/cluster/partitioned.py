@@ -21,9 +21,10 @@ from redis.exceptions import ResponseError
 
 from schemas import EventRejected, PlayerRecord, RatingsUpdated
 from schemas.common import DEFAULT_POOL
+from service.entryids import entry_order
 from service.runtime.partitions import Partition
 from service.runtime.settings import Settings
-from service.runtime.store import StreamKeys, entry_order, glob_escape, import_records
+from service.runtime.store import StreamKeys, glob_escape, import_records
 from tests.integration.mixed_events import season, starting_lists
 from tests.integration.processes import Services, offline_records
 

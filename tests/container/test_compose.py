@@ -33,8 +33,8 @@ import redis
 
 from schemas.ratings import RatingsUpdated
 from service.cli.watch import render
+from service.entryids import entry_order
 from service.runtime.partitions import layout_of
-from service.runtime.store import entry_order
 from tests.conftest import needs
 
 pytestmark = pytest.mark.container

@@ -20,8 +20,9 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from schemas import PlayerRecord
+from service.entryids import entry_order
 from service.runtime.embedded import ServerBinary, find_binary
-from service.runtime.store import StreamKeys, entry_order, import_records
+from service.runtime.store import StreamKeys, import_records
 from tests.integration.helpers import outputs, pending, rejections
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,8 +19,9 @@ import time
 import pytest
 import redis.asyncio as aioredis
 
+from service.entryids import entry_order
 from service.runtime.leases import lease_key
-from service.runtime.store import StreamKeys, entry_order, import_records
+from service.runtime.store import StreamKeys, import_records
 from tests.cascade_workload import check_revisions, figures
 from tests.integration.corrections import (
     check_against_offline_and_fold,

@@ -141,6 +141,8 @@ def test_nothing_outside_the_command_line_imports_it(graph):
             ),
         ),
         ("service.runtime", ("service.bench", "service.calculators", "service.formats")),
+        # The entry ids sit under everything that reads a stream entry's id, the timeline too.
+        ("service.entryids", ("service", "schemas")),
         (
             "service.web",
             ("service.bench", "service.calculators", "service.formats", "service.runtime.app"),
