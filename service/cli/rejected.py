@@ -32,7 +32,8 @@ from service.entryids import entry_age, entry_order
 from service.formats.jsonlines import read_documents
 from service.runtime.connection import on_owner
 from service.runtime.partitions import Layout, Partition
-from service.runtime.store import DATA_FIELD, REDRIVE, redriven_key, text
+from service.runtime.replies import text
+from service.runtime.store import DATA_FIELD, REDRIVE, redriven_key
 
 _letters = msgspec.json.Decoder(EventRejected)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

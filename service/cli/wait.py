@@ -34,7 +34,8 @@ from service.cli.settings import cli_settings
 from service.cli.watch import fields_table, rejection_rows, render
 from service.entryids import entry_order
 from service.runtime.partitions import Partition
-from service.runtime.store import DATA_FIELD, StreamKeys, text
+from service.runtime.replies import text
+from service.runtime.store import DATA_FIELD, StreamKeys
 
 _outputs = msgspec.json.Decoder(RatingsUpdated)
 _letters = msgspec.json.Decoder(EventRejected)
@@ -178,7 +179,7 @@ async def wait(
     def take(reply: list) -> int:
         count = 0
         for stream_name, entries in reply:
-            stream = stream_name.decode() if isinstance(stream_name, bytes) else stream_name
+            stream = text(stream_name)
             for raw_id, fields in entries:
                 entry_id = raw_id.decode()
                 last[stream] = entry_id
@@ -216,7 +217,7 @@ async def diagnose(client: Any, stream: str, group: str) -> str:
     except Exception:  # no such stream (nothing was appended?): nothing to say
         return ""
     for info in groups:
-        name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+        name = text(info["name"])
         if name == group:
             lag = info.get("lag")
             return (

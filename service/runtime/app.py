@@ -60,6 +60,7 @@ from service.runtime.metrics import Metrics
 from service.runtime.outage import OutageLog
 from service.runtime.partitions import advertise, cluster_problem
 from service.runtime.processor import StreamProcessor
+from service.runtime.replies import text
 from service.runtime.settings import Settings, load_settings, redact, redact_error
 
 log = structlog.get_logger("rating.app")
@@ -377,7 +378,7 @@ def _subscribe(
     async def on_entries(message: RedisMessage) -> None:
         # FastStream's UnifyRedisDict names neither a batch's message_ids nor its bodies' type.
         raw = cast(dict[str, Any], message.raw_message)
-        ids = [i.decode() if isinstance(i, bytes) else i for i in raw["message_ids"]]
+        ids = [text(i) for i in raw["message_ids"]]
         # New entries come with their bodies (applied without reading them again when they
         # follow the cursor); reclaimed ones are read from the stream.
         bodies = raw["data"] if raw["type"] == "bstream" else None

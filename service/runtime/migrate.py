@@ -23,7 +23,8 @@ import msgspec
 from schemas.common import DEFAULT_POOL
 from service.readmodel import unpack_message
 from service.runtime.partitions import Layout, Partition, key_prefix
-from service.runtime.store import StreamKeys, glob_escape, text
+from service.runtime.replies import text
+from service.runtime.store import StreamKeys, glob_escape
 from service.timeline import decode_archived, domain_pools
 
 # Keys whose name ends in ":<system>:<pool>[:<player id>]" after the store prefix.

@@ -36,6 +36,7 @@ from service.runtime.connection import on_owner
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.partitions import misrouted
+from service.runtime.replies import text
 from service.runtime.settings import Settings
 from service.runtime.store import (
     DATA_FIELD,
@@ -46,7 +47,6 @@ from service.runtime.store import (
     oldest_open_dead_letter,
     queue_ledger_reads,
     queue_ledger_writes,
-    text,
     watched_keys,
     xadd,
 )
@@ -586,7 +586,7 @@ class StreamProcessor:
                 raise groups
         found = False
         for group in groups:
-            name = group["name"].decode() if isinstance(group["name"], bytes) else group["name"]
+            name = text(group["name"])
             if name == self.settings.group:
                 found = True
                 self.metrics.pending.labels(self.stream).set(int(group["pending"]))

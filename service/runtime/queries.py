@@ -18,7 +18,8 @@ from schemas.ratings import RatingsUpdated
 from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList, PoolSummary, RankedPlayer
 from schemas.records import PlayerRecord, PoolState
 from service.readmodel import RATED_MAX, UNRATED_SCORE, name_words, sorted_entries, unpack_message
-from service.runtime.store import StreamKeys, decode_record, text
+from service.runtime.replies import text
+from service.runtime.store import StreamKeys, decode_record
 
 # One round trip per answer: the page of the list (total, the players above its first row,
 # the rows with their scores, their records) ...

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, overload
+from typing import Any
 
 import msgspec
 
@@ -25,6 +25,7 @@ from schemas.records import PlayerRecord, PoolState
 from service.rating import MemoryLedger, Needs
 from service.readmodel import name_members, pack_message, rank_score
 from service.runtime.partitions import key_prefix
+from service.runtime.replies import text
 from service.timeline import (
     decode_archived,
     domain_pools,
@@ -165,18 +166,6 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
             "consumer -> heartbeat expiry (ms): the live replicas",
         ),
     )
-
-
-@overload
-def text(value: bytes | str) -> str: ...
-@overload
-def text(value: None) -> None: ...
-@overload
-def text(value: bytes | str | None) -> str | None: ...
-
-
-def text(value: bytes | str | None) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def decode_record(raw: bytes) -> PlayerRecord:

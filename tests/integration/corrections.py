@@ -20,7 +20,8 @@ from service.formats.ratinglists import render_jsonl
 from service.rating import Applied, Duplicate, MemoryLedger, Rejected
 from service.readmodel import rank_order
 from service.runtime.queries import ReadModel
-from service.runtime.store import DATA_FIELD, StreamKeys, import_records, text
+from service.runtime.replies import text
+from service.runtime.store import DATA_FIELD, StreamKeys, import_records
 from service.timeline import arrival_of, encode_archived
 from tests.cascade_workload import (
     Chooser,
