@@ -676,7 +676,7 @@ def bench_profile(
     and a 64x7 one, its commit stages read from its /metrics around each drain (`counts`:
     how many of each, for tests)."""
     from service.bench.profile import profile_drain
-    from service.bench.readload import free_port
+    from service.runtime.embedded import free_port
 
     sizes = Sizes.of(quick)
     port = free_port()

@@ -8,7 +8,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,7 +20,7 @@ from redis.exceptions import ResponseError
 
 from schemas import PlayerRecord
 from service.entryids import entry_order
-from service.runtime.embedded import ServerBinary, find_binary
+from service.runtime.embedded import ServerBinary, find_binary, free_port
 from service.runtime.store import StreamKeys, import_records
 from tests.integration.helpers import outputs, pending, rejections
 
@@ -255,12 +254,6 @@ async def check_final_state(
     keys = StreamKeys(settings.input_streams[0])
     cursor = entry_order((await client.get(keys.cursor)).decode())
     assert all(entry_order(e.decode()) <= cursor for e in await client.hkeys(keys.attempts))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def http_get(port: int, path: str) -> tuple[int, bytes]:

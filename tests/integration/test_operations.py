@@ -20,6 +20,7 @@ import redis
 import redis.asyncio as aioredis
 
 from service.runtime.app import build_app
+from service.runtime.embedded import free_port
 from service.runtime.health import Health
 from service.runtime.metrics import Metrics
 from service.runtime.processor import StreamProcessor
@@ -28,14 +29,7 @@ from service.web.server import HttpServer
 from tests.engines import counting_registry
 from tests.fakereads import FakeReads
 from tests.integration.helpers import outputs, publish, settings_for
-from tests.integration.processes import (
-    ROOT,
-    PrivateRedis,
-    Services,
-    free_port,
-    http_get,
-    log_containing,
-)
+from tests.integration.processes import ROOT, PrivateRedis, Services, http_get, log_containing
 from tests.integration.tcpproxy import CuttingProxy
 from tests.messages import event
 

@@ -20,10 +20,11 @@ import pytest
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord, RatingsUpdated
+from service.runtime.embedded import free_port
 from service.runtime.store import StreamKeys, import_records
 from tests.conftest import needs
 from tests.integration.helpers import publish, rejections, settings_for
-from tests.integration.processes import ROOT, Services, free_port, wait_until_applied
+from tests.integration.processes import ROOT, Services, wait_until_applied
 
 pytestmark = pytest.mark.integration
 SCREENSHOTS = ROOT / "service" / "web" / "screenshots"

@@ -19,6 +19,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import NoPermissionError
 
+from service.runtime.embedded import free_port
 from service.runtime.queries import ReadModel
 from service.runtime.store import StreamKeys
 from tests.integration.helpers import publish, settings_for
@@ -27,7 +28,6 @@ from tests.integration.processes import (
     PrivateRedis,
     Services,
     check_final_state,
-    free_port,
     load_club,
     log_containing,
     random_events,
