@@ -12,6 +12,7 @@ import msgspec
 
 from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, PERIOD_SYSTEMS, POOLS
 from schemas.events import EventContent, EventWithdrawn, InputMessage, PeriodClosed
+from schemas.periods import month_of
 
 VALID_SCORES = (0.0, 0.5, 1.0)
 _PATH = re.compile(r" - at `(\$[^`]*)`$")
@@ -238,7 +239,7 @@ def normalize(message: InputMessage) -> InputMessage:
     ruleset = message.ruleset or default_ruleset(message.system, pool)
     changes: dict = {"pool": pool, "ruleset": ruleset}
     if isinstance(message, EventContent) and message.system == "fide" and message.period is None:
-        changes["period"] = f"{message.end_date.year:04d}-{message.end_date.month:02d}"
+        changes["period"] = month_of(message.end_date)
     return msgspec.structs.replace(message, **changes)
 
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
+from schemas.periods import month_index
 from schemas.ratings import RatingsUpdated
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord
@@ -35,8 +36,7 @@ RATED_MAX = f"({UNRATED_SCORE}"  # ZRANGE BYSCORE / ZCOUNT upper bound of the ra
 def list_key(period: str) -> bytes:
     """The order key of the FIDE list closing `period`: after every event of the period
     (an event's key starts with its period's month number; the rest is 0xff)."""
-    year, month = period.split("-")
-    return (int(year) * 12 + int(month) - 1).to_bytes(3, "big") + b"\xff" * (KEY_LEN - 3)
+    return month_index(period).to_bytes(3, "big") + b"\xff" * (KEY_LEN - 3)
 
 
 def list_field(period: str) -> str:

@@ -26,14 +26,15 @@ import msgspec
 from schemas.events import EventContent, EventFinished
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord
+from service.entryids import entry_order
 
 KEY_LEN = 17  # period months (3 bytes) + end (3) + start (3) + arrival (8)
 
 
 def arrival_of(entry_id: str) -> int:
     """A stream entry id ("1700000000000-3") as one sortable integer."""
-    ms, _, seq = entry_id.partition("-")
-    return (int(ms) << 16) | min(int(seq or 0), 0xFFFF)
+    ms, seq = entry_order(entry_id)
+    return (ms << 16) | min(seq, 0xFFFF)
 
 
 def order_key(event: EventContent, arrival: int, prefix: int) -> bytes:

@@ -18,7 +18,7 @@ Four groups of figures, each the median of several runs (ratios from the same ru
   the same two-player backlog; `ratio` = service (a) / ceiling.
 - `reads`: the read API on a 100,000-player pool with 1,000,000 history lines (10,000 and
   100,000 with `--quick`): latency per kind of request at 200 requests/s, and the two-player
-  throughput with and without that load (service/bench/reads.py).
+  throughput with and without that load (service/bench/readload.py).
 - `cluster`: one partition's throughput on a local 3-master Redis Cluster against the same
   on a standalone server of the same binary, the commits on the slot owner (the service's
   way) and through redis-py's cluster transaction pipeline, alternated runs, medians
@@ -70,7 +70,7 @@ from service.bench.apply import bench_apply
 from service.bench.cascade import bench_cascade
 from service.bench.cluster import CLUSTER_KEYS, bench_cluster, render_cluster
 from service.bench.machine import Neighbours, cpu_seconds, redis_cpu_seconds, stderr_tail
-from service.bench.reads import bench_reads
+from service.bench.readload import bench_reads
 from service.bench.scaleout import bench_scale_out
 from service.bench.workloads import (
     encode,
@@ -732,7 +732,7 @@ def bench_profile(
     and a 64x7 one, its commit stages read from its /metrics around each drain (`counts`:
     how many of each, for tests)."""
     from service.bench.profile import profile_drain
-    from service.bench.reads import free_port
+    from service.runtime.embedded import free_port
 
     sizes = Sizes.of(quick)
     port = free_port()
@@ -765,7 +765,7 @@ def bench_profile(
 
 
 def bench_read_side(url: str, names: Names, quick: bool, progress: Callable[[str], None]) -> dict:
-    """service/bench/reads.py with this module's service process and drain."""
+    """service/bench/readload.py with this module's service process and drain."""
     client = redis.Redis.from_url(url)
     stream, output = f"{names.prefix}.reads", f"{names.prefix}.reads-out"
     env = {"RATING_REDIS_URL": url, "RATING_GROUP": names.group, "RATING_LOG_LEVEL": "WARNING"}

@@ -18,8 +18,10 @@ import msgspec
 from schemas.common import DEFAULT_POOL, POOLS, SYSTEMS
 from schemas.records import PlayerRecord
 from schemas.validation import InvalidMessage, decode_input
-from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
+from service.cli.errors import EXIT_OK, UserError
+from service.cli.redisclient import run_redis
 from service.cli.routing import layout_for, system_pool
+from service.cli.settings import REDIS_HELP
 from service.cli.trffile import (
     TrfEvent,
     add_trf_options,

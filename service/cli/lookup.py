@@ -1,6 +1,6 @@
 """The lookup commands for people at a terminal: `player` (the record and its recent
 history) and `history` (all of it, or as the API's JSON). They read what the read API
-reads (runtime/reads.py)."""
+reads (runtime/queries.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import msgspec
 
 from schemas.common import POOLS, SYSTEMS
 from schemas.reads import HistoryEntry, PlayerHistory, PlayerView
-from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, run_redis
+from service.cli.errors import EXIT_OK, UserError
+from service.cli.redisclient import run_redis
+from service.cli.settings import REDIS_HELP
 
 
 async def _streams(client: Any, args: argparse.Namespace) -> list[str]:
@@ -33,7 +35,7 @@ def _check_pool(args: argparse.Namespace) -> None:
 def _lookup(
     args: argparse.Namespace, history: bool
 ) -> tuple[PlayerView | None, PlayerHistory | None]:
-    from service.runtime.reads import ReadModel
+    from service.runtime.queries import ReadModel
 
     async def work(client: Any) -> tuple[PlayerView | None, PlayerHistory | None]:
         reads = ReadModel(client, await _streams(client, args))

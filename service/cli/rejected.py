@@ -22,15 +22,18 @@ import msgspec
 
 from schemas.rejected import REASONS, EventRejected
 from service.cli.data import checked
-from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
+from service.cli.errors import EXIT_OK, UserError
+from service.cli.redisclient import run_redis
 from service.cli.routing import layout_for, system_pool
+from service.cli.settings import REDIS_HELP, cli_settings
 from service.cli.wait import add_wait_options, finish, label_of, tails, wants_wait, watched_streams
 from service.cli.watch import fields_table, rejection_rows, table
+from service.entryids import entry_age
 from service.formats.jsonlines import read_documents
 from service.runtime import deadletters
 from service.runtime.deadletters import Letters, Redrive, original_data, states
 from service.runtime.partitions import Layout, Partition
-from service.runtime.store import DATA_FIELD, entry_order
+from service.runtime.store import DATA_FIELD
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -64,10 +67,6 @@ def format_age(seconds: float) -> str:
     if s < 86400:
         return f"{s // 3600}h {s % 3600 // 60:02d}m"
     return f"{s // 86400}d {s % 86400 // 3600:02d}h"
-
-
-def age_of(entry_id: str, now: float) -> float:
-    return now - entry_order(entry_id)[0] / 1000
 
 
 async def _dead_letter_streams(client: Any, args: argparse.Namespace) -> list[str]:
@@ -139,7 +138,7 @@ def _list_one(
             record = {
                 "id": letter_id,
                 "stream": stream,
-                "age_seconds": round(age_of(letter_id, now), 3),
+                "age_seconds": round(entry_age(letter_id, now), 3),
                 "redriven_as": ledger.get(letter_id),
                 "letter": letter,
             }
@@ -155,7 +154,7 @@ def _list_one(
             rows.append(
                 [
                     letter_id,
-                    format_age(age_of(letter_id, now)),
+                    format_age(entry_age(letter_id, now)),
                     "?",
                     "(not an event.rejected/v1 message)",
                     "-",
@@ -166,7 +165,7 @@ def _list_one(
         rows.append(
             [
                 letter_id,
-                format_age(age_of(letter_id, now)),
+                format_age(entry_age(letter_id, now)),
                 letter.reason,
                 letter.event_id or "-",
                 letter.source_id,
@@ -211,7 +210,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     rows = [
         *rejection_rows(letter),
         ["entry", f"{letter.source_id} of {letter.source_stream}, {where}"],
-        ["age", format_age(age_of(args.id, time.time()))],
+        ["age", format_age(entry_age(args.id, time.time()))],
         ["state", f"redriven as {new}" if new else "open"],
     ]
     print("\n".join(fields_table(rows)))

@@ -17,7 +17,8 @@ from typing import Any
 import msgspec
 
 from schemas.common import DEFAULT_POOL
-from service.cli.errors import UserError, cli_settings
+from service.cli.errors import UserError
+from service.cli.settings import cli_settings
 from service.runtime.keys import untagged
 from service.runtime.partitions import Layout, advertised, layout_of
 

@@ -9,8 +9,10 @@ from typing import Any
 
 import msgspec
 
-from service.cli.errors import EXIT_OK, REDIS_HELP, UserError, cli_settings, run_redis
+from service.cli.errors import EXIT_OK, UserError
+from service.cli.redisclient import run_redis
 from service.cli.routing import layout_for
+from service.cli.settings import REDIS_HELP, cli_settings
 from service.runtime.keys import StreamKeys
 from service.runtime.partitions import DOMAINS, advertised, layout_of
 

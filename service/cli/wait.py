@@ -29,11 +29,14 @@ import msgspec
 
 from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
-from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT, cli_settings
+from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from service.cli.settings import cli_settings
 from service.cli.watch import fields_table, rejection_rows, render
+from service.entryids import entry_order
 from service.runtime.keys import StreamKeys
 from service.runtime.partitions import Partition
-from service.runtime.store import DATA_FIELD, entry_order, text
+from service.runtime.replies import text
+from service.runtime.store import DATA_FIELD
 
 _outputs = msgspec.json.Decoder(RatingsUpdated)
 _letters = msgspec.json.Decoder(EventRejected)
@@ -43,7 +46,7 @@ PAGE = 500
 
 
 @dataclass
-class Outcome:
+class EntryOutcome:
     """What one appended entry came to, so far."""
 
     entry_id: str
@@ -68,7 +71,7 @@ class Tracker:
 
     def __init__(self, stream: str, entries: list[tuple[str, str]]):
         self.stream = stream
-        self.outcomes = {entry_id: Outcome(entry_id, label) for entry_id, label in entries}
+        self.outcomes = {entry_id: EntryOutcome(entry_id, label) for entry_id, label in entries}
 
     def output(self, message: RatingsUpdated) -> None:
         outcome = self.outcomes.get(message.source_id)
@@ -109,7 +112,7 @@ def label_of(raw: bytes) -> str:
     return f"period {document.get('system')}/{document.get('pool') or '(default pool)'} {document.get('period')}"
 
 
-def own_first(outcome: Outcome) -> tuple[list[RatingsUpdated], list[RatingsUpdated]]:
+def own_first(outcome: EntryOutcome) -> tuple[list[RatingsUpdated], list[RatingsUpdated]]:
     """The entry's results in the order to show them: its own (its event's result, or the
     list's chunks), then the revisions of later events it set off, in stream order."""
     own = [m for m in outcome.outputs if m.kind == "list" or m.event_id == outcome.label]
@@ -118,7 +121,7 @@ def own_first(outcome: Outcome) -> tuple[list[RatingsUpdated], list[RatingsUpdat
     ]
 
 
-def report(outcome: Outcome, timeout: float) -> str:
+def report(outcome: EntryOutcome, timeout: float) -> str:
     """One entry's outcome for people: a heading line, then the tables or the reason."""
     head = f"{outcome.entry_id}  {outcome.label}"
     state = outcome.state
@@ -177,7 +180,7 @@ async def wait(
     def take(reply: list) -> int:
         count = 0
         for stream_name, entries in reply:
-            stream = stream_name.decode() if isinstance(stream_name, bytes) else stream_name
+            stream = text(stream_name)
             for raw_id, fields in entries:
                 entry_id = raw_id.decode()
                 last[stream] = entry_id
@@ -215,7 +218,7 @@ async def diagnose(client: Any, stream: str, group: str) -> str:
     except Exception:  # no such stream (nothing was appended?): nothing to say
         return ""
     for info in groups:
-        name = info["name"].decode() if isinstance(info["name"], bytes) else info["name"]
+        name = text(info["name"])
         if name == group:
             lag = info.get("lag")
             return (

@@ -16,7 +16,9 @@ import msgspec
 
 from schemas.ratings import PlayerResult, RatingsUpdated
 from schemas.rejected import EventRejected
-from service.cli.errors import EXIT_OK, EXIT_TIMEOUT, REDIS_HELP, run_redis
+from service.cli.errors import EXIT_OK, EXIT_TIMEOUT
+from service.cli.redisclient import run_redis
+from service.cli.settings import REDIS_HELP
 from service.formats import reports
 from service.runtime.store import DATA_FIELD
 

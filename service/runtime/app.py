@@ -272,7 +272,7 @@ def _http_server(
 ) -> Any:
     """The HTTP side (service/web): operators' endpoints, the read API and the pages, served
     by uvicorn in this event loop once the app starts."""
-    from service.runtime.reads import ReadModel
+    from service.runtime.queries import ReadModel
     from service.web.app import create_app
     from service.web.server import HttpServer
 

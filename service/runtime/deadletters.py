@@ -17,10 +17,11 @@ from typing import Any, NamedTuple, Protocol
 import msgspec
 
 from schemas.rejected import EventRejected
+from service.entryids import entry_order
 from service.rating import Rejected
 from service.runtime.connection import on_owner
 from service.runtime.keys import redriven_key
-from service.runtime.store import DATA_FIELD, entry_order, text
+from service.runtime.store import DATA_FIELD, text
 
 _letters = msgspec.json.Decoder(EventRejected)
 

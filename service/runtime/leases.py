@@ -37,6 +37,7 @@ from redis.exceptions import RedisError
 from service.runtime.connection import TRANSIENT
 from service.runtime.keys import StreamKeys
 from service.runtime.metrics import Metrics
+from service.runtime.replies import text
 
 log = structlog.get_logger("rating.leases")
 STANDBY_POLL = 0.2  # seconds: how often a standby looks for a free lease (at most lease / 3)
@@ -79,7 +80,7 @@ def token_of(value: bytes | str | None) -> int | None:
     """The fencing token of a lease value ("<token> <consumer>")."""
     if value is None:
         return None
-    raw = value.decode() if isinstance(value, bytes) else value
+    raw = text(value)
     return int(raw.partition(" ")[0])
 
 
@@ -207,7 +208,7 @@ class Leases:
         )
         if value is None:
             return False
-        lease.value = lease.held = value.decode() if isinstance(value, bytes) else value
+        lease.value = lease.held = text(value)
         lease.renewed = now
         lease.owned.set()
         self.metrics.lease_owned.labels(lease.stream).set(1)

@@ -28,6 +28,7 @@ from schemas.common import POOLS, SYSTEMS
 from schemas.events import InputMessage
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
+from service.entryids import entry_age, entry_ms, entry_order
 from service.rating import (
     Applied,
     Duplicate,
@@ -44,16 +45,15 @@ from service.runtime.keys import StreamKeys
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.partitions import misrouted
+from service.runtime.replies import text
 from service.runtime.settings import Settings
 from service.runtime.store import (
     DATA_FIELD,
     encode,
-    entry_order,
     index_existing,
     load_cascade,
     queue_ledger_reads,
     queue_ledger_writes,
-    text,
     watched_keys,
     xadd,
 )
@@ -419,7 +419,7 @@ class StreamProcessor:
                 rated = clock()
                 pipe.multi()
                 done = [d.entry.id for d in decisions]
-                queue_ledger_writes(pipe, self.keys, ledger, stamp=int(done[-1].partition("-")[0]))
+                queue_ledger_writes(pipe, self.keys, ledger, stamp=entry_ms(done[-1]))
                 self._queue_outputs(pipe, decisions)
                 pipe.set(self.keys.cursor, done[-1])
                 pipe.xack(self.stream, self.settings.group, *done)
@@ -594,7 +594,7 @@ class StreamProcessor:
                 raise groups
         found = False
         for group in groups:
-            name = group["name"].decode() if isinstance(group["name"], bytes) else group["name"]
+            name = text(group["name"])
             if name == self.settings.group:
                 found = True
                 self.metrics.pending.labels(self.stream).set(int(group["pending"]))
@@ -636,7 +636,7 @@ def _age(entry_id: str | None) -> float:
     """Seconds since a stream entry was added (now minus its id's milliseconds); 0 for none."""
     if entry_id is None:
         return 0.0
-    return max(0.0, time.time() - entry_order(entry_id)[0] / 1000)
+    return max(0.0, entry_age(entry_id, time.time()))
 
 
 def _event_id_of(fields: dict) -> str | None:

@@ -22,6 +22,7 @@ import msgspec
 from schemas.records import PlayerRecord, PoolState
 from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
+from service.entryids import entry_ms
 from service.rating import Duplicate, MemoryLedger, Rejected, apply_message
 from service.runtime.keys import StreamKeys
 from service.runtime.store import (
@@ -132,7 +133,7 @@ async def write_ledger(
     """Write the ledger's whole state under `keys` (store.ledger_writes of `whole_state()`,
     in pipelines of WRITE_BATCH commands), then the cursor; returns the number of records."""
     whole = ledger.whole_state()
-    stamp = int(cursor.partition("-")[0]) if cursor is not None else None
+    stamp = entry_ms(cursor) if cursor is not None else None
     commands = ledger_writes(keys, whole, stamp)
     while batch := list(islice(commands, WRITE_BATCH)):
         async with client.pipeline(transaction=False) as pipe:

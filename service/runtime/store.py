@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, overload
+from typing import Any
 
 import msgspec
 
@@ -19,30 +19,13 @@ from schemas.records import PlayerRecord, PoolState
 from service.rating import Changes, MemberChanges, MemoryLedger, Needs
 from service.readmodel import name_members, pack_message, rank_score
 from service.runtime.keys import StreamKeys
+from service.runtime.replies import text
 from service.timeline import decode_archived, encode_archived, order_key, split_member
 
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
 _encoder = msgspec.json.Encoder()
 DATA_FIELD = "__data__"
-
-
-def entry_order(entry_id: str) -> tuple[int, int]:
-    """A stream entry id ("1700000000000-3") as a sortable pair."""
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
-
-
-@overload
-def text(value: bytes | str) -> str: ...
-@overload
-def text(value: None) -> None: ...
-@overload
-def text(value: bytes | str | None) -> str | None: ...
-
-
-def text(value: bytes | str | None) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def decode_record(raw: bytes) -> PlayerRecord:

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from schemas.common import SYSTEMS
 from service.web.caching import JSON, cached_json
 from service.web.errors import NotFound, check_pool
-from service.web.reads import Reads
+from service.web.source import Reads
 
 router = APIRouter(prefix="/v1", tags=["ratings"])
 

@@ -28,8 +28,8 @@ from service.web import api, pages
 from service.web.caching import JSON
 from service.web.errors import HANDLERS, CatchAll
 from service.web.openapi import document
-from service.web.reads import Reads
 from service.web.rendering import STATIC
+from service.web.source import Reads
 
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 DOCS_ASSETS = "/docs/assets"

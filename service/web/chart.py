@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from schemas.periods import first_day, month_index, month_of, period_of
 from schemas.reads import HistoryEntry
 
 MONTH_STEPS = (1, 2, 3, 6, 12, 24, 60, 120)
@@ -68,7 +69,7 @@ def rating_range(low: int, high: int, count: int = 5) -> tuple[int, int, int]:
 
 
 def months_between(a: dt.date, b: dt.date) -> int:
-    return (b.year - a.year) * 12 + b.month - a.month
+    return month_index(month_of(b)) - month_index(month_of(a))
 
 
 def date_ticks(low: dt.date, high: dt.date) -> list[tuple[dt.date, str]]:
@@ -77,16 +78,12 @@ def date_ticks(low: dt.date, high: dt.date) -> list[tuple[dt.date, str]]:
     months = months_between(low, high)
     step = next((s for s in MONTH_STEPS if months / s <= MAX_DATE_TICKS), MONTH_STEPS[-1])
     found = []
-    index = low.year * 12 + low.month - 1
+    index = month_index(month_of(low))
     if low.day != 1:
         index += 1
-    while True:
-        year, month = divmod(index, 12)
-        moment = dt.date(year, month + 1, 1)
-        if moment > high:
-            break
+    while (moment := first_day(period_of(index))) <= high:
         if index % step == 0:
-            found.append((moment, str(year) if step >= 12 else moment.strftime("%Y-%m")))
+            found.append((moment, str(moment.year) if step >= 12 else moment.strftime("%Y-%m")))
         index += 1
     if len(found) < 2:
         return (
@@ -101,8 +98,7 @@ def list_date(entry: HistoryEntry) -> dt.date | None:
     period = entry.list_period or entry.period
     if period is None:
         return entry.end_date
-    year, month = (int(part) for part in period.split("-"))
-    return dt.date(year, month, 1)
+    return first_day(period)
 
 
 def rating_chart(

@@ -1,6 +1,7 @@
 """Fixtures of the Redis Cluster tests: one local 3-master cluster for the session
-(service/bench/localcluster.py: free loopback ports, data under /tmp, stopped after), and a key
-prefix of each test's own, its keys deleted after on every master."""
+(tests/cluster/reshaping.py over service/bench/localcluster.py: free loopback ports, data under
+/tmp, stopped after), and a key prefix of each test's own, its keys deleted after on every
+master."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.bench.localcluster import LocalCluster
+from tests.cluster.reshaping import ClusterUnderTest
 
 
 @pytest.fixture(scope="session")
-def redis_cluster() -> Iterator[LocalCluster]:
-    cluster = LocalCluster(masters=3)
+def redis_cluster() -> Iterator[ClusterUnderTest]:
+    cluster = ClusterUnderTest(masters=3)
     try:
         cluster.start()
     except AssertionError as exc:
@@ -27,7 +28,7 @@ def redis_cluster() -> Iterator[LocalCluster]:
 
 
 @pytest.fixture
-def cluster_prefix(redis_cluster: LocalCluster) -> Iterator[str]:
+def cluster_prefix(redis_cluster: ClusterUnderTest) -> Iterator[str]:
     """A prefix of this test's own for stream and key names; its keys are deleted after."""
     prefix = f"t{uuid.uuid4().hex[:12]}"
     yield prefix

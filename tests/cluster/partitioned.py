@@ -21,11 +21,12 @@ from redis.exceptions import ResponseError
 
 from schemas import EventRejected, PlayerRecord, RatingsUpdated
 from schemas.common import DEFAULT_POOL
+from service.entryids import entry_order
 from service.runtime.keys import StreamKeys
 from service.runtime.partitions import Partition
 from service.runtime.records_io import import_records
 from service.runtime.settings import Settings
-from service.runtime.store import entry_order, glob_escape
+from service.runtime.store import glob_escape
 from tests.integration.mixed_events import season, starting_lists
 from tests.integration.processes import Services, offline_records
 

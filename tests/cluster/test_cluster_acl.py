@@ -9,7 +9,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import NoPermissionError
 
 from service.runtime.connection import connect
-from service.runtime.reads import ReadModel
+from service.runtime.queries import ReadModel
 from tests.cluster.partitioned import (
     check_partitions,
     load_lists,

@@ -8,7 +8,6 @@ import asyncio
 
 import pytest
 
-from service.bench.localcluster import LocalCluster
 from service.runtime.connection import connect
 from tests.cluster.partitioned import (
     check_partitions,
@@ -18,6 +17,7 @@ from tests.cluster.partitioned import (
     serve_on,
     until,
 )
+from tests.cluster.reshaping import ClusterUnderTest
 from tests.integration.helpers import settings_for
 
 pytestmark = pytest.mark.integration
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def cluster_with_replicas():
-    cluster = LocalCluster(masters=3, replicas=1)
+    cluster = ClusterUnderTest(masters=3, replicas=1)
     try:
         cluster.start()
         yield cluster

@@ -16,6 +16,7 @@ import pytest
 
 from service.bench.localcluster import LocalCluster
 from service.runtime.connection import connect
+from service.runtime.embedded import free_port
 from tests.cluster.partitioned import (
     check_partitions,
     load_lists,
@@ -26,7 +27,7 @@ from tests.cluster.partitioned import (
     until,
 )
 from tests.integration.helpers import settings_for
-from tests.integration.processes import ROOT, free_port, http_get
+from tests.integration.processes import ROOT, http_get
 
 pytestmark = pytest.mark.integration
 

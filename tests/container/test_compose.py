@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -33,8 +32,9 @@ import redis
 
 from schemas.ratings import RatingsUpdated
 from service.cli.watch import render
+from service.entryids import entry_order
+from service.runtime.embedded import free_port
 from service.runtime.partitions import layout_of
-from service.runtime.store import entry_order
 from tests.conftest import needs
 
 pytestmark = pytest.mark.container
@@ -84,12 +84,6 @@ def find_engine() -> tuple[dict[str, str] | None, str]:
         None,
         f"no Docker engine answers ({', '.join(tried)}); .ci/run starts one with docker-local.sh",
     )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Stack:

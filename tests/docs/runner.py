@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from service.bench.reads import wait_ready
+from service.bench.readload import wait_ready
 from service.runtime.embedded import free_port
 from tests.docs.pages import Page, Step, matches, normalise
 

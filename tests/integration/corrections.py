@@ -20,9 +20,10 @@ from service.formats.ratinglists import render_jsonl
 from service.rating import Applied, Duplicate, MemoryLedger, Rejected, apply_message
 from service.readmodel import rank_order
 from service.runtime.keys import StreamKeys
-from service.runtime.reads import ReadModel
+from service.runtime.queries import ReadModel
 from service.runtime.records_io import import_records
-from service.runtime.store import DATA_FIELD, text
+from service.runtime.replies import text
+from service.runtime.store import DATA_FIELD
 from service.timeline import arrival_of, encode_archived
 from tests.cascade_workload import (
     Chooser,

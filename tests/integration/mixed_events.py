@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from schemas import PlayerRecord
+from schemas.periods import add_months
 
 CFC_PLAYERS = [f"cfc{i}" for i in range(40)]
 FIDE_PLAYERS = [f"fide{i}" for i in range(40)]
@@ -71,8 +72,7 @@ def season(count: int, seed: int, per_month: int = 120) -> list[dict]:
     made = 0
     month = 0
     while made < count:
-        year, mon = 2024 + month // 12, month % 12 + 1
-        period = f"{year:04d}-{mon:02d}"
+        period = add_months("2024-01", month)
         for _ in range(min(per_month, count - made)):
             system = rng.choice(["cfc", "fide", "naspa"])
             day = rng.randint(1, 25)

@@ -8,7 +8,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,10 +19,10 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from schemas import PlayerRecord
-from service.runtime.embedded import ServerBinary, find_binary
+from service.entryids import entry_order
+from service.runtime.embedded import ServerBinary, find_binary, free_port
 from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from service.runtime.store import entry_order
 from tests.integration.helpers import outputs, pending, rejections
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -256,12 +255,6 @@ async def check_final_state(
     keys = StreamKeys(settings.input_streams[0])
     cursor = entry_order((await client.get(keys.cursor)).decode())
     assert all(entry_order(e.decode()) <= cursor for e in await client.hkeys(keys.attempts))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def http_get(port: int, path: str) -> tuple[int, bytes]:

@@ -19,9 +19,9 @@ import time
 import pytest
 import redis.asyncio as aioredis
 
+from service.entryids import entry_order
 from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from service.runtime.store import entry_order
 from tests.cascade_workload import check_revisions, figures
 from tests.integration.corrections import (
     check_against_offline_and_fold,

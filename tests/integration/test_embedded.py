@@ -194,7 +194,7 @@ def test_serve_starts_and_stops_an_embedded_server_when_no_redis_answers(tmp_pat
 
 
 def test_commands_find_the_embedded_server_of_a_running_serve(tmp_path, monkeypatch, capsys):
-    from service.cli.errors import redis_url
+    from service.cli.settings import redis_url
 
     real = embedded.answers
     monkeypatch.setattr(

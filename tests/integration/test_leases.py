@@ -16,10 +16,10 @@ import redis
 import redis.asyncio as aioredis
 
 import service.runtime.processor as processor_module
+from service.entryids import entry_order
 from service.runtime.keys import StreamKeys
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.processor import StreamProcessor
-from service.runtime.store import entry_order
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
 from tests.integration.processes import Services, check_final_state, load_club, random_events

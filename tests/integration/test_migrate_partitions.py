@@ -18,7 +18,7 @@ from schemas import PlayerRecord
 from service.engine.registry import default_registry
 from service.runtime.keys import StreamKeys
 from service.runtime.processor import StreamProcessor
-from service.runtime.reads import ReadModel
+from service.runtime.queries import ReadModel
 from service.runtime.records_io import export_records, import_records
 from tests.integration.helpers import settings_for
 from tests.integration.processes import ROOT, offline_records

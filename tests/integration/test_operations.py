@@ -21,18 +21,19 @@ import redis.asyncio as aioredis
 
 from service.engine.registry import Registry
 from service.runtime.app import ServiceFailed, build_app, serve
+from service.runtime.embedded import free_port
 from service.runtime.health import Health
 from service.runtime.metrics import Metrics
 from service.runtime.processor import StreamProcessor
 from service.web.app import create_app
 from service.web.server import HttpServer
 from tests.engines import CountingEngine, counting_registry
+from tests.fakereads import FakeReads
 from tests.integration.helpers import outputs, publish, settings_for
 from tests.integration.processes import (
     ROOT,
     PrivateRedis,
     Services,
-    free_port,
     http_get,
     load_club,
     log_containing,
@@ -40,7 +41,6 @@ from tests.integration.processes import (
 )
 from tests.integration.tcpproxy import CuttingProxy
 from tests.messages import event
-from tests.reads import FakeReads
 
 pytestmark = pytest.mark.integration
 

@@ -20,11 +20,12 @@ import pytest
 import redis.asyncio as aioredis
 
 from schemas import PlayerRecord, RatingsUpdated
+from service.runtime.embedded import free_port
 from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
 from tests.conftest import needs
 from tests.integration.helpers import publish, rejections, settings_for
-from tests.integration.processes import ROOT, Services, free_port, wait_until_applied
+from tests.integration.processes import ROOT, Services, wait_until_applied
 
 pytestmark = pytest.mark.integration
 SCREENSHOTS = ROOT / "service" / "web" / "screenshots"
@@ -522,7 +523,7 @@ async def test_pools_stored_before_the_read_model_are_ranked_and_searchable_at_s
     """A players hash written without the indexes (as before the read model): indexing at
     start-up ranks it, makes its names searchable and lists the pool; an indexed pool is
     left alone."""
-    from service.runtime.reads import ReadModel
+    from service.runtime.queries import ReadModel
     from service.runtime.store import encode, index_existing, live_pools
 
     keys = StreamKeys(f"{key_prefix}.events")

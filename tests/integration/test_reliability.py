@@ -19,15 +19,15 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import NoPermissionError
 
+from service.runtime.embedded import free_port
 from service.runtime.keys import StreamKeys
-from service.runtime.reads import ReadModel
+from service.runtime.queries import ReadModel
 from tests.integration.helpers import publish, settings_for
 from tests.integration.processes import (
     ROOT,
     PrivateRedis,
     Services,
     check_final_state,
-    free_port,
     load_club,
     log_containing,
     random_events,

@@ -234,7 +234,7 @@ def test_names_are_searched_by_the_beginning_of_any_word_without_case_or_accents
 
 
 def test_a_pages_ranks_share_equal_ratings_across_the_page_boundary():
-    from service.runtime.reads import _page_ranks
+    from service.runtime.queries import _page_ranks
 
     # The list 2400, 2300, 2300, 2300, 2100, unrated; the page from position 3 (offset 2):
     # 2300 (2 players above: rank 2, as the 2300 on page one), 2300 (rank 2), 2100 (4 above:

@@ -1,4 +1,4 @@
-"""The HTTP side on a fake read model (tests/reads.py): every route of the API and the
+"""The HTTP side on a fake read model (tests/fakereads.py): every route of the API and the
 pages, the error bodies, the caching validators, the OpenAPI document and /docs."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from service.runtime.health import Health
 from service.runtime.metrics import Metrics
 from service.web import pages
 from service.web.app import create_app
-from tests.reads import BrokenReads, FakeReads
+from tests.fakereads import BrokenReads, FakeReads
 
 
 class Redis:

@@ -28,6 +28,7 @@ from schemas.fide import (
     NormCheck,
     PeriodSums,
 )
+from schemas.periods import add_months, month_index, month_of
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.arithmetic import hundredths_number
@@ -43,7 +44,7 @@ from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
 from service.engine.fide.lists import close_period
 from service.engine.fide.performance import norms_met, performance
-from service.engine.fide.periods import add_months, month_index, month_of, rating_in_force
+from service.engine.fide.periods import rating_in_force
 from service.engine.fide.records import (
     check_open,
     fide_state,

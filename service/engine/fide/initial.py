@@ -11,8 +11,9 @@ from collections.abc import Iterable
 from fractions import Fraction
 
 from schemas.fide import FirstEvent, InitialGame, InitialRating
+from schemas.periods import add_months
 from service.engine.arithmetic import decimal_number, half_up, to_exact
-from service.engine.fide.periods import POOL_MONTHS, add_months
+from service.engine.fide.periods import POOL_MONTHS
 from service.engine.tables import fide_dp
 
 MIN_GAMES = 5

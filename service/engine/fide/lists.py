@@ -15,6 +15,7 @@ import msgspec
 
 from schemas.events import PeriodClosed
 from schemas.fide import FideDetails, FideState, PeriodSums, PublishedRating
+from schemas.periods import add_months, month_of
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 from service.engine.arithmetic import hundredths_number
@@ -22,7 +23,7 @@ from service.engine.contract import EngineRejection, Outcome
 from service.engine.fide.change import capped_k, game_term, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
-from service.engine.fide.periods import add_months, month_of, with_new_list
+from service.engine.fide.periods import with_new_list
 from service.engine.fide.records import RATED, UNRATED, check_open, k_for_period
 
 

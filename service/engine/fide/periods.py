@@ -1,37 +1,19 @@
 """Rating periods (monthly lists) and the list in force on a date (F1).
 
-A period is `YYYY-MM`. Closing period P publishes the list in force from P+1 on; a
+A period is `YYYY-MM` (its arithmetic: schemas/periods.py). Closing period P publishes the list in force from P+1 on; a
 record's `PublishedRating(period=Q, rating=R)` says R is in force from Q on.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-
 from schemas.fide import PublishedRating
+from schemas.periods import add_months
 from schemas.records import PlayerRecord
 
 # FIDE 7.1.4 / 8.2: an unrated player's games are pooled over at most 26 months.
 POOL_MONTHS = 26
 # How many months of published lists a record keeps for events that started earlier (F1).
 KEEP_LIST_MONTHS = 24
-
-
-def month_index(period: str) -> int:
-    """`2025-11` -> months since year 0 (for arithmetic and comparison)."""
-    return int(period[:4]) * 12 + int(period[5:7]) - 1
-
-
-def period_of(index: int) -> str:
-    return f"{index // 12:04d}-{index % 12 + 1:02d}"
-
-
-def add_months(period: str, months: int) -> str:
-    return period_of(month_index(period) + months)
-
-
-def month_of(day: dt.date) -> str:
-    return f"{day.year:04d}-{day.month:02d}"
 
 
 def rating_in_force(record: PlayerRecord, month: str) -> int | None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import socket
 import statistics
 import threading
 import time
@@ -33,6 +32,7 @@ from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord
 from service.bench.machine import stderr_tail
 from service.readmodel import name_members, pack_entry, rank_score
+from service.runtime.embedded import free_port
 from service.runtime.keys import StreamKeys
 from service.runtime.store import encode
 
@@ -188,12 +188,6 @@ def populate(
         client.hset(keys.catalog, "cfc:regular", int(time.time() * 1000))
     finally:
         client.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class ReadLoad:

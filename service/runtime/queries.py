@@ -19,7 +19,8 @@ from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList, PoolS
 from schemas.records import PlayerRecord, PoolState
 from service.readmodel import RATED_MAX, UNRATED_SCORE, name_words, sorted_entries, unpack_message
 from service.runtime.keys import StreamKeys
-from service.runtime.store import decode_record, text
+from service.runtime.replies import text
+from service.runtime.store import decode_record
 
 # One round trip per answer: the page of the list (total, the players above its first row,
 # the rows with their scores, their records) ...

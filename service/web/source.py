@@ -1,4 +1,4 @@
-"""What the HTTP side reads from: the read model's interface (`service/runtime/reads.py`
+"""The source the HTTP side reads from: the read model's interface (`service/runtime/queries.py`
 implements it over Redis; the tests use a fake with the same methods)."""
 
 from __future__ import annotations

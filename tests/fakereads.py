@@ -1,4 +1,4 @@
-"""A read model for the web tests: the methods of `service/runtime/reads.py`'s ReadModel,
+"""A read model for the web tests: the methods of `service/runtime/queries.py`'s ReadModel,
 over the example events rated in memory (the same engines and outputs as the service)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import datetime as dt
 from pathlib import Path
 
 from schemas.common import POOLS
+from schemas.periods import add_months
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
     HistoryEntry,
@@ -170,7 +171,7 @@ class FakeReads:
                         start_date=o.start_date,
                         end_date=o.end_date,
                         period=o.period or getattr(p.details, "period", None),
-                        list_period=next_month(o.period) if listed and o.period else None,
+                        list_period=add_months(o.period, 1) if listed and o.period else None,
                         old_rating=p.old_rating,
                         new_rating=p.new_rating,
                         change=p.change,
@@ -198,11 +199,6 @@ class FakeReads:
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None:
         return UPDATED.get((system, pool)) if pool in POOLS.get(system, ()) else None
-
-
-def next_month(period: str) -> str:
-    year, month = (int(part) for part in period.split("-"))
-    return f"{year + month // 12}-{month % 12 + 1:02d}"
 
 
 class BrokenReads(FakeReads):
