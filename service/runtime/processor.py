@@ -11,6 +11,11 @@ XACK; EXEC. A WatchError means another replica moved first: re-read and go on.
 Under a lease (service/runtime/leases.py) its fence key is watched too, and read in the same
 round trip: a commit is made only while the fence holds this replica's value (the fencing
 token), else LeaseLost is raised and nothing is written.
+
+What the commit protocol uses lives in modules of its own: the entries decoded and checked
+(entries.py), what a commit publishes (outputs.py), its metrics, logs and stage times
+(report.py). The consumer group (groups.py) and the read model's back-fill (backfill.py) are
+held by the processor and reached through it (ensure_group, index_existing, ...).
 """
 
 from __future__ import annotations
