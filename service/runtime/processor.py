@@ -346,8 +346,12 @@ class StreamProcessor:
             )
             chosen = [first]
         clock.lap("read")
+        return ledger, self._apply(chosen, ledger)
+
+    def _apply(self, entries: list[Entry], ledger: MemoryLedger) -> list[Decision]:
+        """apply_in_order, with this stream's registry and cascade limit."""
         cascade = self.settings.max_cascade_events
-        return ledger, apply_in_order(chosen, ledger, self.registry, cascade, self.stream)
+        return apply_in_order(entries, ledger, self.registry, cascade, self.stream)
 
     def _queue_writes(self, pipe: Any, ledger: MemoryLedger, decisions: list[Decision]) -> None:
         """MULTI, then what the commit writes: the ledger's changes, the outputs and dead
