@@ -80,6 +80,35 @@ class Checks(NamedTuple):
     gap: bool  # an entry lies between the cursor and the first handed one
 
 
+async def read_under_watch(
+    attempt: Attempt, keys: StreamKeys, stream: str
+) -> tuple[Checks, Callable[[], MemoryLedger]]:
+    """The one round trip of a try after its WATCH (`keys`, `stream`: its input stream's):
+    count this try, read the cursor, the fence and, for handed entries, whether an entry lies
+    between the cursor and the first of them (the stream's ids only grow: none can be added
+    there after this read); read what the ledger needs. The checks, and what builds the
+    ledger from its replies."""
+    async with attempt.client.pipeline(transaction=False) as reads:
+        if attempt.forgiven:  # the last try was cut short by Redis, not by the entry
+            reads.hget(keys.attempts, attempt.head)
+        else:
+            reads.hincrby(keys.attempts, attempt.head, 1)
+        reads.get(keys.cursor)
+        if attempt.fence_key is not None:
+            reads.get(attempt.fence_key)
+        if attempt.handed:
+            reads.xrange(stream, min=f"({attempt.expected_cursor}", max=f"({attempt.head}", count=1)
+        build_ledger = queue_ledger_reads(reads, keys, attempt.wants)
+        replies = iter(await reads.execute())
+    # The replies, in the order the reads were queued; what is left is the ledger's.
+    attempts = int(next(replies) or 1)
+    cursor = text(next(replies)) or "0-0"
+    fence_held = attempt.fence_key is None or text(next(replies)) == attempt.fence
+    gap = bool(next(replies)) if attempt.handed else False
+    ledger_replies = list(replies)
+    return Checks(attempts, cursor, fence_held, gap), lambda: build_ledger(ledger_replies)
+
+
 class StreamProcessor:
     """Applies the entries of one input stream, in stream order, exactly once."""
 
@@ -193,12 +222,15 @@ class StreamProcessor:
             await self.client.xack(self.stream, self.settings.group, *unacked)
 
     async def _read_after(self, cursor: str) -> list[Entry]:
-        """The entries right after `cursor` (a batch of them), read and decoded."""
+        """The entries right after `cursor` (a batch of them), read and decoded; none when
+        they were deleted from the stream."""
         reading = time.perf_counter()
         batch = await self.client.xrange(
             self.stream, min=f"({cursor}", count=self.settings.batch_size
         )
         self.report.spent("read", time.perf_counter() - reading)
+        if not batch:
+            return []
         return self.decode_batch(
             [raw_id.decode() for raw_id, _ in batch], [fields for _, fields in batch]
         )
@@ -259,7 +291,7 @@ class StreamProcessor:
                 # The fence is watched with the cursor: a new owner's acquisition (it writes the
                 # fence) between this WATCH and EXEC aborts the EXEC.
                 await pipe.watch(self.keys.cursor, *fenced, *watched_keys(self.keys, attempt.wants))
-                checks, build_ledger = await self._read_under_watch(attempt)
+                checks, build_ledger = await read_under_watch(attempt, self.keys, self.stream)
                 if not checks.fence_held:  # another owner (or none): stop, write nothing
                     await client.hdel(self.keys.attempts, head)
                     raise LeaseLost(self.stream)
@@ -288,35 +320,6 @@ class StreamProcessor:
         clock.lap("report")
         self.report.timed(clock)
         return len(decisions)
-
-    async def _read_under_watch(
-        self, attempt: Attempt
-    ) -> tuple[Checks, Callable[[], MemoryLedger]]:
-        """One round trip (after the WATCH) for the rest: count this try, read the cursor,
-        the fence and, for handed entries, whether an entry lies between the cursor and the
-        first of them (the stream's ids only grow: none can be added there after this read);
-        read what the ledger needs. The checks, and what builds the ledger from its replies."""
-        async with attempt.client.pipeline(transaction=False) as reads:
-            if attempt.forgiven:  # the last try was cut short by Redis, not by the entry
-                reads.hget(self.keys.attempts, attempt.head)
-            else:
-                reads.hincrby(self.keys.attempts, attempt.head, 1)
-            reads.get(self.keys.cursor)
-            if attempt.fence_key is not None:
-                reads.get(attempt.fence_key)
-            if attempt.handed:
-                reads.xrange(
-                    self.stream, min=f"({attempt.expected_cursor}", max=f"({attempt.head}", count=1
-                )
-            build_ledger = queue_ledger_reads(reads, self.keys, attempt.wants)
-            replies = iter(await reads.execute())
-        # The replies, in the order the reads were queued; what is left is the ledger's.
-        attempts = int(next(replies) or 1)
-        cursor = text(next(replies)) or "0-0"
-        fence_held = attempt.fence_key is None or text(next(replies)) == attempt.fence
-        gap = bool(next(replies)) if attempt.handed else False
-        ledger_replies = list(replies)
-        return Checks(attempts, cursor, fence_held, gap), lambda: build_ledger(ledger_replies)
 
     async def _decide(
         self,
