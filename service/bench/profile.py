@@ -4,7 +4,7 @@ profiler.
 The real service (`python -m service serve`, one replica, its default settings) drains a
 backlog of two-player events, then one of 64-player 7-round events, among 10,000 rated CFC
 players. The service times each commit's stages into `rating_commit_stage_seconds_total`
-(service/runtime/processor.py, STAGES): decode (the entries, strictly), read (the entries
+(service/runtime/report.py, STAGES): decode (the entries, strictly), read (the entries
 when they were not handed over by the subscriber, WATCH, the records, markers and timelines
 the batch needs, decoded; Redis's round trips included), rate (the engines in the ledger),
 encode (the writes and the outputs), write (MULTI ... EXEC) and report (metrics and logs).
@@ -24,7 +24,7 @@ from collections.abc import Callable
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from service.runtime.processor import STAGES
+from service.runtime.report import STAGES
 
 STAGE_LABELS = {
     "decode": "decode the entries",

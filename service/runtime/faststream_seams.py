@@ -33,6 +33,8 @@ from typing import Any, cast
 from faststream import FastStream
 from faststream.redis.message import RedisBatchStreamMessage, RedisStreamMessage
 
+from service.runtime.replies import text
+
 FASTSTREAM_CHECKED = "0.7.8"  # the version these seams were checked against (constraints.txt)
 
 ReadTurn = Callable[[], Awaitable[None]]
@@ -81,5 +83,5 @@ def entries_of(message: Any) -> tuple[list[str], list[dict] | None]:
     """The entry ids a message carries, and for a batch (new entries) their fields; None for a
     reclaimed entry (its fields are read from the stream)."""
     raw = cast(dict[str, Any], message.raw_message)
-    ids = [i.decode() if isinstance(i, bytes) else i for i in raw["message_ids"]]
+    ids = [text(i) for i in raw["message_ids"]]
     return ids, raw["data"] if raw["type"] == "bstream" else None

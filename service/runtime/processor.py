@@ -11,24 +11,25 @@ XACK; EXEC. A WatchError means another replica moved first: re-read and go on.
 Under a lease (service/runtime/leases.py) its fence key is watched too, and read in the same
 round trip: a commit is made only while the fence holds this replica's value (the fencing
 token), else LeaseLost is raised and nothing is written.
+
+What the commit protocol uses lives in modules of its own: the entries decoded and checked
+(entries.py), what a commit publishes (outputs.py), its metrics, logs and stage times
+(report.py). The consumer group (groups.py) and the read model's back-fill (backfill.py) are
+held by the processor and reached through it (ensure_group, index_existing, ...).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-import msgspec
 import structlog
 from redis.exceptions import RedisError, WatchError
 
-from schemas.common import POOLS, SYSTEMS
-from schemas.events import InputMessage
-from schemas.validation import InvalidMessage, decode_input
 from service.engine.registry import Registry
-from service.entryids import entry_age, entry_ms, entry_order
+from service.entryids import entry_ms, entry_order
 from service.rating import (
     Applied,
     Duplicate,
@@ -37,53 +38,83 @@ from service.rating import (
     Rejected,
     apply_message,
     in_order,
-    needs,
 )
+from service.runtime.backfill import index_stream
 from service.runtime.connection import on_owner
-from service.runtime.deadletters import oldest_open_dead_letter, rejection_message
+from service.runtime.entries import Decision, Entry, EntryDecoder
+from service.runtime.groups import ConsumerGroup
 from service.runtime.keys import StreamKeys
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
-from service.runtime.partitions import misrouted
+from service.runtime.outputs import queue_outputs
 from service.runtime.replies import text
+from service.runtime.report import CommitClock, CommitReport
 from service.runtime.settings import Settings
 from service.runtime.store import (
-    DATA_FIELD,
-    encode,
-    index_existing,
     load_cascade,
     queue_ledger_reads,
     queue_ledger_writes,
     watched_keys,
-    xadd,
 )
 from service.timeline import arrival_of
 
 log = structlog.get_logger("rating.consumer")
-# The stages of a commit, timed into rating_commit_stage_seconds (`rating-service bench --profile`):
-# decoding and checking the entries; reading (the entries when not handed, WATCH, the records,
-# markers and timelines a batch needs, decoded); rating (the engines, in the ledger); encoding
-# the writes and outputs; writing (MULTI ... EXEC); reporting (metrics and logs).
-STAGES = ("decode", "read", "rate", "encode", "write", "report")
 
 
-class Entry(NamedTuple):
-    """One input entry, decoded as far as it can be before reading the store (a tuple: made
-    for every entry, it costs a third of a frozen dataclass)."""
+class Attempt(NamedTuple):
+    """One try of a commit (StreamProcessor._commit): on which client, of which entries, what
+    it expects to find and under which fence."""
 
-    id: str
-    fields: dict
-    message: InputMessage | None
-    want: Needs | None
-    rejected: Rejected | None
-    event_id: str | None
+    client: Any  # the partition's slot owner on a cluster
+    entries: list[Entry]
+    wants: list[Needs]  # what the entries need read
+    expected_cursor: str
+    handed: bool  # the entries were handed over by the subscriber, not read from the cursor
+    forgiven: bool  # the last try was cut short by Redis, not by the entry: not counted
+    fence: str | None  # the fence value this replica holds (None: no lease)
+    fence_key: str | None
+
+    @property
+    def head(self) -> str:
+        return self.entries[0].id
 
 
-class Decision(NamedTuple):
-    """What one entry's commit does: apply, skip a duplicate, or dead-letter."""
+class Checks(NamedTuple):
+    """What a try reads, in the round trip of the ledger's reads, before it may write."""
 
-    entry: Entry
-    outcome: Applied | Duplicate | Rejected
+    attempts: int  # the tries of the head entry so far, this one included (poison)
+    cursor: str  # the applied cursor ("0-0": nothing applied)
+    fence_held: bool  # the fence holds this replica's value (True without a lease)
+    gap: bool  # an entry lies between the cursor and the first handed one
+
+
+async def read_under_watch(
+    attempt: Attempt, keys: StreamKeys, stream: str
+) -> tuple[Checks, Callable[[], MemoryLedger]]:
+    """The one round trip of a try after its WATCH (`keys`, `stream`: its input stream's):
+    count this try, read the cursor, the fence and, for handed entries, whether an entry lies
+    between the cursor and the first of them (the stream's ids only grow: none can be added
+    there after this read); read what the ledger needs. The checks, and what builds the
+    ledger from its replies."""
+    async with attempt.client.pipeline(transaction=False) as reads:
+        if attempt.forgiven:  # the last try was cut short by Redis, not by the entry
+            reads.hget(keys.attempts, attempt.head)
+        else:
+            reads.hincrby(keys.attempts, attempt.head, 1)
+        reads.get(keys.cursor)
+        if attempt.fence_key is not None:
+            reads.get(attempt.fence_key)
+        if attempt.handed:
+            reads.xrange(stream, min=f"({attempt.expected_cursor}", max=f"({attempt.head}", count=1)
+        build_ledger = queue_ledger_reads(reads, keys, attempt.wants)
+        replies = iter(await reads.execute())
+    # The replies, in the order the reads were queued; what is left is the ledger's.
+    attempts = int(next(replies) or 1)
+    cursor = text(next(replies)) or "0-0"
+    fence_held = attempt.fence_key is None or text(next(replies)) == attempt.fence
+    gap = bool(next(replies)) if attempt.handed else False
+    ledger_replies = list(replies)
+    return Checks(attempts, cursor, fence_held, gap), lambda: build_ledger(ledger_replies)
 
 
 class StreamProcessor:
@@ -104,83 +135,44 @@ class StreamProcessor:
         self.settings = settings
         self.keys = StreamKeys(stream)
         self.stream = stream
-        self.layout = settings.layout
-        self.partition = self.layout.of_stream(stream)
+        self.partition = settings.layout.of_stream(stream)
         self.registry = registry
         self.metrics = metrics or Metrics()
+        self.group = ConsumerGroup(
+            client, stream, settings.group, self.keys, self.partition, self.metrics
+        )
+        self.decoder = EntryDecoder(settings, registry, self.partition)
+        self.report = CommitReport(self.metrics, stream)
         self._forgiven: str | None = None  # head entry whose attempt failed through Redis
         self._cursor: str | None = None  # the applied cursor as this processor last saw it
         self._handling = asyncio.Lock()
-        self._stages = {name: self.metrics.stage_seconds.labels(stream, name) for name in STAGES}
 
     async def ensure_group(self) -> None:
-        """Create the consumer group, if it does not exist, at the applied cursor (at 0, the
-        whole stream, when nothing was applied yet)."""
-        cursor = await self._create_group()
-        if cursor not in (None, "0"):
-            log.warning(
-                "consumer group created at the applied cursor",
-                stream=self.stream,
-                group=self.settings.group,
-                cursor=cursor,
-            )
-
-    async def index_existing(self) -> None:
-        """Index the pools stored before the read model existed (store.index_existing)."""
-        pools = [(system, pool) for system in SYSTEMS for pool in POOLS[system]]
-        indexed = await index_existing(self.client, self.keys, pools)
-        if indexed:
-            log.warning(
-                "indexed the pools stored before the read model",
-                stream=self.stream,
-                pools=[f"{system}/{pool}" for system, pool in indexed],
-            )
+        """groups.ConsumerGroup.ensure: create the group at the applied cursor if missing."""
+        await self.group.ensure()
 
     async def recover_group(self) -> bool:
-        """The consumer group was found missing while the service runs (XGROUP DESTROY,
-        FLUSHALL, Redis restarted without its data): create it again where the applied
-        cursor is, so that nothing is applied twice and nothing is skipped, and say so as an
-        error. False when another replica was first."""
-        cursor = await self._create_group()
-        if cursor is None:
-            return False
-        self.metrics.groups_recreated.labels(self.stream).inc()
-        where = {"stream": self.stream, "group": self.settings.group}
-        if cursor != "0":
-            log.error(
-                "consumer group lost, created again at the applied cursor", cursor=cursor, **where
-            )
-        else:
-            log.error(
-                "consumer group lost with the applied cursor, created again at the start of the stream: "
-                "the store was probably wiped (FLUSHALL, or Redis restarted without its data), and the "
-                "records and markers of what was rated before with it",
-                **where,
-            )
-        return True
+        """groups.ConsumerGroup.recover: the group was lost; False when another was first."""
+        return await self.group.recover()
 
-    async def _create_group(self) -> str | None:
-        """XGROUP CREATE at the applied cursor (or 0), MKSTREAM; the id it was created at,
-        None when the group exists already (BUSYGROUP)."""
-        cursor = text(await self.client.get(self.keys.cursor)) or "0"
-        try:
-            await self.client.xgroup_create(
-                self.stream, self.settings.group, id=cursor, mkstream=True
-            )
-        except RedisError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
-            return None
-        return cursor
+    async def observe_group(self) -> bool:
+        """groups.ConsumerGroup.observe: the gauges; False when the group does not exist."""
+        return await self.group.observe()
+
+    async def delivered_until(self) -> str | None:
+        """groups.ConsumerGroup.delivered_until: the last entry a catch-up applies up to."""
+        return await self.group.delivered_until()
+
+    async def index_existing(self) -> None:
+        """Index the pools stored before the read model existed (backfill.index_stream)."""
+        await index_stream(self.client, self.stream, self.keys)
 
     def decode_batch(self, entry_ids: Sequence[str], bodies: Sequence[dict]) -> list[Entry]:
         """The entries a subscriber read (ids and fields, aligned), decoded and checked, in
         stream order (pure: done before waiting for this processor's turn)."""
         started = time.perf_counter()
-        entries = sorted(
-            (self._decode(i, f) for i, f in zip(entry_ids, bodies)), key=lambda e: entry_order(e.id)
-        )
-        self._stages["decode"].inc(time.perf_counter() - started)
+        entries = self.decoder.decode_batch(entry_ids, bodies)
+        self.report.spent("decode", time.perf_counter() - started)
         return entries
 
     async def handle(self, *entry_ids: str, bodies: Sequence[dict] | None = None) -> None:
@@ -217,16 +209,9 @@ class StreamProcessor:
             if read:
                 entries = following
                 if not entries:
-                    reading = time.perf_counter()
-                    batch = await self.client.xrange(
-                        self.stream, min=f"({cursor}", count=self.settings.batch_size
-                    )
-                    self._stages["read"].inc(time.perf_counter() - reading)
-                    if not batch:  # the entries were deleted from the stream: nothing to apply
+                    entries = await self._read_after(cursor)
+                    if not entries:  # the entries were deleted from the stream: nothing to apply
                         break
-                    entries = self.decode_batch(
-                        [raw_id.decode() for raw_id, _ in batch], [fields for _, fields in batch]
-                    )
             committing = commit_prefix(entries, self.settings.commit_players)
             done = await self._commit(committing, cursor, handed=not read)
             following = []
@@ -244,57 +229,23 @@ class StreamProcessor:
         if unacked:
             await self.client.xack(self.stream, self.settings.group, *unacked)
 
+    async def _read_after(self, cursor: str) -> list[Entry]:
+        """The entries right after `cursor` (a batch of them), read and decoded; none when
+        they were deleted from the stream."""
+        reading = time.perf_counter()
+        batch = await self.client.xrange(
+            self.stream, min=f"({cursor}", count=self.settings.batch_size
+        )
+        self.report.spent("read", time.perf_counter() - reading)
+        if not batch:
+            return []
+        return self.decode_batch(
+            [raw_id.decode() for raw_id, _ in batch], [fields for _, fields in batch]
+        )
+
     async def _read_cursor(self) -> str:
         self._cursor = text(await self.client.get(self.keys.cursor)) or "0-0"
         return self._cursor
-
-    async def delivered_until(self) -> str | None:
-        """The last entry a catch-up applies up to: the consumer group's last delivered entry
-        (the entries after it go to the owner's subscriber, bodies and all), or the stream's
-        last entry when the group is missing; None for an empty stream."""
-        async with self.client.pipeline(transaction=False) as pipe:
-            pipe.xinfo_groups(self.stream)
-            pipe.xrevrange(self.stream, count=1)
-            groups, last = await pipe.execute(raise_on_error=False)
-        if isinstance(last, Exception):
-            raise last
-        if not last:
-            return None
-        newest = text(last[0][0])
-        for group in groups if not isinstance(groups, Exception) else []:
-            if text(group["name"]) == self.settings.group:
-                delivered = text(group["last-delivered-id"]) or "0-0"
-                if entry_order(delivered) == (0, 0):
-                    return None  # nothing delivered yet
-                return min(newest, delivered, key=entry_order)
-        return newest
-
-    def _decode(self, entry_id: str, fields: dict) -> Entry:
-        """Decode and check an entry; what cannot be rated is a rejection already."""
-        data = fields.get(DATA_FIELD.encode())
-        if data is None:
-            return Entry(
-                entry_id,
-                fields,
-                None,
-                None,
-                Rejected("malformed", f"entry has no {DATA_FIELD} field"),
-                None,
-            )
-        try:
-            message = decode_input(data, self.settings.limits)
-            want = needs(message, self.registry)
-            wrong = misrouted(self.partition, self.layout, want.system, want.pool)
-            if wrong is not None:
-                raise Rejected("misrouted", wrong, "$.pool")
-        except InvalidMessage as exc:
-            problem = exc.problems[0]
-            more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
-            rejected = Rejected(problem.reason, problem.message + more, problem.path)
-            return Entry(entry_id, fields, None, None, rejected, _event_id_of(fields))
-        except Rejected as exc:
-            return Entry(entry_id, fields, None, None, exc, _event_id_of(fields))
-        return Entry(entry_id, fields, message, want, None, getattr(message, "event_id", None))
 
     async def _commit(
         self, entries: list[Entry], expected_cursor: str, handed: bool = False
@@ -316,16 +267,15 @@ class StreamProcessor:
             # On a cluster `client` is the partition's slot owner, and a try cut short by a
             # moving slot is tried again (connection.on_owner): forgiven, as any Redis failure.
             forgiven, self._forgiven = self._forgiven == head, None
+            tried = Attempt(client, entries, wants, expected_cursor, handed, forgiven, None, None)
             if self.lease is None:
-                return await self._commit_watched(
-                    client, entries, expected_cursor, head, forgiven, wants, None, handed
-                )
+                return await self._commit_watched(tried)
             async with self.lease.lock:  # a release waits for the commit in progress
                 fence = self.lease.value
                 if fence is None:
                     raise LeaseLost(self.stream)
                 return await self._commit_watched(
-                    client, entries, expected_cursor, head, forgiven, wants, fence, handed
+                    tried._replace(fence=fence, fence_key=self.lease.fence_key)
                 )
 
         return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
@@ -339,95 +289,32 @@ class StreamProcessor:
             error=f"{type(exc).__name__}: {exc}",
         )
 
-    async def _commit_watched(
-        self,
-        client: Any,
-        entries: list[Entry],
-        expected_cursor: str,
-        head: str,
-        forgiven: bool,
-        wants: list[Needs],
-        fence: str | None,
-        handed: bool,
-    ) -> int | None:
-        clock = time.perf_counter
-        started = clock()
-        fenced = [self.lease.fence_key] if fence is not None and self.lease is not None else []
+    async def _commit_watched(self, attempt: Attempt) -> int | None:
+        """One try of a commit (see _commit): WATCH, read and check, rate, MULTI ... EXEC."""
+        client, head = attempt.client, attempt.head
+        fenced = [attempt.fence_key] if attempt.fence_key is not None else []
+        clock = CommitClock()
         try:
             async with client.pipeline(transaction=True) as pipe:
                 # The fence is watched with the cursor: a new owner's acquisition (it writes the
                 # fence) between this WATCH and EXEC aborts the EXEC.
-                await pipe.watch(self.keys.cursor, *fenced, *watched_keys(self.keys, wants))
-                # One round trip for the rest: count this attempt, check the cursor, read.
-                async with client.pipeline(transaction=False) as reads:
-                    if forgiven:  # the last attempt was cut short by Redis, not by the entry
-                        reads.hget(self.keys.attempts, head)
-                    else:
-                        reads.hincrby(self.keys.attempts, head, 1)
-                    reads.get(self.keys.cursor)
-                    for key in fenced:
-                        reads.get(key)
-                    if handed:  # an entry between the cursor and the first handed one? (the
-                        # stream's ids only grow: none can be added there after this read)
-                        reads.xrange(
-                            self.stream, min=f"({expected_cursor}", max=f"({head}", count=1
-                        )
-                    build_ledger = queue_ledger_reads(reads, self.keys, wants)
-                    replies = await reads.execute()
-                attempts = int(replies[0] or 1)
-                if (
-                    fenced and text(replies[2]) != fence
-                ):  # another owner (or none): stop, write nothing
+                await pipe.watch(self.keys.cursor, *fenced, *watched_keys(self.keys, attempt.wants))
+                checks, build_ledger = await read_under_watch(attempt, self.keys, self.stream)
+                if not checks.fence_held:  # another owner (or none): stop, write nothing
                     await client.hdel(self.keys.attempts, head)
                     raise LeaseLost(self.stream)
-                if (text(replies[1]) or "0-0") != expected_cursor:
+                if checks.cursor != attempt.expected_cursor:
                     await client.hdel(self.keys.attempts, head)
                     return 0
-                at = 2 + len(fenced)
-                ledger_replies = replies[at + handed :]
-                if handed and replies[at]:
+                if checks.gap:
                     await client.hdel(self.keys.attempts, head)
                     return None
-                if attempts > self.settings.max_deliveries:
-                    reason = (
-                        f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
-                    )
-                    ledger, decisions = (
-                        MemoryLedger(),
-                        [Decision(entries[0], Rejected("poison", reason))],
-                    )
-                    rating = clock()
-                else:
-                    ledger = build_ledger(ledger_replies)
-                    first = entries[0]
-                    if first.message is not None and not in_order(
-                        ledger, first.message, arrival_of(first.id), self.registry
-                    ):
-                        # A late event, a correction or a withdrawal: re-rated from its place,
-                        # alone, with what that needs read under the same WATCH.
-                        assert first.want is not None
-                        await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
-                        ledger = await load_cascade(
-                            client, self.keys, first.message, first.want, arrival_of(first.id)
-                        )
-                        rating = clock()
-                        decisions = self._apply([first], ledger)
-                    else:
-                        # After a failed attempt the head entry is tried alone.
-                        rating = clock()
-                        decisions = self._apply(entries if attempts == 1 else entries[:1], ledger)
-                rated = clock()
-                pipe.multi()
-                done = [d.entry.id for d in decisions]
-                queue_ledger_writes(pipe, self.keys, ledger, stamp=entry_ms(done[-1]))
-                self._queue_outputs(pipe, decisions)
-                pipe.set(self.keys.cursor, done[-1])
-                pipe.xack(self.stream, self.settings.group, *done)
-                # Counts are only ever for the entry after the cursor: once it moves, every
-                # count left (of this head, or a stale one of a replica killed after counting
-                # an entry already applied) is moot.
-                pipe.delete(self.keys.attempts)
-                encoded = clock()
+                ledger, decisions = await self._decide(
+                    pipe, attempt, checks.attempts, build_ledger, clock
+                )
+                clock.lap("rate")
+                self._queue_writes(pipe, ledger, decisions)
+                clock.lap("encode")
                 await pipe.execute()
         except WatchError:
             self.metrics.retries.labels(self.stream).inc()
@@ -436,176 +323,104 @@ class StreamProcessor:
         except RedisError:
             self._forgiven = head
             raise
-        written = clock()
-        self._report(decisions, written - started, token_of(fence))
-        stage = self._stages
-        stage["read"].inc(rating - started)
-        stage["rate"].inc(rated - rating)
-        stage["encode"].inc(encoded - rated)
-        stage["write"].inc(written - encoded)
-        stage["report"].inc(clock() - written)
+        clock.lap("write")
+        self.report.committed(decisions, clock.elapsed, token_of(attempt.fence))
+        clock.lap("report")
+        self.report.timed(clock)
         return len(decisions)
 
+    async def _decide(
+        self,
+        pipe: Any,
+        attempt: Attempt,
+        attempts: int,
+        build_ledger: Callable[[], MemoryLedger],
+        clock: CommitClock,
+    ) -> tuple[MemoryLedger, list[Decision]]:
+        """What the try commits, with the ledger it writes: the head entry dead-lettered as
+        poison after `max_deliveries` tries; the head entry alone, re-rated from its place,
+        when it is late (a late event, a correction or a withdrawal: what that needs is read
+        under the same WATCH); else the entries in order (the head alone after a failed try)."""
+        entries = attempt.entries
+        first = entries[0]
+        if attempts > self.settings.max_deliveries:
+            reason = f"entry failed {attempts - 1} times (limit {self.settings.max_deliveries})"
+            clock.lap("read")
+            return MemoryLedger(), [Decision(first, Rejected("poison", reason))]
+        ledger = build_ledger()
+        chosen = entries if attempts == 1 else entries[:1]  # alone after a failed try
+        if first.message is not None and not in_order(
+            ledger, first.message, arrival_of(first.id), self.registry
+        ):
+            assert first.want is not None
+            await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
+            ledger = await load_cascade(
+                attempt.client, self.keys, first.message, first.want, arrival_of(first.id)
+            )
+            chosen = [first]
+        clock.lap("read")
+        return ledger, self._apply(chosen, ledger)
+
     def _apply(self, entries: list[Entry], ledger: MemoryLedger) -> list[Decision]:
-        """Apply the entries in order to the ledger. An unexpected failure stops the batch
-        before the failing entry; on the batch's first entry it is raised (and counted). An
-        entry that needs re-rating from an earlier place also stops the batch before it
-        (unless it is first: then the ledger holds what it needs)."""
-        decisions: list[Decision] = []
-        for entry in entries:
-            if entry.rejected is not None:
-                decisions.append(Decision(entry, entry.rejected))
-                continue
-            assert entry.message is not None and entry.want is not None
-            arrival = arrival_of(entry.id)
-            if decisions and not in_order(ledger, entry.message, arrival, self.registry):
-                break  # committed alone, next
-            try:
-                outcome: Applied | Duplicate | Rejected = apply_message(
-                    ledger,
-                    entry.message,
-                    self.registry,
-                    entry.id,
-                    arrival,
-                    self.settings.max_cascade_events,
-                )
-            except Rejected as exc:
-                outcome = exc
-            except Exception:
-                log.exception(
-                    "entry failed", stream=self.stream, stream_id=entry.id, event_id=entry.event_id
-                )
-                if not decisions:
-                    raise
-                break  # commit what came before; this entry comes first next time
-            decisions.append(Decision(entry, outcome))
-        return decisions
+        """apply_in_order, with this stream's registry and cascade limit."""
+        cascade = self.settings.max_cascade_events
+        return apply_in_order(entries, ledger, self.registry, cascade, self.stream)
 
-    def _queue_outputs(self, pipe: Any, decisions: list[Decision]) -> None:
-        """The ratings.updated and event.rejected entries, in order; each stream is trimmed
-        (approximately, to RATING_OUTPUT_MAXLEN) once per commit rather than per entry."""
-        written: set[str] = set()
-        for decision in decisions:
-            outcome = decision.outcome
-            if isinstance(outcome, Applied):
-                for output in outcome.outputs:
-                    xadd(pipe, self.partition.output, encode(output))
-                written.add(self.partition.output)
-            elif isinstance(outcome, Rejected):
-                rejected = rejection_message(outcome, self.stream, decision.entry)
-                xadd(pipe, self.partition.dead_letter, encode(rejected))
-                written.add(self.partition.dead_letter)
-        if self.settings.output_maxlen:
-            for stream in sorted(written):
-                pipe.xtrim(stream, maxlen=self.settings.output_maxlen, approximate=True)
+    def _queue_writes(self, pipe: Any, ledger: MemoryLedger, decisions: list[Decision]) -> None:
+        """MULTI, then what the commit writes: the ledger's changes, the outputs and dead
+        letters, the cursor, the XACK."""
+        pipe.multi()
+        done = [d.entry.id for d in decisions]
+        queue_ledger_writes(pipe, self.keys, ledger, stamp=entry_ms(done[-1]))
+        queue_outputs(pipe, self.partition, self.stream, decisions, self.settings.output_maxlen)
+        pipe.set(self.keys.cursor, done[-1])
+        pipe.xack(self.stream, self.settings.group, *done)
+        # Counts are only ever for the entry after the cursor: once it moves, every count left
+        # (of this head, or a stale one of a replica killed after counting an entry already
+        # applied) is moot.
+        pipe.delete(self.keys.attempts)
 
-    def _report(self, decisions: list[Decision], seconds: float, token: int | None) -> None:
-        """Metrics and logs of a commit, once per commit: a `committed` line at INFO (how many
-        entries, applied / duplicate / rejected, the first and last stream ids, the events
-        rated), each rejection at WARNING and each duplicate at INFO (both rare, and a reader
-        wants them by name), each applied entry at DEBUG."""
-        where: dict[str, Any] = {"stream": self.stream}
-        if token is not None:
-            where["lease_token"] = token
-        rated: dict[str, int] = {}
-        event_ids: list[str] = []
-        periods: list[str] = []
-        duplicates = rejected = 0
-        for decision in decisions:
-            outcome, entry = decision.outcome, decision.entry
-            if isinstance(outcome, Applied):
-                system: str = entry.message.system if entry.message else ""
-                rated[system] = rated.get(system, 0) + 1
-                if entry.event_id is not None:
-                    event_ids.append(entry.event_id)
-                else:  # a period's close: its marker names it (period:<system>:<pool>:<period>)
-                    periods.append(outcome.marker)
-                log.debug(
-                    "applied",
-                    stream_id=entry.id,
-                    event_id=entry.event_id,
-                    marker=outcome.marker,
-                    outputs=len(outcome.outputs),
-                    **where,
-                )
-            elif isinstance(outcome, Duplicate):
-                duplicates += 1
-                log.info(
-                    "duplicate, already applied",
-                    stream_id=entry.id,
-                    event_id=entry.event_id,
-                    marker=outcome.marker,
-                    **where,
-                )
-            else:
-                rejected += 1
-                self.metrics.rejected.labels(self.stream, outcome.reason).inc()
-                log.warning(
-                    "rejected",
-                    stream_id=entry.id,
-                    event_id=entry.event_id,
-                    reason=outcome.reason,
-                    path=outcome.path,
-                    detail=outcome.message,
-                    **where,
-                )
-        for system, count in rated.items():
-            self.metrics.rated.labels(self.stream, system).inc(count)
-        if duplicates:
-            self.metrics.duplicates.labels(self.stream).inc(duplicates)
-        self.metrics.commit_seconds.labels(self.stream).observe(seconds)
-        self.metrics.entries_per_commit.labels(self.stream).observe(len(decisions))
-        log.info(
-            "committed",
-            entries=len(decisions),
-            applied=sum(rated.values()),
-            duplicates=duplicates,
-            rejected=rejected,
-            first_id=decisions[0].entry.id,
-            last_id=decisions[-1].entry.id,
-            event_ids=event_ids,
-            commit_ms=round(seconds * 1000, 2),
-            **({"periods": periods} if periods else {}),
-            **where,
-        )
 
-    async def observe_group(self) -> bool:
-        """Update the gauges: the consumer group's (lag: entries not yet delivered; pending),
-        the age of the oldest entry not yet applied, the dead-letter stream's length and the
-        age of its oldest letter not redriven. False when the group does not exist."""
-        async with self.client.pipeline(transaction=False) as pipe:
-            pipe.xinfo_groups(self.stream)
-            pipe.get(self.keys.cursor)
-            pipe.xlen(self.partition.dead_letter)
-            groups, cursor, dead_letters = await pipe.execute(raise_on_error=False)
-        for reply in (cursor, dead_letters):
-            if isinstance(reply, Exception):
-                raise reply
-        dead_letter_stream = self.partition.dead_letter
-        self.metrics.dead_letters.labels(dead_letter_stream).set(int(dead_letters))
-        open_letter = (
-            await oldest_open_dead_letter(self.client, dead_letter_stream) if dead_letters else None
-        )
-        self.metrics.dead_letter_age.labels(dead_letter_stream).set(_age(open_letter))
-        if isinstance(groups, Exception):
-            if "no such key" in str(groups).lower():
-                groups = []  # the stream is gone, and its group with it
-            else:
-                raise groups
-        found = False
-        for group in groups:
-            name = text(group["name"])
-            if name == self.settings.group:
-                found = True
-                self.metrics.pending.labels(self.stream).set(int(group["pending"]))
-                if group.get("lag") is not None:
-                    self.metrics.lag.labels(self.stream).set(int(group["lag"]))
-        cursor = text(cursor)
-        oldest = await self.client.xrange(self.stream, min=f"({cursor}" if cursor else "-", count=1)
-        self.metrics.lag_seconds.labels(self.stream).set(
-            _age(text(oldest[0][0]) if oldest else None)
-        )
-        return found
+def apply_in_order(
+    entries: list[Entry],
+    ledger: MemoryLedger,
+    registry: Registry,
+    max_cascade_events: int,
+    stream: str,
+) -> list[Decision]:
+    """Apply the entries (of `stream`) in order to the ledger. An unexpected failure stops the
+    batch before the failing entry; on the batch's first entry it is raised (and counted). An
+    entry that needs re-rating from an earlier place also stops the batch before it (unless it
+    is first: then the ledger holds what it needs)."""
+    decisions: list[Decision] = []
+    for entry in entries:
+        if entry.rejected is not None:
+            decisions.append(Decision(entry, entry.rejected))
+            continue
+        assert entry.message is not None and entry.want is not None
+        arrival = arrival_of(entry.id)
+        if decisions and not in_order(ledger, entry.message, arrival, registry):
+            break  # committed alone, next
+        try:
+            outcome: Applied | Duplicate | Rejected = apply_message(
+                ledger,
+                entry.message,
+                registry,
+                entry.id,
+                arrival,
+                max_cascade_events,
+            )
+        except Rejected as exc:
+            outcome = exc
+        except Exception:
+            log.exception(
+                "entry failed", stream=stream, stream_id=entry.id, event_id=entry.event_id
+            )
+            if not decisions:
+                raise
+            break  # commit what came before; this entry comes first next time
+        decisions.append(Decision(entry, outcome))
+    return decisions
 
 
 def players_of(entry: Entry, budget: int) -> int:
@@ -630,20 +445,3 @@ def commit_prefix(entries: list[Entry], budget: int) -> list[Entry]:
         if total > budget and n:
             return entries[:n]
     return entries
-
-
-def _age(entry_id: str | None) -> float:
-    """Seconds since a stream entry was added (now minus its id's milliseconds); 0 for none."""
-    if entry_id is None:
-        return 0.0
-    return max(0.0, entry_age(entry_id, time.time()))
-
-
-def _event_id_of(fields: dict) -> str | None:
-    """The event id of an entry, when it can be read at all (for logs and dead letters)."""
-    try:
-        document = msgspec.json.decode(fields.get(DATA_FIELD.encode(), b""))
-    except (msgspec.DecodeError, RecursionError):
-        return None
-    value = document.get("event_id") if isinstance(document, dict) else None
-    return value if isinstance(value, str) and len(value) <= 128 else None

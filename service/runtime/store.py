@@ -8,7 +8,6 @@ Redis Cluster too.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -379,42 +378,6 @@ async def live_pools(client: Any, keys: StreamKeys) -> list[tuple[str, str]]:
         system, _, pool = text(key)[len(prefix) :].partition(":")
         pools.add((system, pool))
     return sorted(pools)
-
-
-async def index_existing(
-    client: Any, keys: StreamKeys, pools: list[tuple[str, str]]
-) -> list[tuple[str, str]]:
-    """Build the ranking, name index and catalog entry of every pool in `pools` (system,
-    pool) that has records but no ranking (data written before the read model existed); returns the pools
-    indexed. Run at start-up, before this replica consumes."""
-    done = []
-    for system, pool in pools:
-        if await client.exists(keys.ranking(system, pool)) or not await client.exists(
-            keys.players(system, pool)
-        ):
-            continue
-        batch: list[PlayerRecord] = []
-        async for _, raw in client.hscan_iter(keys.players(system, pool), count=1_000):
-            batch.append(decode_record(raw))
-            if len(batch) == 1_000:
-                await _index(client, keys, batch)
-                batch = []
-        if batch:
-            await _index(client, keys, batch)
-        await client.hsetnx(keys.catalog, f"{system}:{pool}", time.time_ns() // 1_000_000)
-        done.append((system, pool))
-    return done
-
-
-async def _index(client: Any, keys: StreamKeys, records: list[PlayerRecord]) -> None:
-    from service.runtime.connection import on_owner  # imports redis: not for the offline commands
-
-    async def write(owner: Any) -> None:
-        async with owner.pipeline(transaction=True) as pipe:
-            queue_indexes(pipe, keys, ((None, r) for r in records))
-            await pipe.execute()
-
-    await on_owner(client, keys.catalog, write)
 
 
 # ---------------------------------------------------------------------------- dead letters

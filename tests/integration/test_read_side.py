@@ -523,8 +523,9 @@ async def test_pools_stored_before_the_read_model_are_ranked_and_searchable_at_s
     """A players hash written without the indexes (as before the read model): indexing at
     start-up ranks it, makes its names searchable and lists the pool; an indexed pool is
     left alone."""
+    from service.runtime.backfill import index_existing
     from service.runtime.queries import ReadModel
-    from service.runtime.store import encode, index_existing, live_pools
+    from service.runtime.store import encode, live_pools
 
     keys = StreamKeys(f"{key_prefix}.events")
     await client.hset(

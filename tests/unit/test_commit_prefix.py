@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from service.rating import Needs, Rejected
-from service.runtime.processor import Entry, commit_prefix, players_of
+from service.runtime.entries import Entry
+from service.runtime.processor import commit_prefix, players_of
 
 
 def event(n: int, players: int) -> Entry:

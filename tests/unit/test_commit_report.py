@@ -1,4 +1,4 @@
-"""The processor's report of a commit (service/runtime/processor.py `_report`): one
+"""The processor's report of a commit (service/runtime/report.py `CommitReport.committed`): one
 `committed` line with what the commit did, rejections on their own lines, metrics per commit."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from structlog.testing import capture_logs
 
 from service.engine.registry import default_registry
 from service.rating import Applied, Duplicate, Rejected
-from service.runtime import processor as processor_module
-from service.runtime.processor import Decision, Entry, StreamProcessor
+from service.runtime import report as report_module
+from service.runtime.entries import Decision, Entry
+from service.runtime.processor import StreamProcessor
 from service.runtime.settings import Settings
 
 
@@ -33,9 +34,9 @@ def test_one_committed_line_names_the_events_and_periods_and_counts(monkeypatch)
             wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
             cache_logger_on_first_use=False,
         )
-        monkeypatch.setattr(processor_module, "log", structlog.get_logger("rating.consumer"))
+        monkeypatch.setattr(report_module, "log", structlog.get_logger("rating.consumer"))
         with capture_logs() as logs:
-            processor._report(decisions, 0.0042, 7)
+            processor.report.committed(decisions, 0.0042, 7)
     finally:
         structlog.configure(**before)
     committed = [line for line in logs if line["event"] == "committed"]
