@@ -62,6 +62,6 @@ POOLS: dict[str, tuple[str, ...]] = {
 DEFAULT_POOL: dict[str, str] = {"cfc": "regular", "fide": "standard", "naspa": "nwl"}
 DEFAULT_RULESET: dict[str, str] = {"cfc": "cfc-2009", "fide": "fide-2024", "naspa": "nsa2008"}
 # The systems whose engines rate events into periods closed by `period.closed/v1` (FIDE's
-# monthly lists); CFC and NASPA rate each event as it ends. The engines say the same
-# (`Engine.has_periods`; tests/unit/test_periods.py checks that both agree).
+# monthly lists); CFC and NASPA rate each event as it ends. The one list of them: the engines
+# of the others refuse a close (`WithoutPeriods`; tests/unit/test_periods.py checks it).
 PERIOD_SYSTEMS: tuple[str, ...] = ("fide",)

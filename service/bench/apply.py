@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     registry = default_registry()
     if not args.json:
         print(
-            f"two-player events through MemoryLedger.process, {args.players:,}-player list, median of "
+            f"two-player events through apply_message, {args.players:,}-player list, median of "
             f"{args.events:,} events x {args.runs} runs (decode excluded):"
         )
     for system in args.systems.split(","):

@@ -1,5 +1,5 @@
 """Corrections, withdrawals and late events (design "Order (v1.1)", "v1.1 additions"),
-worked out by hand for each system through `MemoryLedger.process` with the real engines.
+worked out by hand for each system through `apply_message` with the real engines.
 
 One small story per system, always on the same dates:
 - event 1 (E1, 2025-11-01..02): A beats B (the correction flips it: B beats A);
