@@ -58,6 +58,16 @@ class EventContent(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ruleset: str | None = None
     period: Period | None = None
     one_third_rated: bool = False
+    long_event: (
+        Annotated[
+            bool,
+            msgspec.Meta(
+                description="A league or season longer than the service's limit of days from start to end "
+                "(RATING_MAX_EVENT_DAYS, 90 by default): allowed up to 366 days. Absent: false."
+            ),
+        ]
+        | msgspec.UnsetType
+    ) = msgspec.UNSET
 
 
 class EventFinished(EventContent, frozen=True, tag_field="schema", tag="event.finished/v1"):

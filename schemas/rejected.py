@@ -17,6 +17,7 @@ Reason = Literal[
     "unratable",  # the rules cannot rate it (e.g. no rated player)
     "poison",  # delivered too many times without being applied
     "misrouted",  # appended to another partition's input stream than its (system, pool)'s (the message names it)
+    "implausible",  # dates that cannot be true by the service's clock: an event ending in the future, a span over the limit, a close of a period not yet over
 ]
 REASONS: tuple[str, ...] = get_args(Reason)
 

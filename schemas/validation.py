@@ -6,13 +6,17 @@ and the dead-letter reason it maps to.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+from typing import get_args
 
 import msgspec
 
 from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, PERIOD_SYSTEMS, POOLS
 from schemas.events import EventContent, EventWithdrawn, InputMessage, PeriodClosed
 from schemas.periods import month_of
+from schemas.plausible import DEFAULT_MAX_EVENT_DAYS, date_problems
+from schemas.shapes import walk
 
 VALID_SCORES = (0.0, 0.5, 1.0)
 _PATH = re.compile(r" - at `(\$[^`]*)`$")
@@ -24,6 +28,7 @@ class Limits(msgspec.Struct, frozen=True):
     max_bytes: int = 16 * 1024 * 1024
     max_players: int = 5_000
     max_games: int = 100_000
+    max_event_days: int = DEFAULT_MAX_EVENT_DAYS
 
 
 class Problem(msgspec.Struct, frozen=True):
@@ -59,8 +64,12 @@ INPUT_SCHEMAS = (
 )
 
 
-def decode_input(data: bytes | str, limits: Limits = Limits()) -> InputMessage:
-    """Decode one input message strictly, check its cross-field rules, fill its defaults.
+def decode_input(
+    data: bytes | str, limits: Limits = Limits(), today: dt.date | None = None
+) -> InputMessage:
+    """Decode one input message strictly, check its cross-field rules and, given `today`
+    (the adapter's UTC date), its dates' plausibility (schemas/plausible.py); fill its
+    defaults. `today=None` (a re-rate of recorded history) checks no date against a clock.
 
     Raises InvalidMessage with every problem found (type errors stop at the first one,
     as msgspec reports them; the cross-field rules all report).
@@ -84,10 +93,66 @@ def decode_input(data: bytes | str, limits: Limits = Limits()) -> InputMessage:
         raise InvalidMessage([Problem("$", f"not valid JSON: {exc}", "malformed")]) from None
     except RecursionError:
         raise InvalidMessage([Problem("$", "JSON nested too deeply", "malformed")]) from None
-    problems = check_message(message, limits)
+    problems = check_message(message, limits, today)
     if problems:
         raise InvalidMessage(problems)
     return normalize(message)
+
+
+_BY_TAG = {kind.__struct_config__.tag: kind for kind in get_args(InputMessage)}
+_LISTED = re.compile(r"^\$\.(players|games|byes)\[(\d+)\]")
+
+
+def every_problem(
+    data: bytes | str, limits: Limits = Limits(), today: dt.date | None = None
+) -> list[Problem]:
+    """Every problem of one input message, shape and logic, each with its path (what
+    `validate` lists): decode_input's, and where msgspec stopped at the first wrong shape,
+    each field checked on its own (schemas/shapes.py) and the cross-field rules run on the
+    rest. decode_input's first problem stays first (the service's dead-letter reason)."""
+    try:
+        decode_input(data, limits, today)
+    except InvalidMessage as exc:
+        first = exc.problems
+    else:
+        return []
+    if first[0].reason in ("too_large", "malformed"):
+        return first
+    document = msgspec.json.decode(data)
+    kind = _BY_TAG.get(document.get("schema")) if isinstance(document, dict) else None
+    found = walk(document, kind) if kind is not None else None
+    if found is None or not found.problems:
+        return first  # the shapes are right: decode_input checked the rest
+    problems = list(first)
+    for path, message in found.problems:
+        problem = _problem_from_msgspec(f"{message} - at `{path}`")
+        if (problem.path, problem.message) != (first[0].path, first[0].message):
+            problems.append(problem)
+    if found.repaired is not None and kind is not None:
+        problems.extend(_logic_of_rest(found.repaired, kind, found.index, limits, today))
+    return problems
+
+
+def _logic_of_rest(
+    repaired: dict, kind: type, index: dict[str, list[int]], limits: Limits, today: dt.date | None
+) -> list[Problem]:
+    """The cross-field problems of a repaired document, at the original document's paths."""
+    try:
+        message: InputMessage = msgspec.json.decode(msgspec.json.encode(repaired), type=kind)
+    except msgspec.ValidationError:
+        return []
+
+    def original(path: str) -> str:
+        match = _LISTED.match(path)
+        if match is None:
+            return path
+        position = index[f"$.{match[1]}"][int(match[2])]
+        return f"$.{match[1]}[{position}]{path[match.end() :]}"
+
+    return [
+        msgspec.structs.replace(p, path=original(p.path))
+        for p in check_message(message, limits, today)
+    ]
 
 
 def _problem_from_msgspec(text: str) -> Problem:
@@ -104,8 +169,11 @@ def _problem_from_msgspec(text: str) -> Problem:
     return Problem(path, message, reason)
 
 
-def check_message(message: InputMessage, limits: Limits = Limits()) -> list[Problem]:
-    """Every cross-field problem of a decoded input message (empty when it is valid)."""
+def check_message(
+    message: InputMessage, limits: Limits = Limits(), today: dt.date | None = None
+) -> list[Problem]:
+    """Every cross-field problem of a decoded input message (empty when it is valid); given
+    `today`, its implausible dates too (after the others)."""
     problems: list[Problem] = []
     if message.pool is not None and message.pool not in POOLS[message.system]:
         allowed = ", ".join(POOLS[message.system])
@@ -124,6 +192,11 @@ def check_message(message: InputMessage, limits: Limits = Limits()) -> list[Prob
         )
     if isinstance(message, EventContent):
         problems.extend(_check_event(message, limits))
+    if today is not None:
+        problems.extend(
+            Problem(path, text, "implausible")
+            for path, text in date_problems(message, today, limits.max_event_days)
+        )
     return problems
 
 
@@ -251,5 +324,6 @@ __all__ = [
     "check_message",
     "decode_input",
     "default_ruleset",
+    "every_problem",
     "normalize",
 ]

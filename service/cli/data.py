@@ -21,7 +21,7 @@ from schemas.validation import InvalidMessage, decode_input
 from service.cli.errors import EXIT_OK, UserError
 from service.cli.redisclient import run_redis
 from service.cli.routing import layout_for, system_pool
-from service.cli.settings import REDIS_HELP
+from service.cli.settings import REDIS_HELP, cli_settings
 from service.cli.trffile import (
     TrfEvent,
     add_trf_options,
@@ -44,6 +44,7 @@ from service.formats.ratinglists import (
     render_jsonl,
 )
 from service.rating import content_digest, marker_key
+from service.runtime.entries import utc_today
 from service.runtime.keys import StreamKeys, is_namespace
 from service.runtime.records_io import export_records, import_records
 from service.runtime.store import decode_record, xadd
@@ -62,7 +63,7 @@ def publish_documents(args: argparse.Namespace) -> Iterator[tuple[str, bytes]]:
     """What `publish FILE` / `correct FILE` send: a TRF file as one event, else the file's
     JSON messages."""
     if is_trf(args.file):
-        yield args.file, trf_event(args.file, args).raw
+        yield args.file, trf_event(args.file, args, utc_today(), cli_settings().limits).raw
         return
     refuse_trf_options(args)
     yield from read_documents(args.file)
@@ -342,7 +343,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def publish_trf(args: argparse.Namespace) -> int:
-    found = trf_event(args.file, args)
+    found = trf_event(args.file, args, utc_today(), cli_settings().limits)
     correct = " ".join(["rating-service correct", shlex.quote(args.file), *trf_options(args)])
 
     async def look_up(client: Any) -> str | None:
@@ -440,8 +441,10 @@ def cmd_close_period(args: argparse.Namespace) -> int:
 
 
 def checked(location: str, raw: bytes) -> bytes:
+    """The message, when it is valid and its dates plausible by today's date (UTC); else a
+    UserError naming its first problem."""
     try:
-        decode_input(raw)
+        decode_input(raw, cli_settings().limits, utc_today())
     except InvalidMessage as exc:
         problem = exc.problems[0]
         raise UserError(f"{location}: {problem} ({problem.reason})") from None

@@ -8,6 +8,7 @@ check (`validate`, `schemas --check`) exits 1. Never a traceback for the user's 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,9 @@ from schemas.events import EventContent
 from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
 from schemas.rejected import EventRejected
-from schemas.validation import InvalidMessage, Limits, decode_input
+from schemas.validation import InvalidMessage, Limits, decode_input, every_problem
 from service.cli.errors import EXIT_FAILED, EXIT_OK, UserError
+from service.cli.settings import cli_settings
 from service.cli.trffile import (
     add_trf_options,
     is_trf,
@@ -34,6 +36,7 @@ from service.engine.registry import Registry, default_registry
 from service.formats import reports
 from service.formats.jsonlines import read_documents
 from service.rating import Duplicate, MemoryLedger, Rejected, apply_message
+from service.runtime.entries import utc_today
 
 _encoder = msgspec.json.Encoder()
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
@@ -52,8 +55,9 @@ def _schema_name(raw: bytes) -> str | None:
     return document.get("schema") if isinstance(document, dict) else None
 
 
-def _problems_of(raw: bytes, limits: Limits) -> list[str]:
-    """Every problem of one message of any kind of the contract, as `path: message`."""
+def _problems_of(raw: bytes, limits: Limits, today: dt.date) -> list[str]:
+    """Every problem of one message of any kind of the contract, as `path: message`; an
+    input message's dates judged by `today` (UTC), as `publish` and the service do."""
     name = _schema_name(raw)
     if name in _output_decoders:
         try:
@@ -61,11 +65,7 @@ def _problems_of(raw: bytes, limits: Limits) -> list[str]:
         except msgspec.ValidationError as exc:
             return [_msgspec_line(str(exc))]
         return []
-    try:
-        decode_input(raw, limits)
-    except InvalidMessage as exc:
-        return [f"{p} ({p.reason})" for p in exc.problems]
-    return []
+    return [f"{p} ({p.reason})" for p in every_problem(raw, limits, today)]
 
 
 def _msgspec_line(text: str) -> str:
@@ -76,17 +76,18 @@ def _msgspec_line(text: str) -> str:
 def cmd_validate(args: argparse.Namespace) -> int:
     """validate FILE...: print `ok` per valid file, or each problem with its location. A
     TRF file must convert to a valid event.finished/v1 (with the TRF options given)."""
-    limits = Limits()
+    limits = cli_settings().limits
+    today = utc_today()
     failed = False
     for file in args.files:
         if is_trf(file):
-            failed = _validate_trf(file, args) or failed
+            failed = _validate_trf(file, args, today, limits) or failed
             continue
         count = 0
         problems = 0
         for location, raw in read_documents(file):
             count += 1
-            for problem in _problems_of(raw, limits):
+            for problem in _problems_of(raw, limits, today):
                 problems += 1
                 print(f"{location}: {problem}")
         if count == 0:
@@ -99,10 +100,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _validate_trf(file: str, args: argparse.Namespace) -> bool:
+def _validate_trf(file: str, args: argparse.Namespace, today: dt.date, limits: Limits) -> bool:
     """Print every problem of a TRF file (one line each, with its line number), or `ok` with
     what it converts to; True when it has problems."""
-    problems = trf_problems(file, args)
+    problems = trf_problems(file, args, today, limits)
     for problem in problems:
         print(problem)
     if not problems:

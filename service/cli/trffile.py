@@ -7,6 +7,7 @@ Bad input: UserError, one line naming the file and line.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import re
 import shlex
 from dataclasses import dataclass
@@ -16,8 +17,9 @@ import msgspec
 
 from schemas.common import PERIOD_PATTERN, POOLS, SYSTEMS
 from schemas.events import EventFinished
+from schemas.plausible import round_date_problems
 from schemas.records import PlayerRecord
-from schemas.validation import InvalidMessage, decode_input
+from schemas.validation import InvalidMessage, Limits, check_message, decode_input
 from service.cli.errors import UserError
 from service.formats import trf
 from service.formats.jsonlines import FileProblem
@@ -49,6 +51,12 @@ def add_trf_options(p: argparse.ArgumentParser, *, for_event: bool = True) -> No
             help="for a FIDE TRF: the rating period the event is rated "
             "in (default: the month of its end date)",
         )
+        p.add_argument(
+            "--long-event",
+            action="store_true",
+            help="for a TRF file: a league or season, longer than RATING_MAX_EVENT_DAYS (90 days by "
+            "default) from start to end: sent with long_event: true (up to 366 days)",
+        )
     p.add_argument(
         "--ids",
         metavar="FILE.csv",
@@ -65,7 +73,16 @@ def add_trf_options(p: argparse.ArgumentParser, *, for_event: bool = True) -> No
 
 def trf_given(args: argparse.Namespace) -> list[str]:
     """The TRF-only options given on the command line, as `--name`."""
-    names = ("system", "pool", "event_id", "period", "ids", "local_ids", "ratings_from_trf")
+    names = (
+        "system",
+        "pool",
+        "event_id",
+        "period",
+        "ids",
+        "local_ids",
+        "ratings_from_trf",
+        "long_event",
+    )
     return [f"--{n.replace('_', '-')}" for n in names if getattr(args, n, None)]
 
 
@@ -76,7 +93,10 @@ def trf_options(args: argparse.Namespace) -> list[str]:
         value = getattr(args, name, None)
         if value:
             words += [f"--{name.replace('_', '-')}", shlex.quote(value)]
-    return words + (["--local-ids"] if getattr(args, "local_ids", False) else [])
+    flags = [
+        f"--{n.replace('_', '-')}" for n in ("local_ids", "long_event") if getattr(args, n, False)
+    ]
+    return words + flags
 
 
 def is_trf(path: str) -> bool:
@@ -177,9 +197,12 @@ def event_id_and_ids(
     return event_id, ids, not args.event_id
 
 
-def trf_event(path: str, args: argparse.Namespace) -> TrfEvent:
-    """The checked event of a TRF file, with the options of `add_trf_options`; the first
-    problem is a UserError (every problem: `trf_problems`)."""
+def trf_event(
+    path: str, args: argparse.Namespace, today: dt.date | None = None, limits: Limits = Limits()
+) -> TrfEvent:
+    """The checked event of a TRF file, with the options of `add_trf_options`; given `today`
+    (UTC), its dates plausible too (trf_date_problems). The first problem is a UserError
+    (every problem: `trf_problems`)."""
     system, pool = _system(args)
     period = _period(args, system)
     tournament = read_trf(path)
@@ -188,23 +211,50 @@ def trf_event(path: str, args: argparse.Namespace) -> TrfEvent:
         event = trf.to_event(tournament, event_id, system, pool, ids, period)
     except trf.TrfError as exc:
         raise UserError(str(exc)) from exc
+    if getattr(args, "long_event", False):
+        event = msgspec.structs.replace(event, long_event=True)
     raw = _encoder.encode(event)
     try:
-        checked = decode_input(raw)
+        checked = decode_input(raw, limits)
     except InvalidMessage as exc:
         problem = exc.problems[0]
         raise UserError(f"{path}: the converted event: {problem} ({problem.reason})") from None
     if period is not None and period < f"{event.start_date:%Y-%m}":
         raise UserError(f"--period {period} is before the tournament started ({event.start_date})")
     assert isinstance(checked, EventFinished)
+    if today is not None:
+        implausible = trf_date_problems(tournament, checked, today, limits)
+        if implausible:
+            raise UserError(implausible[0]) from trf.TrfError(*implausible)
     return TrfEvent(tournament, checked, raw, ids, derived)
 
 
-def trf_problems(path: str, args: argparse.Namespace) -> list[str]:
+def trf_date_problems(
+    tournament: trf.Tournament, event: EventFinished, today: dt.date, limits: Limits
+) -> list[str]:
+    """The TRF's implausible dates by `today` (schemas/plausible.py), each naming its file and
+    line: the converted event's end date and span (052, else 132), each 132 round date
+    outside 042 to 052."""
+    source = tournament.source
+    where = tournament.header_line("052") or tournament.header_line("132")
+    lines = [
+        f"{source}:{where}: the converted event: {p} ({p.reason})"
+        for p in check_message(event, limits, today)
+        if p.reason == "implausible"
+    ]
+    rounds = round_date_problems(event.start_date, event.end_date, trf.round_dates(tournament))
+    at = tournament.header_line("132")
+    return lines + [f"{source}:{at}: 132 {text} (implausible)" for _, text in rounds]
+
+
+def trf_problems(
+    path: str, args: argparse.Namespace, today: dt.date | None = None, limits: Limits = Limits()
+) -> list[str]:
     """Every problem of a TRF file as `validate` lists them: each with its file and line
-    (the converted event's, with its JSON path); [] when it converts to a valid event."""
+    (the converted event's, with its JSON path); [] when it converts to a valid, and given
+    `today` plausible, event."""
     try:
-        trf_event(path, args)
+        trf_event(path, args, today, limits)
     except UserError as exc:
         cause = exc.__cause__
         return list(cause.problems) if isinstance(cause, trf.TrfError) else [str(exc)]

@@ -888,13 +888,20 @@ def _score(value: Fraction) -> float:
 
 def _round_dates(tournament: Tournament) -> list[dt.date]:
     """The dates of the 132 records' round columns."""
-    rounds: list[dt.date] = []
+    return [date for _, date in round_dates(tournament)]
+
+
+def round_dates(tournament: Tournament) -> list[tuple[int, dt.date]]:
+    """(round number, date) of each dated round column of the 132 records."""
+    rounds: list[tuple[int, dt.date]] = []
     for record in tournament.records:
         if isinstance(record, Header) and record.code == "132":
-            for begin in range(ROUND_START - 4, len(record.value), ROUND_WIDTH):
+            for number, begin in enumerate(
+                range(ROUND_START - 4, len(record.value), ROUND_WIDTH), 1
+            ):
                 date = _round_date(record.value[begin : begin + 8].strip())
                 if date is not None:
-                    rounds.append(date)
+                    rounds.append((number, date))
     return rounds
 
 

@@ -4,7 +4,8 @@ the store is read (what cannot be rated is a rejection already: docs/design/guar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime as dt
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import msgspec
@@ -38,15 +39,28 @@ class Decision(NamedTuple):
     outcome: Applied | Duplicate | Rejected
 
 
+def utc_today() -> dt.date:
+    """The adapters' clock: today's date in UTC (docs/design/decisions.md "D14 Plausible dates")."""
+    return dt.datetime.now(dt.UTC).date()
+
+
 class EntryDecoder:
     """Decodes and checks the entries of one input stream: strictly (schemas/validation.py),
-    and routed to this stream's partition (service/runtime/partitions.py)."""
+    plausible by `clock` (today, UTC: schemas/plausible.py), and routed to this stream's
+    partition (service/runtime/partitions.py)."""
 
-    def __init__(self, settings: Settings, registry: Registry, partition: Partition):
+    def __init__(
+        self,
+        settings: Settings,
+        registry: Registry,
+        partition: Partition,
+        clock: Callable[[], dt.date] = utc_today,
+    ):
         self.settings = settings
         self.layout = settings.layout
         self.registry = registry
         self.partition = partition
+        self.clock = clock
 
     def decode(self, entry_id: str, fields: dict) -> Entry:
         """Decode and check an entry; what cannot be rated is a rejection already."""
@@ -61,7 +75,7 @@ class EntryDecoder:
                 None,
             )
         try:
-            message = decode_input(data, self.settings.limits)
+            message = decode_input(data, self.settings.limits, self.clock())
             want = needs(message, self.registry)
             wrong = misrouted(self.partition, self.layout, want.system, want.pool)
             if wrong is not None:

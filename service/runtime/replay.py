@@ -10,6 +10,7 @@ records, pool states, idempotency markers and the cursor are then written under
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 import time
 from collections.abc import Callable
@@ -118,13 +119,19 @@ def _apply(ledger: MemoryLedger, registry: Registry, entry_id: str, fields: dict
     if data is None:
         return "rejected"
     try:
-        message = decode_input(data)
+        message = decode_input(data, today=arrival_date(entry_id))
         result = apply_message(
             ledger, message, registry, source_id=entry_id, arrival=arrival_of(entry_id)
         )
     except (InvalidMessage, Rejected):
         return "rejected"
     return "duplicate" if isinstance(result, Duplicate) else "applied"
+
+
+def arrival_date(entry_id: str) -> dt.date:
+    """The UTC date the entry was added: the service's clock when it came (its dates are
+    judged plausible by it, as the service did: docs/design/decisions.md "D14 Plausible dates")."""
+    return dt.datetime.fromtimestamp(entry_ms(entry_id) / 1000, tz=dt.UTC).date()
 
 
 async def write_ledger(

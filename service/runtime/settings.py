@@ -112,6 +112,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_players", ("RATING_MAX_PLAYERS",), "5000", "most players in one event"),
     Setting("max_games", ("RATING_MAX_GAMES",), "100000", "most games in one event"),
     Setting(
+        "max_event_days",
+        ("RATING_MAX_EVENT_DAYS",),
+        "90",
+        "most days from an event's start to its end date; more is dead-lettered implausible (a message "
+        "with long_event: true, a league, is allowed up to 366)",
+    ),
+    Setting(
         "output_maxlen",
         ("RATING_OUTPUT_MAXLEN",),
         "1000000",
@@ -185,6 +192,7 @@ class Settings(msgspec.Struct, frozen=True):
     max_bytes: int = 16 * 1024 * 1024
     max_players: int = 5_000
     max_games: int = 100_000
+    max_event_days: int = 90
     output_maxlen: int = 1_000_000
     batch_size: int = 64
     commit_players: int = 4_096
@@ -199,7 +207,10 @@ class Settings(msgspec.Struct, frozen=True):
     @property
     def limits(self) -> Limits:
         return Limits(
-            max_bytes=self.max_bytes, max_players=self.max_players, max_games=self.max_games
+            max_bytes=self.max_bytes,
+            max_players=self.max_players,
+            max_games=self.max_games,
+            max_event_days=self.max_event_days,
         )
 
     @property
@@ -285,6 +296,7 @@ _INTS = {
     "max_bytes",
     "max_players",
     "max_games",
+    "max_event_days",
     "output_maxlen",
     "poll_ms",
     "max_cascade_events",
