@@ -52,7 +52,7 @@ def event_problems(
         allow = (
             ""
             if event.long_event is True
-            else f"; a league longer than that is sent with long_event: true (up to {LONG_EVENT_DAYS} days)"
+            else f"; a league is sent with long_event: true (--long-event for a TRF), up to {LONG_EVENT_DAYS} days"
         )
         problems.append(
             (

@@ -64,8 +64,8 @@ async def test_the_2052_typo_is_refused_by_validate_and_publish(
         f"{TYPO}:5: the converted event: $.end_date: end_date 2052-12-09 is in the future (today is "
         "2025-12-10 UTC): a finished event has ended (a typo in the year?) (implausible)",
         f"{TYPO}:5: the converted event: $.end_date: the event lasts 9870 days from start_date 2025-12-01 to "
-        "end_date 2052-12-09, over the limit of 90; a league longer than that is sent with long_event: true "
-        "(up to 366 days) (implausible)",
+        "end_date 2052-12-09, over the limit of 90; a league is sent with long_event: true (--long-event "
+        "for a TRF), up to 366 days (implausible)",
     ]
     stream = f"{key_prefix}.events"
     await client.xadd(stream, {"__data__": b"{}"})  # the stream exists, with one entry
@@ -118,7 +118,9 @@ async def test_a_correction_and_a_close_are_checked_by_the_clock_too(
 async def test_a_round_date_outside_the_event_is_named_with_its_line(tmp_path, capsys, fixed_clock):
     trf = tmp_path / "rounds.trf"
     trf.write_text(
-        TYPO.read_text().replace("052 2052/12/09", "052 2025/12/09").replace("  25/12/01", "  25/11/30")
+        TYPO.read_text()
+        .replace("052 2052/12/09", "052 2025/12/09")
+        .replace("  25/12/01", "  25/11/30")
     )
     code, out, _ = await cli(capsys, "validate", str(trf))
     assert (code, out) == (
