@@ -47,7 +47,9 @@ async def test_a_typo_in_a_close_is_dead_lettered_and_later_events_are_still_rat
     # Not over by the service's clock (docs/design/decisions.md "D14 Plausible dates"):
     # refused at decoding, before the engine's period_not_due.
     assert (typo.reason, typo.path, typo.source_id) == ("implausible", "$.period", ids[1])
-    assert typo.message.startswith("period 2052-11 is not over yet (it ends on 2052-11-30; today is ")
+    assert typo.message.startswith(
+        "period 2052-11 is not over yet (it ends on 2052-11-30; today is "
+    )
     assert (cfc.reason, cfc.path, cfc.source_id) == ("invalid", "$.system", ids[2])
     published = await outputs(client, settings)
     assert [(o.kind, o.event_id, o.source_id) for o in published] == [
