@@ -159,10 +159,14 @@ def closest_ids(wanted: str, known: Iterable[str]) -> list[str]:
     return difflib.get_close_matches(wanted, list(known), n=CLOSEST, cutoff=0.6)
 
 
+def _either(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
 def unknown_event(event_id: str, stream: str, known: Iterable[str]) -> str:
     """The line for a withdrawal of an event id the stream never rated."""
     near = closest_ids(event_id, known)
-    hint = f": did you mean {' or '.join(near)}?" if near else ""
+    hint = f": did you mean {_either(near)}?" if near else ""
     return f"event {event_id!r} is not a rated event of stream {stream}{hint}"
 
 
