@@ -43,7 +43,8 @@ class Options:
 
 @dataclass
 class Findings:
-    """What the look found: lines to print (the message is sent) and refusals (it is not)."""
+    """What the look found: lines to print, each `note:` or `warning:` (the message is sent),
+    and refusals (it is not)."""
 
     warnings: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
@@ -91,7 +92,7 @@ def unknown_players(
         )
         return
     ids = [_who(p.id, p.name) for p in unknown]
-    findings.warnings.append(f"{where}, rated as new players: {_listed(ids)}")
+    findings.warnings.append(f"note: {where}, rated as new players: {_listed(ids)}")
 
 
 def differing_names(
@@ -111,7 +112,7 @@ def differing_names(
         return
     where = f"{event.event_id}: {len(differing)} name(s) differ from the record with the same id"
     if options.accept_names:
-        findings.warnings.append(f"{where} (accepted): {_listed(differing)}")
+        findings.warnings.append(f"warning: {where} (accepted): {_listed(differing)}")
     else:
         findings.refusals.append(
             f"{where}: {_listed(differing)} (a wrong id? --accept-names rates them anyway)"
@@ -133,7 +134,7 @@ def differing_ratings(
             continue
         stored = record.rating if record.rating is not None else "unrated"
         findings.warnings.append(
-            f"{event.event_id}: {_who(p.id, p.name)} is {rating} in the file, {stored} in "
+            f"warning: {event.event_id}: {_who(p.id, p.name)} is {rating} in the file, {stored} in "
             f"{event.system}/{event.pool} (the service rates from the store)"
         )
 
@@ -306,7 +307,7 @@ async def before_append(
         accept_names=getattr(args, "accept_names", False),
     )
     for line in await check_events(client, routed, options, given):
-        print(f"warning: {line}", file=sys.stderr)
+        print(line, file=sys.stderr)
     for keys, message in routed:
         if isinstance(message, EventWithdrawn) and len(routed) == 1:
             return await check_withdraw(client, keys, message)

@@ -96,7 +96,7 @@ async def test_a_publish_before_the_list_is_refused_unless_new_players(office, c
     code, out, err = await office("publish", str(OPEN), "--new-players")
     assert code == 0 and await client.xlen(office.stream) == 1
     assert err.startswith(
-        f"warning: {IDENTITY}: 5 of 5 players have no record in fide/standard, rated as new "
+        f"note: {IDENTITY}: 5 of 5 players have no record in fide/standard, rated as new "
         "players: 1001 (Alpha, Anna), 1002 (Bravo, Boris)"
     )
 
@@ -106,7 +106,7 @@ async def test_a_few_new_players_are_said_and_sent(office, client):
     code, out, err = await office("publish", str(OPEN))
     assert code == 0 and await client.xlen(office.stream) == 1
     assert err == (
-        f"warning: {IDENTITY}: 1 of 5 players have no record in fide/standard, rated as new "
+        f"note: {IDENTITY}: 1 of 5 players have no record in fide/standard, rated as new "
         f"players: sn5@{IDENTITY} (Echo, Emil)\n"
     )
 

@@ -83,7 +83,7 @@ def test_more_than_half_unknown_is_refused_unless_new_players():
     found = event_findings(message, {"p1": record("p1")}, Options(new_players=True))
     assert found.refusals == []
     assert found.warnings == [
-        "club-2025-11-a: 2 of 3 players have no record in cfc/regular, rated as new players: p2, p3"
+        "note: club-2025-11-a: 2 of 3 players have no record in cfc/regular, rated as new players: p2, p3"
     ]
 
 
@@ -120,8 +120,8 @@ def test_a_files_rating_not_the_stores_is_said():
     records = {"p1": record("p1", rating=1600), "p2": record("p2", rating=None), "p3": record("p3")}
     found = event_findings(message, records, Options(), given={"p1": 1650, "p2": 1500, "p3": None})
     assert found.warnings == [
-        "club-2025-11-a: p1 is 1650 in the file, 1600 in cfc/regular (the service rates from the store)",
-        "club-2025-11-a: p2 is 1500 in the file, unrated in cfc/regular (the service rates from the store)",
+        "warning: club-2025-11-a: p1 is 1650 in the file, 1600 in cfc/regular (the service rates from the store)",
+        "warning: club-2025-11-a: p2 is 1500 in the file, unrated in cfc/regular (the service rates from the store)",
     ]
 
 
