@@ -110,7 +110,8 @@ def differing_names(
     ]
     if not differing:
         return
-    where = f"{event.event_id}: {len(differing)} name(s) differ from the record with the same id"
+    names = "1 name differs" if len(differing) == 1 else f"{len(differing)} names differ"
+    where = f"{event.event_id}: {names} from the record with the same id"
     if options.accept_names:
         findings.warnings.append(f"warning: {where} (accepted): {_listed(differing)}")
     else:

@@ -116,14 +116,14 @@ async def test_a_name_not_the_records_is_refused_unless_accepted(office, client)
     code, out, err = await office("publish", str(OPEN))
     assert (code, out) == (2, "")
     assert err == (
-        f"rating-service publish: {IDENTITY}: 1 name(s) differ from the record with the same id: "
+        f"rating-service publish: {IDENTITY}: 1 name differs from the record with the same id: "
         "1001 is 'Tremblay, Anne' in the store, 'Alpha, Anna' in the event (a wrong id? "
         "--accept-names rates them anyway); nothing appended\n"
     )
     assert await client.xlen(office.stream) == 0
     code, out, err = await office("publish", str(OPEN), "--accept-names")
     assert code == 0 and await client.xlen(office.stream) == 1
-    assert "1 name(s) differ from the record with the same id (accepted)" in err
+    assert "1 name differs from the record with the same id (accepted)" in err
 
 
 async def test_names_match_folded_and_in_either_order(office, client, tmp_path):

@@ -106,7 +106,7 @@ def test_a_name_not_the_records_is_refused_unless_accepted():
     }
     found = event_findings(message, records, Options())
     assert found.refusals == [
-        "club-2025-11-a: 1 name(s) differ from the record with the same id: p1 is 'Lapointe, Luc'"
+        "club-2025-11-a: 1 name differs from the record with the same id: p1 is 'Lapointe, Luc'"
         " in the store, 'Tremblay, Anne' in the event (a wrong id? --accept-names rates them anyway)"
     ]
     found = event_findings(message, records, Options(accept_names=True))
