@@ -18,6 +18,7 @@ import msgspec
 from schemas.common import DEFAULT_POOL, POOLS, SYSTEMS
 from schemas.records import PlayerRecord
 from schemas.validation import InvalidMessage, decode_input
+from service.cli import checks
 from service.cli.errors import EXIT_OK, UserError
 from service.cli.redisclient import run_redis
 from service.cli.routing import layout_for, system_pool
@@ -354,18 +355,26 @@ def publish_trf(args: argparse.Namespace) -> int:
     if said is not None:
         print(said)
         return EXIT_OK
-    return send_messages(args, [found.raw])
+    return send_messages(args, [found.raw], checks.file_ratings(found))
 
 
-def send_messages(args: argparse.Namespace, messages: list[bytes]) -> int:
+def send_messages(
+    args: argparse.Namespace, messages: list[bytes], given: dict[str, int | None] | None = None
+) -> int:
     """Append checked messages, each to the input stream of its partition (service/cli/routing.py),
-    in one round trip; print their entry ids, or, waiting (service/cli/wait.py), what became
-    of them."""
+    in one round trip, once the store was looked up (service/cli/checks.py; `given`: a TRF's
+    ratings by player id); print their entry ids, or, waiting (service/cli/wait.py), what
+    became of them."""
     waiting = wants_wait(args)
 
     async def send(client) -> int:
         layout = await layout_for(client, args.stream)
         routed = [layout.route(*system_pool(raw)) for raw in messages]
+        looked = [(StreamKeys(p.input), decode_input(raw)) for p, raw in zip(routed, messages)]
+        said = await checks.before_append(client, args, looked, given)
+        if said is not None:
+            print(said)
+            return EXIT_OK
         watched = [watched_streams(args, p) for p in dict.fromkeys(routed)]
         since = await tails(client, *(s for w in watched for s in w[1:])) if waiting else {}
         async with client.pipeline(transaction=False) as pipe:
@@ -413,7 +422,8 @@ def cmd_correct(args: argparse.Namespace) -> int:
         messages.append(checked(location, msgspec.json.encode(document)))
     if not messages:
         raise UserError(f"{args.file}: no messages")
-    return send_messages(args, messages)
+    given = checks.file_ratings(trf_event(args.file, args)) if is_trf(args.file) else None
+    return send_messages(args, messages, given)
 
 
 def cmd_withdraw(args: argparse.Namespace) -> int:
@@ -503,6 +513,7 @@ def _register_publish(commands: Any) -> None:
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_trf_options(p)
+    checks.add_check_options(p)
     add_wait_options(p)
     p.set_defaults(func=cmd_publish)
 
@@ -527,6 +538,7 @@ def _register_correct(commands: Any) -> None:
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
     add_trf_options(p)
+    checks.add_check_options(p)
     add_wait_options(p)
     p.set_defaults(func=cmd_correct)
 
@@ -543,6 +555,7 @@ def _register_withdraw(commands: Any) -> None:
     p.add_argument("--reason", help="why, for the audit")
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
+    checks.add_check_options(p, events=False)
     add_wait_options(p)
     p.set_defaults(func=cmd_withdraw)
 
@@ -572,6 +585,7 @@ def _register_close_period(commands: Any) -> None:
     )
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)
+    checks.add_check_options(p, events=False)
     add_wait_options(p)
     p.set_defaults(func=cmd_close_period)
 

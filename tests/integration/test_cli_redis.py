@@ -101,7 +101,8 @@ def test_publish_checks_then_appends(tmp_path, redis_url, key_prefix, capsys):
     stream = f"{key_prefix}.events"
     good = tmp_path / "events.jsonl"
     good.write_text(json.dumps(event()) + "\n" + json.dumps(event(event_id="two")) + "\n")
-    assert main(["publish", str(good), "--stream", stream, "--redis-url", redis_url]) == 0
+    common = ["--stream", stream, "--redis-url", redis_url, "--new-players"]  # no list here
+    assert main(["publish", str(good), *common]) == 0
     ids = capsys.readouterr().out.split()
     client = redis.Redis.from_url(redis_url)
     entries = client.xrange(stream)
@@ -109,7 +110,7 @@ def test_publish_checks_then_appends(tmp_path, redis_url, key_prefix, capsys):
     assert json.loads(entries[1][1][b"__data__"])["event_id"] == "two"
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(event(event_id="three")) + "\n" + json.dumps(event(rounds=0)) + "\n")
-    assert main(["publish", str(bad), "--stream", stream, "--redis-url", redis_url]) == 2
+    assert main(["publish", str(bad), *common]) == 2
     assert f"{bad}:2: $.rounds" in capsys.readouterr().err
     assert client.xlen(stream) == 2  # nothing of the bad file was sent
     client.close()

@@ -109,7 +109,9 @@ async def test_a_correction_and_a_close_are_checked_by_the_clock_too(
     assert code == 1 and "over the limit of 90" in out
     code, out, _ = await cli(capsys, "validate", str(league), "--long-event")
     assert code == 0, out
-    code, out, _ = await cli(capsys, "publish", str(league), "--long-event", "--no-wait", *common)
+    code, out, _ = await cli(
+        capsys, "publish", str(league), "--long-event", "--new-players", "--no-wait", *common
+    )
     assert code == 0 and await client.xlen(stream) == 1
     [(_, fields)] = await client.xrange(stream)
     assert json.loads(fields[b"__data__"])["long_event"] is True

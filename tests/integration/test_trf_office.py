@@ -141,7 +141,13 @@ async def test_same_name_and_start_elsewhere_is_named_and_event_id_overrides(
     )
     assert await client.xlen(stream) == 0
     code, out, _ = await cli(
-        capsys, "publish", str(elsewhere), "--event-id", "autumn-open-quebec-2025", *common
+        capsys,
+        "publish",
+        str(elsewhere),
+        "--event-id",
+        "autumn-open-quebec-2025",
+        "--new-players",
+        *common,
     )
     assert code == 0 and await client.xlen(stream) == 1
     # The open itself, against a marker of other content: refused, with its options in the hint.
