@@ -47,11 +47,12 @@ def _projected(result: PlayerResult) -> str:
 
 
 def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> str:
-    """One message as a heading and a table of its players (the heading and the table
+    """One message as a heading (with the event's name and dates, where the message has
+    them) and a table of its players, each id with its name (the heading and the table
     layout are service.formats.reports'). A revision says why, and, when `previous` (the
     last message seen for the same event) is given, what changed: each player's new rating
     as it was published before -> as it is now."""
-    lines = reports.heading(message)
+    lines = reports.heading(message) + reports.dates(message)
     if message.withdrawn:
         return "\n".join(lines)
     fide_event = message.system == "fide" and message.kind != "list"
@@ -60,56 +61,58 @@ def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> s
         if previous is not None and message.kind == "revision"
         else None
     )
-    headers = ["player", "old", "new", "change", "status", "games", "event", "score"]
+    names = {p.id: p.name for p in (previous.players if previous else ()) if p.name}
+    names.update({p.id: p.name for p in message.players if p.name})
+    headers = ["player", "name", "old", "new", "change", "status", "games", "event", "score"]
     if was is not None:
         headers.append("published before -> now")
     if fide_event:
         headers.append("projection")
-    rows = []
-    for p in message.players:
-        status = p.status if p.status == p.old_status else f"{p.old_status} -> {p.status}"
-        row = [
-            p.id,
-            _cell(p.old_rating),
-            _cell(p.new_rating),
-            _change(p),
-            status,
-            _cell(p.games),
-            _cell(p.event_games),
-            _cell(p.score),
-        ]
-        if was is not None:
-            if p.id not in was:
-                row.append("new in this result")
-            else:
-                row.append(
-                    "unchanged"
-                    if was[p.id] == p.new_rating
-                    else f"{_cell(was[p.id])} -> {_cell(p.new_rating)}"
-                )
-        if fide_event:
-            row.append(_projected(p))
-        rows.append(row)
+    rows = [_row(p, names, was, fide_event) for p in message.players]
     if was is not None:
         rows.extend(
             [
                 gone,
-                "-",
-                "-",
-                "-",
+                reports.cut(names.get(gone, "")),
+                *["-"] * 3,
                 "",
-                "-",
-                "-",
-                "-",
+                *["-"] * 3,
                 "no longer in this result",
                 *([""] if fide_event else []),
             ]
             for gone in sorted(set(was) - {p.id for p in message.players})
         )
-    lines.extend(
-        reports.table(headers, rows, left=(0, 4))
-    )  # player ids and statuses read better left-aligned
+    lines.extend(table(headers, rows))
     return "\n".join(lines)
+
+
+def _row(
+    p: PlayerResult, names: dict[str, str], was: dict[str, int | None] | None, fide_event: bool
+) -> list[str]:
+    """One player's row of `render`: id, name, figures, then what a revision changed (when
+    `was` holds the earlier result's ratings) and a FIDE event's projection."""
+    status = p.status if p.status == p.old_status else f"{p.old_status} -> {p.status}"
+    row = [
+        p.id,
+        reports.cut(names.get(p.id, "")),
+        _cell(p.old_rating),
+        _cell(p.new_rating),
+        _change(p),
+        status,
+        _cell(p.games),
+        _cell(p.event_games),
+        _cell(p.score),
+    ]
+    if was is not None:
+        if p.id not in was:
+            row.append("new in this result")
+        elif was[p.id] == p.new_rating:
+            row.append("unchanged")
+        else:
+            row.append(f"{_cell(was[p.id])} -> {_cell(p.new_rating)}")
+    if fide_event:
+        row.append(_projected(p))
+    return row
 
 
 def render_rejection(letter: EventRejected, letter_id: str | None = None) -> str:
@@ -133,8 +136,11 @@ def fields_table(rows: list[list[str]]) -> list[str]:
     return table(["", ""], rows, left={0, 1})[1:]
 
 
-def table(headers: list[str], rows: Iterable[list[str]], left: Iterable[int] = (0, 4)) -> list[str]:
-    """reports.table with player ids and statuses (columns 0 and 4) left-aligned by default."""
+def table(
+    headers: list[str], rows: Iterable[list[str]], left: Iterable[int] = (0, 1, 5)
+) -> list[str]:
+    """reports.table with player ids, names and statuses (columns 0, 1 and 5) left-aligned
+    by default."""
     return reports.table(headers, rows, left=left)
 
 
