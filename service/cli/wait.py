@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,7 @@ from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
 from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from service.cli.settings import cli_settings
-from service.cli.watch import fields_table, rejection_rows, render
+from service.cli.watch import fields_table, rejection_rows, render, store_names
 from service.entryids import entry_order
 from service.runtime.keys import StreamKeys
 from service.runtime.partitions import Partition
@@ -138,9 +139,10 @@ def own_first(outcome: EntryOutcome) -> tuple[list[RatingsUpdated], list[Ratings
     return own, [m for m in outcome.outputs if not (m.kind == "list" or m.event_id == event_id)]
 
 
-def report(outcome: EntryOutcome, timeout: float) -> str:
+def report(outcome: EntryOutcome, timeout: float, known: Mapping[str, str] | None = None) -> str:
     """One entry's outcome for people: a heading line (and the reason the entry gave, as
-    given), then the tables or why it was refused."""
+    given), then the tables (with the players' names: the messages', else those `known`)
+    or why it was refused."""
     head = f"{outcome.entry_id}  {outcome.label}"
     given = f"\n  reason given: {outcome.label.reason}" if outcome.label.reason else ""
     state = outcome.state
@@ -163,10 +165,10 @@ def report(outcome: EntryOutcome, timeout: float) -> str:
     done = "rated"
     if own and own[0].kind == "revision":
         done = "withdrawn" if own[0].withdrawn else "re-rated"
-    parts = [f"{head}: {done}{given}", *(render(m) for m in own)]
+    parts = [f"{head}: {done}{given}", *(render(m, known=known) for m in own)]
     if later:
         parts.append(f"... and {len(later)} later event{'s' if len(later) != 1 else ''} re-rated:")
-        parts.extend(render(m) for m in later)
+        parts.extend(render(m, known=known) for m in later)
     return "\n\n".join(parts)
 
 
@@ -295,7 +297,12 @@ async def finish(
         )
     )
     for stream, entry_id, _ in entries:
-        print(report(trackers[stream].outcomes[entry_id], args.timeout) + "\n", flush=True)
+        outcome = trackers[stream].outcomes[entry_id]
+        known: dict[str, str] = {}
+        for message in outcome.outputs:
+            if message.kind == "list":  # a list carries no names: the store's
+                known.update(await store_names(client, stream, message))
+        print(report(outcome, args.timeout, known) + "\n", flush=True)
     codes = [tracker.exit_code() for tracker in trackers.values()]
     code = EXIT_FAILED if EXIT_FAILED in codes else max(codes)
     group = cli_settings().group

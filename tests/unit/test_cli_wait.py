@@ -303,3 +303,10 @@ def test_the_lease_time_is_a_positive_number_of_milliseconds():
     for bad in ("0", "-1", "ten"):
         with pytest.raises(SettingsError, match="RATING_LEASE_MS"):
             load_settings({"RATING_LEASE_MS": bad})
+
+
+def test_a_table_without_any_name_has_no_name_column_and_takes_the_names_known():
+    message = result("5-0", "e1")  # no name anywhere: a list message, or a bare producer's
+    assert render(message).splitlines()[1].split()[:2] == ["player", "old"]
+    named = render(message, known={"p1": "Anne Tremblay"}).splitlines()
+    assert named[1].split()[:2] == ["player", "name"] and "Anne Tremblay" in named[2]
