@@ -316,18 +316,26 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """export: dump one pool's records as JSON Lines of player.record/v1."""
-    if args.pool not in POOLS[args.system]:
-        raise UserError(
-            f"--pool {args.pool!r} is not a {args.system} pool (one of {', '.join(POOLS[args.system])})"
-        )
+    """export: dump one pool's records (the system's default pool unless --pool) as JSON
+    Lines of player.record/v1. An empty pool is said on standard error (exit 0: there is
+    nothing wrong in asking)."""
+    pool = args.pool or DEFAULT_POOL[args.system]
+    _check_pool(args.system, pool)
 
-    async def read(client: Any) -> list[PlayerRecord]:
-        partition = (await layout_for(client, args.stream)).route(args.system, args.pool)
-        return await export_records(client, StreamKeys(partition.input), args.system, args.pool)
+    async def read(client: Any) -> tuple[str, list[PlayerRecord]]:
+        partition = (await layout_for(client, args.stream)).route(args.system, pool)
+        keys = StreamKeys(partition.input)
+        return partition.input, await export_records(client, keys, args.system, pool)
 
-    records = run_redis(args, read)
+    stream, records = run_redis(args, read)
     write_export(args, records)
+    if not records:
+        print(
+            f"rating-service export: {args.system}/{pool} holds no records in stream {stream}'s "
+            "store: nothing exported (load a list with rating-service import FILE; "
+            f"--stream names another store, --pool another of {', '.join(POOLS[args.system])})",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 
@@ -621,7 +629,12 @@ def _register_export(commands: Any) -> None:
     """`export` and its arguments."""
     p = commands.add_parser("export", help="dump one pool's player records as JSON Lines")
     p.add_argument("--system", required=True, choices=SYSTEMS)
-    p.add_argument("--pool", required=True)
+    p.add_argument(
+        "--pool",
+        help="the pool (default: the system's default: "
+        + ", ".join(f"{system} {pool}" for system, pool in DEFAULT_POOL.items())
+        + ")",
+    )
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--out", metavar="FILE", help="write here instead of standard output")
     p.add_argument(

@@ -62,8 +62,18 @@ def run_redis(
         url = redis_url(args)
         hint = ""
         if url == DEFAULT_REDIS_URL and not args.redis_url and not redis_url_configured():
-            hint = (
-                " (no Redis configured, none there, and no `rating-service serve` runs an embedded server: "
-                "start one, or give --redis-url)"
-            )
+            hint = no_embedded_server_hint()
         raise UserError(f"Redis at {redact(url)}: {redact_error(exc, url)}{hint}") from None
+
+
+def no_embedded_server_hint() -> str:
+    """Why the default address was tried, and the three ways out: a `serve` started with
+    `--data-dir DIR` is found with RATING_DATA_DIR=DIR (docs/operations/embedded.md)."""
+    from service.cli.settings import cli_settings
+
+    data_dir = cli_settings().data_dir
+    return (
+        " (no Redis configured, none there, and no `rating-service serve` runs an embedded "
+        f"server on RATING_DATA_DIR {data_dir}: start one, give --redis-url, or, for a serve "
+        "started with --data-dir DIR, give RATING_DATA_DIR=DIR)"
+    )

@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,7 @@ from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
 from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
 from service.cli.settings import cli_settings
-from service.cli.watch import fields_table, rejection_rows, render
+from service.cli.watch import fields_table, rejection_rows, render, store_names
 from service.entryids import entry_order
 from service.runtime.keys import StreamKeys
 from service.runtime.partitions import Partition
@@ -45,12 +46,26 @@ POLL_MS = 250  # longest single block: how soon a duplicate (which writes nothin
 PAGE = 500
 
 
+@dataclass(frozen=True)
+class Label:
+    """What an appended entry is, for people: `text` (the event id, or the period closed)
+    heads its report; `event_id` picks its own results out of those it set off; `reason`,
+    a correction's or withdrawal's, is echoed under the heading."""
+
+    text: str
+    event_id: str | None = None
+    reason: str | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+
 @dataclass
 class EntryOutcome:
     """What one appended entry came to, so far."""
 
     entry_id: str
-    label: str  # what it is, for people: the event id, or the period closed
+    label: Label
     outputs: list[RatingsUpdated] = field(default_factory=list)
     letter: tuple[str, EventRejected] | None = None  # (dead-letter id, letter)
     applied: bool = False  # the applied cursor has reached it
@@ -69,7 +84,7 @@ class Tracker:
     """Matches the output and dead-letter messages to the appended entries, and the applied
     cursor to their ids (pure: fed by `wait`, unit-tested on its own)."""
 
-    def __init__(self, stream: str, entries: list[tuple[str, str]]):
+    def __init__(self, stream: str, entries: list[tuple[str, Label]]):
         self.stream = stream
         self.outcomes = {entry_id: EntryOutcome(entry_id, label) for entry_id, label in entries}
 
@@ -104,50 +119,56 @@ class Tracker:
         return EXIT_OK
 
 
-def label_of(raw: bytes) -> str:
-    """What a checked input message is, for people: its event id, or the period it closes."""
+def label_of(raw: bytes) -> Label:
+    """What a checked input message is, for people: its event id, or the period it closes;
+    with the reason it gives, if any."""
     document = msgspec.json.decode(raw)
+    reason = document.get("reason") or None
     if "event_id" in document:
-        return str(document["event_id"])
-    return f"period {document.get('system')}/{document.get('pool') or '(default pool)'} {document.get('period')}"
+        event_id = str(document["event_id"])
+        return Label(event_id, event_id, reason)
+    pool = document.get("pool") or "(default pool)"
+    return Label(f"period {document.get('system')}/{pool} {document.get('period')}", None, reason)
 
 
 def own_first(outcome: EntryOutcome) -> tuple[list[RatingsUpdated], list[RatingsUpdated]]:
     """The entry's results in the order to show them: its own (its event's result, or the
     list's chunks), then the revisions of later events it set off, in stream order."""
-    own = [m for m in outcome.outputs if m.kind == "list" or m.event_id == outcome.label]
-    return own, [
-        m for m in outcome.outputs if not (m.kind == "list" or m.event_id == outcome.label)
-    ]
+    event_id = outcome.label.event_id
+    own = [m for m in outcome.outputs if m.kind == "list" or m.event_id == event_id]
+    return own, [m for m in outcome.outputs if not (m.kind == "list" or m.event_id == event_id)]
 
 
-def report(outcome: EntryOutcome, timeout: float) -> str:
-    """One entry's outcome for people: a heading line, then the tables or the reason."""
+def report(outcome: EntryOutcome, timeout: float, known: Mapping[str, str] | None = None) -> str:
+    """One entry's outcome for people: a heading line (and the reason the entry gave, as
+    given), then the tables (with the players' names: the messages', else those `known`)
+    or why it was refused."""
     head = f"{outcome.entry_id}  {outcome.label}"
+    given = f"\n  reason given: {outcome.label.reason}" if outcome.label.reason else ""
     state = outcome.state
     if state == "rejected":
         assert outcome.letter is not None
         letter_id, letter = outcome.letter
         return "\n".join(
             [
-                f"{head}: REJECTED ({letter.reason}), dead letter {letter_id}",
+                f"{head}: REJECTED ({letter.reason}), dead letter {letter_id}{given}",
                 *fields_table(rejection_rows(letter)),
                 f"  (rating-service rejected show {letter_id}; with a fixed message: "
                 f"rating-service rejected redrive {letter_id} --file FIXED.json)",
             ]
         )
     if state == "duplicate":
-        return f"{head}: duplicate: already applied with this content, nothing changed"
+        return f"{head}: duplicate: already applied with this content, nothing changed{given}"
     if state == "waiting":
-        return f"{head}: no outcome within {timeout:g} s (not applied yet)"
+        return f"{head}: no outcome within {timeout:g} s (not applied yet){given}"
     own, later = own_first(outcome)
     done = "rated"
     if own and own[0].kind == "revision":
         done = "withdrawn" if own[0].withdrawn else "re-rated"
-    parts = [f"{head}: {done}", *(render(m) for m in own)]
+    parts = [f"{head}: {done}{given}", *(render(m, known=known) for m in own)]
     if later:
         parts.append(f"... and {len(later)} later event{'s' if len(later) != 1 else ''} re-rated:")
-        parts.extend(render(m) for m in later)
+        parts.extend(render(m, known=known) for m in later)
     return "\n\n".join(parts)
 
 
@@ -252,7 +273,7 @@ def watched_streams(args: argparse.Namespace, partition: Partition) -> tuple[str
 async def finish(
     client: Any,
     args: argparse.Namespace,
-    entries: list[tuple[str, str, str]],
+    entries: list[tuple[str, str, Label]],
     watched: list[tuple[str, str, str]],
     since: dict[str, str],
 ) -> int:
@@ -276,7 +297,12 @@ async def finish(
         )
     )
     for stream, entry_id, _ in entries:
-        print(report(trackers[stream].outcomes[entry_id], args.timeout) + "\n", flush=True)
+        outcome = trackers[stream].outcomes[entry_id]
+        known: dict[str, str] = {}
+        for message in outcome.outputs:
+            if message.kind == "list":  # a list carries no names: the store's
+                known.update(await store_names(client, stream, message))
+        print(report(outcome, args.timeout, known) + "\n", flush=True)
     codes = [tracker.exit_code() for tracker in trackers.values()]
     code = EXIT_FAILED if EXIT_FAILED in codes else max(codes)
     group = cli_settings().group

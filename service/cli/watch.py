@@ -9,7 +9,7 @@ import asyncio
 import select
 import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -20,7 +20,8 @@ from service.cli.errors import EXIT_OK, EXIT_TIMEOUT
 from service.cli.redisclient import run_redis
 from service.cli.settings import REDIS_HELP
 from service.formats import reports
-from service.runtime.store import DATA_FIELD
+from service.runtime.keys import StreamKeys
+from service.runtime.store import DATA_FIELD, decode_record
 
 _decoder = msgspec.json.Decoder(RatingsUpdated)
 _any_decoder = msgspec.json.Decoder(RatingsUpdated | EventRejected)
@@ -46,12 +47,19 @@ def _projected(result: PlayerResult) -> str:
     return "-" if projected is None else f"{projected} (projected)"
 
 
-def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> str:
-    """One message as a heading and a table of its players (the heading and the table
-    layout are service.formats.reports'). A revision says why, and, when `previous` (the
-    last message seen for the same event) is given, what changed: each player's new rating
-    as it was published before -> as it is now."""
-    lines = reports.heading(message)
+def render(
+    message: RatingsUpdated,
+    previous: RatingsUpdated | None = None,
+    known: Mapping[str, str] | None = None,
+) -> str:
+    """One message as a heading (with the event's name and dates, where the message has
+    them) and a table of its players, each id with its name: the message's, else the one
+    `known` (the store's, for a list message, which carries none); no name column when no
+    name is known (the heading and the table layout are service.formats.reports'). A
+    revision says why, and, when `previous` (the last message seen for the same event) is
+    given, what changed: each player's new rating as it was published before -> as it is
+    now."""
+    lines = reports.heading(message) + reports.dates(message)
     if message.withdrawn:
         return "\n".join(lines)
     fide_event = message.system == "fide" and message.kind != "list"
@@ -60,56 +68,75 @@ def render(message: RatingsUpdated, previous: RatingsUpdated | None = None) -> s
         if previous is not None and message.kind == "revision"
         else None
     )
-    headers = ["player", "old", "new", "change", "status", "games", "event", "score"]
+    names = dict(known or {})
+    names.update({p.id: p.name for p in (previous.players if previous else ()) if p.name})
+    names.update({p.id: p.name for p in message.players if p.name})
+    headers = ["player", "name", "old", "new", "change", "status", "games", "event", "score"]
     if was is not None:
         headers.append("published before -> now")
     if fide_event:
         headers.append("projection")
-    rows = []
-    for p in message.players:
-        status = p.status if p.status == p.old_status else f"{p.old_status} -> {p.status}"
-        row = [
-            p.id,
-            _cell(p.old_rating),
-            _cell(p.new_rating),
-            _change(p),
-            status,
-            _cell(p.games),
-            _cell(p.event_games),
-            _cell(p.score),
-        ]
-        if was is not None:
-            if p.id not in was:
-                row.append("new in this result")
-            else:
-                row.append(
-                    "unchanged"
-                    if was[p.id] == p.new_rating
-                    else f"{_cell(was[p.id])} -> {_cell(p.new_rating)}"
-                )
-        if fide_event:
-            row.append(_projected(p))
-        rows.append(row)
+    rows = [_row(p, names, was, fide_event) for p in message.players]
     if was is not None:
         rows.extend(
             [
                 gone,
-                "-",
-                "-",
-                "-",
+                reports.cut(names.get(gone, "")),
+                *["-"] * 3,
                 "",
-                "-",
-                "-",
-                "-",
+                *["-"] * 3,
                 "no longer in this result",
                 *([""] if fide_event else []),
             ]
             for gone in sorted(set(was) - {p.id for p in message.players})
         )
-    lines.extend(
-        reports.table(headers, rows, left=(0, 4))
-    )  # player ids and statuses read better left-aligned
+    if not any(row[1] for row in rows):
+        headers.pop(1)
+        rows = [row[:1] + row[2:] for row in rows]
+        lines.extend(table(headers, rows, left=(0, 4)))
+    else:
+        lines.extend(table(headers, rows))
     return "\n".join(lines)
+
+
+async def store_names(client: Any, input_stream: str, message: RatingsUpdated) -> dict[str, str]:
+    """The names the store's records give the players a message names none for (a list
+    message carries no names): one HMGET of the pool's records, in the stream's slot."""
+    wanted = [p.id for p in message.players if not p.name]
+    if not wanted:
+        return {}
+    key = StreamKeys(input_stream).players(message.system, message.pool)
+    records = [decode_record(raw) for raw in await client.hmget(key, wanted) if raw is not None]
+    return {r.id: r.name for r in records if r.name}
+
+
+def _row(
+    p: PlayerResult, names: dict[str, str], was: dict[str, int | None] | None, fide_event: bool
+) -> list[str]:
+    """One player's row of `render`: id, name, figures, then what a revision changed (when
+    `was` holds the earlier result's ratings) and a FIDE event's projection."""
+    status = p.status if p.status == p.old_status else f"{p.old_status} -> {p.status}"
+    row = [
+        p.id,
+        reports.cut(names.get(p.id, "")),
+        _cell(p.old_rating),
+        _cell(p.new_rating),
+        _change(p),
+        status,
+        _cell(p.games),
+        _cell(p.event_games),
+        _cell(p.score),
+    ]
+    if was is not None:
+        if p.id not in was:
+            row.append("new in this result")
+        elif was[p.id] == p.new_rating:
+            row.append("unchanged")
+        else:
+            row.append(f"{_cell(was[p.id])} -> {_cell(p.new_rating)}")
+    if fide_event:
+        row.append(_projected(p))
+    return row
 
 
 def render_rejection(letter: EventRejected, letter_id: str | None = None) -> str:
@@ -133,8 +160,11 @@ def fields_table(rows: list[list[str]]) -> list[str]:
     return table(["", ""], rows, left={0, 1})[1:]
 
 
-def table(headers: list[str], rows: Iterable[list[str]], left: Iterable[int] = (0, 4)) -> list[str]:
-    """reports.table with player ids and statuses (columns 0 and 4) left-aligned by default."""
+def table(
+    headers: list[str], rows: Iterable[list[str]], left: Iterable[int] = (0, 1, 5)
+) -> list[str]:
+    """reports.table with player ids, names and statuses (columns 0, 1 and 5) left-aligned
+    by default."""
     return reports.table(headers, rows, left=left)
 
 
@@ -278,7 +308,7 @@ class _Watching:
                     readers = [r for r in readers if not r.done()]
                     continue
                 entry_id, fields = getting.result()
-                _show(entry_id, fields, last_of)
+                await _show(client, entry_id, fields, last_of)
                 self.shown += 1
         finally:
             await _stop_readers(readers)
@@ -299,10 +329,12 @@ class _Watching:
         return EXIT_OK
 
 
-def _show(entry_id: str, fields: dict, last_of: dict[str, RatingsUpdated]) -> None:
+async def _show(
+    client: Any, entry_id: str, fields: dict, last_of: dict[str, RatingsUpdated]
+) -> None:
     """Print one entry: a dead letter, or a ratings.updated table (a revision compared
-    with `last_of` its event, which this one then becomes); one line on standard error
-    for an entry that is neither."""
+    with `last_of` its event, which this one then becomes; a list with the store's names);
+    one line on standard error for an entry that is neither."""
     try:
         message = decode_any(fields[DATA_FIELD.encode()])
     except (KeyError, msgspec.ValidationError, msgspec.DecodeError) as exc:
@@ -315,9 +347,23 @@ def _show(entry_id: str, fields: dict, last_of: dict[str, RatingsUpdated]) -> No
         print(render_rejection(message, entry_id) + "\n", flush=True)
         return
     previous = last_of.get(message.event_id) if message.event_id else None
-    print(render(message, previous) + "\n", flush=True)
+    known = await _list_names(client, message) if message.kind == "list" else None
+    print(render(message, previous, known) + "\n", flush=True)
     if message.event_id and message.kind != "list":
         last_of[message.event_id] = message
+
+
+async def _list_names(client: Any, message: RatingsUpdated) -> dict[str, str]:
+    """The store's names for a list message's players: the records of the partition its
+    pool is routed to (service/cli/routing.py); none when the layout cannot be read."""
+    from service.cli.errors import UserError
+    from service.cli.routing import layout_for
+
+    try:
+        partition = (await layout_for(client, None)).route(message.system, message.pool)
+    except (UserError, ValueError, KeyError):
+        return {}
+    return await store_names(client, partition.input, message)
 
 
 def _raise_reader_error(readers: list[asyncio.Task]) -> None:

@@ -99,6 +99,7 @@ class StreamLease:
         self.lock = asyncio.Lock()  # one commit or release at a time
         self.owned = asyncio.Event()
         self.renewed = 0.0
+        self.said_waiting = False  # the wait for another's lease is logged once, until taken
 
     @property
     def token(self) -> int | None:
@@ -207,8 +208,11 @@ class Leases:
             args=[self.consumer, self.lease_ms, own],
         )
         if value is None:
+            if not lease.said_waiting:
+                await self._say_waiting(lease)
             return False
         lease.value = lease.held = text(value)
+        lease.said_waiting = False
         lease.renewed = now
         lease.owned.set()
         self.metrics.lease_owned.labels(lease.stream).set(1)
@@ -220,6 +224,32 @@ class Leases:
             fair_share=self.share,
         )
         return True
+
+    async def _say_waiting(self, lease: StreamLease) -> None:
+        """One line when the lease this replica wants is another's: whose, and how long it
+        has left (PTTL). After a SIGKILL the restarted service waits this out: its
+        predecessor's lease expires, unless a live owner renews it (then this one stands by)."""
+        holder, left_ms = await self._holder(lease)
+        if holder is None:
+            return  # gone since: the next round takes it
+        lease.said_waiting = True
+        log.info(
+            "lease held by another consumer: waiting until it expires (if its owner is gone) "
+            "or is given back",
+            stream=lease.stream,
+            consumer=self.consumer,
+            holder=holder.partition(" ")[2],
+            token=token_of(holder),
+            expires_in_s=None if left_ms < 0 else round(left_ms / 1000, 1),
+        )
+
+    async def _holder(self, lease: StreamLease) -> tuple[str | None, int]:
+        """The lease's value and its time to live in ms (-1: no expiry) now."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.get(lease.key)
+            pipe.pttl(lease.key)
+            value, left_ms = await pipe.execute()
+        return (None if value is None else text(value)), int(left_ms)
 
     async def _renew_one(self, lease: StreamLease, now: float) -> None:
         value = lease.value

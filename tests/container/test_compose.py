@@ -312,9 +312,20 @@ def test_the_demo_subscriber_outlives_an_idle_stream_and_printed_the_tables(stac
         f"demo-subscriber stopped: {state}\n{logs.stdout[-2000:]}{logs.stderr[-2000:]}"
     )
     assert logs.stderr == ""
+    messages = [msgspec.json.decode(json.dumps(o), type=RatingsUpdated) for o in demo["outputs"]]
+    # A list message carries no names: watch shows the store's, which the demo's events gave.
+    named = {(m.system, m.pool, p.id): p.name for m in messages for p in m.players if p.name}
     tables = "".join(
-        render(msgspec.json.decode(json.dumps(o), type=RatingsUpdated)) + "\n\n"
-        for o in demo["outputs"]
+        render(
+            m,
+            known={
+                p.id: named[m.system, m.pool, p.id]
+                for p in m.players
+                if (m.system, m.pool, p.id) in named
+            },
+        )
+        + "\n\n"
+        for m in messages
     )
     # watch follows every partition's stream: the partitions' messages may interleave.
     assert sorted(logs.stdout.split("\n\n")) == sorted(tables.split("\n\n"))

@@ -24,13 +24,13 @@ def test_the_page_runs_with_its_serve(redis_url: str, tmp_path: Path) -> None:
 
 
 def test_a_changed_figure_fails(redis_url: str, tmp_path: Path) -> None:
-    row = "  100002  1620  1609     -11"
+    row = "  100002  Bruno Roy      1620  1609     -11"
     assert TEXT.count(row) == 1
-    page = parse_page(TEXT.replace(row, "  100002  1620  1608     -11"), NAME)
+    page = parse_page(TEXT.replace(row, "  100002  Bruno Roy      1620  1608     -11"), NAME)
     with pytest.raises(PageFailed) as failed:
         run_page(page, NAME, redis_url, tmp_path)
     message = str(failed.value)
     assert message.startswith(f"{NAME}:12: $ rating-service publish deploy/examples/cfc-event.json")
-    assert "-  100002  1620  1608     -11" in message
-    assert "+  100002  1620  1609     -11" in message
+    assert "-  100002  Bruno Roy      1620  1608     -11" in message
+    assert "+  100002  Bruno Roy      1620  1609     -11" in message
     assert "the serve's log" in message

@@ -128,9 +128,16 @@ def test_unreachable_redis_is_one_line(tmp_path, capsys):
 
 
 def test_watch_prints_a_table_per_message(tmp_path, redis_url, key_prefix, capsys):
+    """One table per message: the event's name and dates under its heading, then a row per
+    player, the id next to the name the event gave (none for p2: an empty cell)."""
     stream = f"{key_prefix}.ratings"
     events = tmp_path / "event.jsonl"
-    events.write_text(json.dumps(event(players=[{"id": "p1"}, {"id": "p2"}, {"id": "p3"}])) + "\n")
+    players = [
+        {"id": "p1", "name": "Anne Tremblay"},
+        {"id": "p2"},
+        {"id": "p3", "name": "Chloe Wong"},
+    ]
+    events.write_text(json.dumps(event(players=players)) + "\n")
     ratings = tmp_path / "list.jsonl"
     ratings.write_text("".join(json.dumps(r) + "\n" for r in records(1500, 1720, 2250)))
     assert main(["rate", str(events), "--ratings", str(ratings)]) == 0
@@ -146,8 +153,12 @@ def test_watch_prints_a_table_per_message(tmp_path, redis_url, key_prefix, capsy
     )
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("club-2025-11-a  cfc/regular  cfc-2009")
-    assert lines[1].split() == [
+    content = event(players=players)
+    assert lines[1].split()[-3:] == [content["start_date"], "to", content["end_date"]]
+    assert lines[1].strip().startswith(content["name"])
+    assert lines[2].split() == [
         "player",
+        "name",
         "old",
         "new",
         "change",
@@ -157,4 +168,11 @@ def test_watch_prints_a_table_per_message(tmp_path, redis_url, key_prefix, capsy
         "score",
     ]
     # One row per player of the event, in its order (p0 of the list did not play).
-    assert [line.split()[0] for line in lines[2:5]] == ["p1", "p2", "p3"]
+    rows = lines[3:6]
+    assert [row.split()[0] for row in rows] == ["p1", "p2", "p3"]
+    name_at = lines[2].index("name")
+    assert [row[name_at : name_at + 13].strip() for row in rows] == [
+        "Anne Tremblay",
+        "",
+        "Chloe Wong",
+    ]

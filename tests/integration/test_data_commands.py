@@ -138,6 +138,29 @@ def test_import_export_round_trips_in_both_formats(tmp_path, redis_url, key_pref
     assert (tmp_path / "b.csv").read_text() == as_csv
 
 
+def test_export_defaults_the_pool_and_says_when_a_pool_is_empty(
+    tmp_path, redis_url, key_prefix, capsys
+):
+    common = ["--stream", f"{key_prefix}.events", "--redis-url", redis_url]
+    source = tmp_path / "list.jsonl"
+    source.write_bytes(render_jsonl(FIDE_LIST))
+    assert main(["import", str(source), *common]) == 0
+    capsys.readouterr()
+    assert main(["export", "--system", "fide", *common]) == 0  # the default pool: standard
+    done = capsys.readouterr()
+    assert done.out.encode() == render_jsonl(FIDE_LIST) and done.err == ""
+    assert main(["export", "--system", "fide", "--pool", "rapid", *common]) == 0
+    done = capsys.readouterr()
+    assert done.out == ""
+    assert done.err == (
+        f"rating-service export: fide/rapid holds no records in stream {key_prefix}.events's "
+        "store: nothing exported (load a list with rating-service import FILE; --stream names "
+        "another store, --pool another of standard, rapid, blitz)\n"
+    )
+    assert main(["export", "--system", "fide", "--pool", "bullet", *common]) == 2
+    assert "--pool 'bullet' is not a fide pool" in capsys.readouterr().err
+
+
 def test_trf_ratings_rewrites_from_the_service_list(tmp_path, redis_url, key_prefix, capsys):
     stream = f"{key_prefix}.events"
     listing = tmp_path / "list.csv"

@@ -243,3 +243,58 @@ def test_serve_refuses_a_data_directory_in_use_in_one_line(tmp_path):
         assert done.returncode == 2
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert f"in use by another rating-service (its server: {server.url}" in done.stderr
+
+
+def test_a_command_beside_a_serve_on_another_data_dir_is_told_of_rating_data_dir(tmp_path):
+    """`export` on a machine where nothing answers on the default address, next to a `serve
+    --data-dir D`: the error names RATING_DATA_DIR (the one it looked in) and --data-dir;
+    with RATING_DATA_DIR=D the same command finds the server."""
+    data_dir = tmp_path / "D"
+    data_dir.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("REDIS_URL", "RATING_REDIS_URL", "RATING_DATA_DIR")
+    }
+    env["XDG_DATA_HOME"] = str(tmp_path / "xdg")  # the default data directory: no serve there
+    # As on a machine where nothing answers on the default address: neither the probe nor a
+    # connection (sent to a closed port instead) reaches the Redis of this test machine.
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        dead = f"redis://127.0.0.1:{closed.getsockname()[1]}/0"
+    code = textwrap.dedent(f"""
+        import sys
+        from service.runtime import connection, embedded
+        from service.runtime.settings import DEFAULT_REDIS_URL
+        real_answers, real_connect = embedded.answers, connection.connect
+        embedded.answers = lambda url, timeout=1.0: url != DEFAULT_REDIS_URL and real_answers(url)
+        async def connect(url, **options):
+            return await real_connect({dead!r} if url == DEFAULT_REDIS_URL else url, **options)
+        connection.connect = connect
+        from service.cli.main import main
+        sys.exit(main(["export", "--system", "cfc"]))
+    """)
+
+    def export(**extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env={**env, **extra},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    with EmbeddedServer(data_dir):
+        done = export()
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        default_dir = tmp_path / "xdg" / "rating-service"
+        assert (
+            f"no `rating-service serve` runs an embedded server on RATING_DATA_DIR {default_dir}"
+            in done.stderr
+        )
+        assert "for a serve started with --data-dir DIR, give RATING_DATA_DIR=DIR" in done.stderr
+        found = export(RATING_DATA_DIR=str(data_dir))
+        assert found.returncode == 0, found.stderr
+        assert "using the embedded server of `rating-service serve`" in found.stderr
+        assert "cfc/regular holds no records" in found.stderr

@@ -22,7 +22,13 @@ from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.processor import StreamProcessor
 from tests.engines import counting_registry
 from tests.integration.helpers import outputs, publish, settings_for
-from tests.integration.processes import Services, check_final_state, load_club, random_events
+from tests.integration.processes import (
+    Services,
+    check_final_state,
+    load_club,
+    log_containing,
+    random_events,
+)
 
 pytestmark = [pytest.mark.integration]
 
@@ -240,6 +246,35 @@ async def test_a_replica_restarted_under_its_own_name_takes_its_lease_at_once(
         await check_final_state(client, settings, events, tmp_path, services=services)
         after = await lease_value(client, settings)
         assert token_of(after) > token_of(before) and after.endswith(f" {key_prefix}-replica")
+    finally:
+        services.stop_all()
+
+
+async def test_a_replica_waiting_out_a_dead_owners_lease_says_so_once(
+    client, redis_url, key_prefix, tmp_path
+):
+    """After a SIGKILL the restarted service (another name) waits for its predecessor's lease
+    to expire: one line says whose lease it is and how long it has left (its PTTL), then the
+    lease is taken."""
+    settings = settings_for(redis_url, key_prefix, lease_ms=3000)
+    services = Services(settings)
+    services.env["RATING_LOG_LEVEL"] = "INFO"
+    try:
+        first = services.start()
+        assert await owner(client, settings, services) is first
+        services.kill(first)  # SIGKILL: the lease stays behind until it expires
+        second = services.start()
+        log = await log_containing(services, second, '"lease acquired"')
+        lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+        waits = [line for line in lines if line["event"].startswith("lease held by another")]
+        assert len(waits) == 1, log[-3000:]
+        [wait] = waits
+        assert (
+            wait["holder"].endswith(f"-{first.pid}") and wait["stream"] == settings.input_streams[0]
+        )
+        assert 0 < wait["expires_in_s"] <= 3.0
+        events = [line["event"] for line in lines]
+        assert events.index(wait["event"]) < events.index("lease acquired")
     finally:
         services.stop_all()
 

@@ -78,7 +78,8 @@ def test_publish_wait_rated_duplicate_and_rejected(tmp_path, service, redis_url)
     assert done.returncode == 0, done.stderr
     entry_id = done.stdout.split()[0]
     assert f"{entry_id}  ottawa-fall-open-2025: rated" in done.stdout
-    assert "100001  1850  1859      +9" in done.stdout
+    assert "\n  Ottawa Fall Open  2025-11-01 to 2025-11-02\n" in done.stdout  # the event's name
+    assert "100001  Anne Tremblay  1850  1859      +9" in done.stdout  # each player's
     # The same again: a duplicate, said so, exit 0.
     again = cli(env, "publish", str(EXAMPLES / "cfc-event.json"), "--stream", stream, "--wait")
     assert again.returncode == 0, again.stderr
@@ -156,11 +157,32 @@ def test_dead_letters_listed_shown_and_redriven_fixed(tmp_path, service, redis_u
         and "Traceback" not in twice.stderr
     )
     # A correction of the first event re-rates the later one: its own result first.
-    corrected = cli(env, "correct", typo, "--stream", stream, "--wait")
+    why = "round 1 entered the wrong way round"
+    corrected = cli(env, "correct", typo, "--stream", stream, "--wait", "--reason", why)
     assert corrected.returncode == 0, corrected.stderr
+    assert corrected.stdout.splitlines()[:2] == [
+        f"{corrected.stdout.split()[0]}  ottawa-fall-open-2025: re-rated",
+        f"  reason given: {why}",
+    ]
     own = corrected.stdout.index("ottawa-fall-open-2025  REVISION 1")
     later = corrected.stdout.index("ottawa-fall-open-2025-b  REVISION 1")
     assert own < corrected.stdout.index("... and 1 later event re-rated:") < later
+    assert "100002  Bruno Roy" in corrected.stdout[later:]  # the later event's players named
+    # A withdrawal echoes its reason too.
+    withdrawn = cli(
+        env,
+        "withdraw",
+        "ottawa-fall-open-2025-b",
+        "--system",
+        "cfc",
+        "--stream",
+        stream,
+        "--wait",
+        "--reason",
+        "not a rated section",
+    )
+    assert withdrawn.returncode == 0, withdrawn.stderr
+    assert withdrawn.stdout.splitlines()[1] == "  reason given: not a rated section"
     # Purge asks for --yes, then removes the letter (and its ledger entry).
     refused = cli(env, "rejected", "purge", "--all")
     assert refused.returncode == 2 and "would remove 1 dead letter(s)" in refused.stderr
@@ -182,6 +204,8 @@ def test_close_period_wait_prints_the_list(tmp_path, service):
     assert closed.returncode == 0, closed.stderr
     assert "period fide/standard 2025-11: rated" in closed.stdout
     assert "list 2025-11 (1/1)  fide/standard  fide-2024" in closed.stdout
+    # A list message carries no names: the table takes the store's records'.
+    assert "2010001  Ana Ferreira" in closed.stdout
     # A correction of an event of the closed period: period_closed, exit 1.
     document = json.loads((EXAMPLES / "fide-event.json").read_text())
     document["games"][0]["score"] = 0.5

@@ -106,7 +106,16 @@ def test_watch_outlives_an_idle_stream_then_prints_what_comes(tmp_path, redis_ur
         assert process.poll() is None, process.stderr.read().decode()
         add(redis_url, stream, ratings_updated(tmp_path))
         assert read_line(process, timeout=10).startswith(HEADING)
-        assert read_line(process, timeout=5).split()[:3] == ["player", "old", "new"]
+        assert read_line(process, timeout=5).split() == [
+            "Ottawa",
+            "Fall",
+            "Open",
+            "2025-11-01",
+            "to",
+            "2025-11-02",
+        ]
+        assert read_line(process, timeout=5).split()[:3] == ["player", "name", "old"]
+        assert read_line(process, timeout=5).split()[:3] == ["100001", "Anne", "Tremblay"]
         process.send_signal(signal.SIGINT)
     finally:
         code, err = finish(process)

@@ -4,15 +4,17 @@ the reports, ages, redrive states, and the settings the command line checks."""
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 
+import msgspec
 import pytest
 
 from schemas.ratings import Cause, PlayerResult, RatingsUpdated
 from schemas.rejected import EventRejected
 from service.cli.errors import UserError
 from service.cli.rejected import format_age, parse_age
-from service.cli.wait import Tracker, label_of, own_first, report, wants_wait
-from service.cli.watch import render_rejection
+from service.cli.wait import Label, Tracker, label_of, own_first, report, wants_wait
+from service.cli.watch import render, render_rejection
 from service.runtime.deadletters import original_data, states
 from service.runtime.settings import SettingsError, check_redis_url, load_settings
 
@@ -59,7 +61,7 @@ def letter(source_id: str, stream: str = STREAM, reason: str = "conflict") -> Ev
 
 
 def test_an_entry_waits_until_the_cursor_reaches_it():
-    tracker = Tracker(STREAM, [("5-0", "e1"), ("7-0", "e2")])
+    tracker = Tracker(STREAM, [("5-0", Label("e1", "e1")), ("7-0", Label("e2", "e2"))])
     tracker.output(result("5-0", "e1"))  # its message may be read before the cursor
     tracker.cursor("4-9")
     assert [o.state for o in tracker.outcomes.values()] == ["waiting", "waiting"]
@@ -72,7 +74,7 @@ def test_an_entry_waits_until_the_cursor_reaches_it():
 
 
 def test_a_rejection_counts_only_from_the_entry_stream():
-    tracker = Tracker(STREAM, [("5-0", "e1")])
+    tracker = Tracker(STREAM, [("5-0", Label("e1", "e1"))])
     tracker.dead_letter(
         "9-0", letter("5-0", stream="other.events")
     )  # same id, another input stream
@@ -84,14 +86,14 @@ def test_a_rejection_counts_only_from_the_entry_stream():
 
 
 def test_rejected_wins_over_timeout_in_the_exit_code():
-    tracker = Tracker(STREAM, [("5-0", "e1"), ("6-0", "e2")])
+    tracker = Tracker(STREAM, [("5-0", Label("e1", "e1")), ("6-0", Label("e2", "e2"))])
     tracker.dead_letter("9-0", letter("5-0"))
     tracker.cursor("5-0")
     assert tracker.exit_code() == 1
 
 
 def test_own_result_first_then_the_revisions():
-    tracker = Tracker(STREAM, [("5-0", "e1")])
+    tracker = Tracker(STREAM, [("5-0", Label("e1", "e1"))])
     later = result("5-0", "e0", "revision", Cause(type="corrected", event_id="e1"))
     own = result("5-0", "e1", "revision", Cause(type="corrected", event_id="e1"))
     tracker.output(later)  # the stream order may put a later event first
@@ -109,7 +111,9 @@ def test_own_result_first_then_the_revisions():
 
 
 def test_reports_of_a_rejection_a_duplicate_and_a_timeout():
-    tracker = Tracker(STREAM, [("5-0", "e1"), ("6-0", "e2"), ("7-0", "e3")])
+    tracker = Tracker(
+        STREAM, [("5-0", Label("e1", "e1")), ("6-0", Label("e2", "e2")), ("7-0", Label("e3", "e3"))]
+    )
     tracker.dead_letter("9-0", letter("5-0"))
     tracker.cursor("6-0")
     rejected, duplicate, waiting = (report(o, 2.5) for o in tracker.outcomes.values())
@@ -124,13 +128,59 @@ def test_reports_of_a_rejection_a_duplicate_and_a_timeout():
 
 
 def test_labels_of_messages():
-    assert label_of(b'{"schema": "event.withdrawn/v1", "event_id": "e7", "system": "cfc"}') == "e7"
-    assert (
-        label_of(
-            b'{"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-11"}'
-        )
-        == "period fide/standard 2025-11"
+    assert label_of(
+        b'{"schema": "event.withdrawn/v1", "event_id": "e7", "system": "cfc"}'
+    ) == Label("e7", "e7")
+    assert label_of(
+        b'{"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-11"}'
+    ) == Label("period fide/standard 2025-11")
+    withdrawal = (
+        b'{"schema": "event.withdrawn/v1", "event_id": "e7", "system": "cfc", "reason": "typo"}'
     )
+    assert label_of(withdrawal) == Label("e7", "e7", "typo")
+
+
+def test_the_reason_given_is_echoed_under_the_heading():
+    label = Label("e1", "e1", "round 3 entered the wrong way round")
+    tracker = Tracker(STREAM, [("5-0", label), ("6-0", Label("e2", "e2", "duplicate file"))])
+    own = result("5-0", "e1", "revision", Cause(type="corrected", event_id="e1"))
+    tracker.output(own)
+    tracker.cursor("6-0")
+    rated, duplicate = (report(o, 30).splitlines()[:2] for o in tracker.outcomes.values())
+    assert rated == ["5-0  e1: re-rated", "  reason given: round 3 entered the wrong way round"]
+    assert duplicate[1] == "  reason given: duplicate file"
+
+
+def test_tables_name_the_players_next_to_their_ids():
+    named = msgspec.structs.replace(
+        result("5-0", "e1"),
+        name="Club night",
+        start_date=dt.date(2025, 11, 4),
+        end_date=dt.date(2025, 11, 4),
+    )
+    named = msgspec.structs.replace(
+        named, players=[msgspec.structs.replace(named.players[0], name="Anne Tremblay")]
+    )
+    lines = render(named).splitlines()
+    assert lines[1] == "  Club night  2025-11-04"
+    assert lines[2].split() == [
+        "player",
+        "name",
+        "old",
+        "new",
+        "change",
+        "status",
+        "games",
+        "event",
+        "score",
+    ]
+    assert lines[3].split()[:3] == ["p1", "Anne", "Tremblay"]
+    gone = msgspec.structs.replace(
+        named, kind="revision", revision=1, players=[], cause=Cause(type="corrected", event_id="e1")
+    )
+    last = render(gone, previous=named).splitlines()[-1]
+    assert last.split()[:3] == ["p1", "Anne", "Tremblay"]
+    assert last.endswith("no longer in this result")
 
 
 def test_waiting_is_the_default_at_a_terminal_only(monkeypatch):
@@ -253,3 +303,10 @@ def test_the_lease_time_is_a_positive_number_of_milliseconds():
     for bad in ("0", "-1", "ten"):
         with pytest.raises(SettingsError, match="RATING_LEASE_MS"):
             load_settings({"RATING_LEASE_MS": bad})
+
+
+def test_a_table_without_any_name_has_no_name_column_and_takes_the_names_known():
+    message = result("5-0", "e1")  # no name anywhere: a list message, or a bare producer's
+    assert render(message).splitlines()[1].split()[:2] == ["player", "old"]
+    named = render(message, known={"p1": "Anne Tremblay"}).splitlines()
+    assert named[1].split()[:2] == ["player", "name"] and "Anne Tremblay" in named[2]
