@@ -115,10 +115,11 @@ def label_of(raw: bytes) -> str:
 def own_first(outcome: EntryOutcome) -> tuple[list[RatingsUpdated], list[RatingsUpdated]]:
     """The entry's results in the order to show them: its own (its event's result, or the
     list's chunks), then the revisions of later events it set off, in stream order."""
-    own = [m for m in outcome.outputs if m.kind == "list" or m.event_id == outcome.label]
-    return own, [
-        m for m in outcome.outputs if not (m.kind == "list" or m.event_id == outcome.label)
-    ]
+
+    def mine(m: RatingsUpdated) -> bool:  # a list, its withdrawal, or the event's own
+        return m.kind == "list" or m.event_id is None or m.event_id == outcome.label
+
+    return [m for m in outcome.outputs if mine(m)], [m for m in outcome.outputs if not mine(m)]
 
 
 def report(outcome: EntryOutcome, timeout: float) -> str:
