@@ -16,6 +16,7 @@ from schemas.events import (
     Game,
     InputMessage,
     PeriodClosed,
+    PeriodReopened,
     PlayerRef,
 )
 from schemas.fide import FideDetails, FideState, InitialGame, NormCheck, PeriodSums, PublishedRating
@@ -53,6 +54,7 @@ __all__ = [
     "NaspaSegment",
     "NormCheck",
     "PeriodClosed",
+    "PeriodReopened",
     "PeriodSums",
     "PlayerRecord",
     "PlayerRef",

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import msgspec
 
-from schemas.events import EventCorrected, EventFinished, EventWithdrawn, PeriodClosed
+from schemas.events import (
+    EventCorrected,
+    EventFinished,
+    EventWithdrawn,
+    PeriodClosed,
+    PeriodReopened,
+)
 from schemas.jsonschema import portable
 from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
@@ -17,6 +23,11 @@ ASYNCAPI_FILE = Path(__file__).with_name("asyncapi.json")
 MESSAGES = {
     "EventFinished": (EventFinished, "event.finished/v1", "A finished event, to be rated once."),
     "PeriodClosed": (PeriodClosed, "period.closed/v1", "Closes a FIDE rating period of one pool."),
+    "PeriodReopened": (
+        PeriodReopened,
+        "period.reopened/v1",
+        "Reopens the latest closed FIDE period of one pool: its list is withdrawn.",
+    ),
     "EventCorrected": (
         EventCorrected,
         "event.corrected/v1",
@@ -78,6 +89,7 @@ def _components() -> tuple[dict, dict]:
             | PeriodClosed
             | EventCorrected
             | EventWithdrawn
+            | PeriodReopened
             | EventRejected
         ],
         ref_template="#/components/schemas/{name}",
@@ -112,7 +124,13 @@ def _channels() -> dict:
             "RATING_PARTITIONS=domains, one per partition (ordering domain): "
             "`{fide.standard}:events.finished` and so on (`rating-service streams` lists them); "
             "an event on another partition's stream is dead-lettered `misrouted`.",
-            "messages": _refs("EventFinished", "PeriodClosed", "EventCorrected", "EventWithdrawn"),
+            "messages": _refs(
+                "EventFinished",
+                "PeriodClosed",
+                "EventCorrected",
+                "EventWithdrawn",
+                "PeriodReopened",
+            ),
         },
         "ratings.updated": {
             "address": "ratings.updated",
@@ -144,6 +162,7 @@ def _operations() -> dict:
                     "PeriodClosed",
                     "EventCorrected",
                     "EventWithdrawn",
+                    "PeriodReopened",
                 )
             ],
         },

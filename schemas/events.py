@@ -1,5 +1,6 @@
 """Input messages: `event.finished/v1`, `period.closed/v1` (design: "The wire contract (v1)"),
-`event.corrected/v1` and `event.withdrawn/v1` (design: "v1.1 additions").
+`event.corrected/v1` and `event.withdrawn/v1` (design: "v1.1 additions"), `period.reopened/v1`
+(design: "v1.2 additions").
 
 All travel on the input stream, so a period's closing and a correction are ordered with
 the events. They form one tagged union, `InputMessage`, keyed by the `schema` field.
@@ -115,4 +116,21 @@ class PeriodClosed(
     ruleset: str | None = None
 
 
-InputMessage = EventFinished | PeriodClosed | EventCorrected | EventWithdrawn
+class PeriodReopened(
+    msgspec.Struct,
+    frozen=True,
+    forbid_unknown_fields=True,
+    tag_field="schema",
+    tag="period.reopened/v1",
+):
+    """Undoes the pool's latest close (FIDE): the list it published is withdrawn, each
+    player's record is back to what it was before the close, and the period's events count
+    as open again (corrections, late events and withdrawals into it are accepted)."""
+
+    system: System
+    period: Period
+    pool: str | None = None
+    reason: Reason | None = None
+
+
+InputMessage = EventFinished | PeriodClosed | EventCorrected | EventWithdrawn | PeriodReopened

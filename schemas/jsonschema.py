@@ -8,7 +8,13 @@ from typing import Any, overload
 
 import msgspec
 
-from schemas.events import EventCorrected, EventFinished, EventWithdrawn, PeriodClosed
+from schemas.events import (
+    EventCorrected,
+    EventFinished,
+    EventWithdrawn,
+    PeriodClosed,
+    PeriodReopened,
+)
 from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
 from schemas.rejected import EventRejected
@@ -18,6 +24,7 @@ MESSAGES: dict[str, type] = {
     "period.closed/v1": PeriodClosed,
     "event.corrected/v1": EventCorrected,
     "event.withdrawn/v1": EventWithdrawn,
+    "period.reopened/v1": PeriodReopened,
     "ratings.updated/v1": RatingsUpdated,
     "event.rejected/v1": EventRejected,
     "player.record/v1": PlayerRecord,

@@ -76,9 +76,11 @@ class PlayerResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class Cause(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """What set off a revision: the correction, withdrawal or late arrival of `event_id`."""
+    """What set off a revision: the correction, withdrawal or late arrival of `event_id`; or
+    (`reopened`) the reopening of a closed period, whose list is withdrawn: `event_id` is
+    then the list's name, `list/<period>` (the period it closed)."""
 
-    type: Literal["corrected", "withdrawn", "inserted"]
+    type: Literal["corrected", "withdrawn", "inserted", "reopened"]
     event_id: str
 
 

@@ -52,6 +52,9 @@ class PoolState(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_de
     system: System
     pool: str
     closed_through: Period | None = None
+    # Per close that a reopen can undo, newest last: `closed_through` before it (what a
+    # reopen of the latest close restores; null: no period was closed before).
+    reopen_to: list[Period | None] = []
 
 
 def unrated_record(system: str, pool: str, player_id: str) -> PlayerRecord:

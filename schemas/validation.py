@@ -13,7 +13,7 @@ from typing import get_args
 import msgspec
 
 from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, PERIOD_SYSTEMS, POOLS
-from schemas.events import EventContent, EventWithdrawn, InputMessage, PeriodClosed
+from schemas.events import EventContent, EventWithdrawn, InputMessage, PeriodClosed, PeriodReopened
 from schemas.periods import month_of
 from schemas.plausible import DEFAULT_MAX_EVENT_DAYS, date_problems
 from schemas.shapes import walk
@@ -60,7 +60,8 @@ class InvalidMessage(Exception):
 
 _decoder = msgspec.json.Decoder(InputMessage)
 INPUT_SCHEMAS = (
-    "'event.finished/v1', 'period.closed/v1', 'event.corrected/v1', 'event.withdrawn/v1'"
+    "'event.finished/v1', 'period.closed/v1', 'event.corrected/v1', 'event.withdrawn/v1',"
+    " 'period.reopened/v1'"
 )
 
 
@@ -182,12 +183,13 @@ def check_message(
                 "$.pool", f"unknown pool {message.pool!r} for {message.system} (one of {allowed})"
             )
         )
-    if isinstance(message, PeriodClosed) and message.system not in PERIOD_SYSTEMS:
+    if isinstance(message, PeriodClosed | PeriodReopened) and message.system not in PERIOD_SYSTEMS:
+        verb = "close" if isinstance(message, PeriodClosed) else "reopen"
         problems.append(
             Problem(
                 "$.system",
                 f"{message.system} has no rating periods: it rates each event as it ends, so there is no period to"
-                f" close (only {', '.join(PERIOD_SYSTEMS)} publishes periodic lists)",
+                f" {verb} (only {', '.join(PERIOD_SYSTEMS)} publishes periodic lists)",
             )
         )
     if isinstance(message, EventContent):
@@ -307,7 +309,7 @@ def default_ruleset(system: str, pool: str) -> str:
 def normalize(message: InputMessage) -> InputMessage:
     """Fill the defaults: pool, ruleset, and (FIDE) the period from `end_date`."""
     pool = message.pool or DEFAULT_POOL[message.system]
-    if isinstance(message, EventWithdrawn):
+    if isinstance(message, EventWithdrawn | PeriodReopened):
         return msgspec.structs.replace(message, pool=pool)
     ruleset = message.ruleset or default_ruleset(message.system, pool)
     changes: dict = {"pool": pool, "ruleset": ruleset}

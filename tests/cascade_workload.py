@@ -31,7 +31,14 @@ from typing import Any
 
 import msgspec
 
-from schemas.events import EventContent, EventFinished, EventWithdrawn, InputMessage, PeriodClosed
+from schemas.events import (
+    EventContent,
+    EventFinished,
+    EventWithdrawn,
+    InputMessage,
+    PeriodClosed,
+    PeriodReopened,
+)
 from schemas.ratings import RatingsUpdated
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord, unrated_record
@@ -40,7 +47,7 @@ from service.engine.registry import Registry
 from service.rating import Applied, MemoryLedger, apply_message
 from service.timeline import as_finished
 
-CASES = ("cfc", "fide", "fide-close", "naspa")
+CASES = ("cfc", "fide", "fide-close", "fide-reopen", "naspa")
 # FIDE with some events of the next period rated before the period closes (as FIDE allows):
 # their results depend on when the list came, so no date-order fold is expected of them.
 EARLY = "fide-early"
@@ -109,7 +116,7 @@ def case(name: str, tag: str = "") -> Case:
             tuple(f"{tag}cn{i}" for i in range(3)),
             {"regular": "active"},
         )
-    if name in ("fide", "fide-close", EARLY):
+    if name in ("fide", "fide-close", "fide-reopen", EARLY):
         regulars = tuple(f"{tag}f{i}" for i in range(8))
         start = tuple(
             PlayerRecord(
@@ -358,6 +365,8 @@ def workload(
     """One case's messages in arrival order (event ids are `<tag>e<n>`)."""
     c = case(name, tag)
     seq: list[dict] = []
+    if name == "fide-reopen":
+        return reopen_workload(choose, c, events, extra, tag)
     if name not in ("fide-close", EARLY):
         windows = WINDOWS[name]
         made = [new_event(choose, c, f"{tag}e{n}", windows) for n in range(events)]
@@ -397,6 +406,57 @@ def workload(
     return Workload(c, seq)
 
 
+CLOSE_P1 = {"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": P1}
+REOPEN_P1 = {"schema": "period.reopened/v1", "system": "fide", "pool": "standard", "period": P1}
+
+
+def reopen_workload(choose: Chooser, c: Case, events: int, extra: int, tag: str) -> Workload:
+    """P1's traffic, its close (sometimes twice: a duplicate), changes refused while it is
+    closed, its reopen (a wrong period refused, a duplicate), more P1 traffic (late events,
+    corrections, withdrawals: accepted again), the close again, then P2's traffic; now and
+    then the close reopened and closed once more."""
+    w1, w2 = WINDOWS["fide-close:1"], WINDOWS["fide-close:2"]
+    first = [new_event(choose, c, f"{tag}e{n}", w1) for n in range(max(2, events // 2))]
+    second = [new_event(choose, c, f"{tag}e{n}", w2) for n in range(len(first), events + 1)]
+    seq: list[dict] = []
+    _traffic(choose, c, first, w1, seq, 0, extra // 3, tag)
+    seq.append(CLOSE_P1)
+    if choose.chance(30):
+        seq.append(corrected(choose, c, choose.pick(first), w1))  # refused: period_closed
+    if choose.chance(30):
+        seq.append(dict(REOPEN_P1, period=P2))  # refused: not the latest close
+    seq.append(dict(REOPEN_P1, reason="closed too early"))
+    if choose.chance(30):
+        seq.append(dict(REOPEN_P1, reason="closed too early"))  # a duplicate
+    lo = len(seq)
+    late = [new_event(choose, c, f"{tag}late{n}", w1) for n in range(choose.integer(0, 2))]
+    _traffic(choose, c, late, w1, seq, lo, 0, tag + "l")
+    for _ in range(choose.integer(1, 3)):
+        kind = choose.integer(0, 1)
+        target = choose.pick(first)
+        seq.append(withdrawn(target) if kind else corrected(choose, c, target, w1))
+    seq.append(CLOSE_P1)
+    if choose.chance(40):
+        seq.extend([REOPEN_P1, corrected(choose, c, choose.pick(first), w1), CLOSE_P1])
+    lo = len(seq)
+    _traffic(choose, c, second, w2, seq, lo, extra - extra // 3, tag + "x")
+    if choose.chance(30):
+        seq.append(REOPEN_P1)  # refused: events of P2 count
+    return Workload(c, seq)
+
+
+def current_lists(outputs: Iterable[RatingsUpdated]) -> list[RatingsUpdated]:
+    """The list messages still in force: a reopen's revision withdraws its period's list."""
+    lists: list[RatingsUpdated] = []
+    for out in outputs:
+        if out.kind == "list":
+            lists.append(out)
+        elif out.event_id is None and out.withdrawn:
+            where = (out.system, out.pool, out.period)
+            lists = [o for o in lists if (o.system, o.pool, o.period) != where]
+    return lists
+
+
 def interleave(choose: Chooser, workloads: list[Workload]) -> list[tuple[int, dict]]:
     """Several cases' messages in one stream: each case's own order kept; (case index, message)."""
     queues = [list(w.messages) for w in workloads]
@@ -429,6 +489,7 @@ class Model:
         self.events: dict[str, ModelEvent] = {}
         self.closed: dict[tuple[str, str], str] = {}
         self.closes: list[PeriodClosed] = []
+        self.reopened: list[PeriodReopened] = []  # the reopens applied, last first checked
 
     def _closed(self, event: EventFinished) -> bool:
         through = self.closed.get((event.system, event.pool or ""))
@@ -440,6 +501,8 @@ class Model:
             self.closed[(message.system, message.pool or "")] = message.period
             self.closes.append(message)
             return ("applied", None, None)
+        if isinstance(message, PeriodReopened):
+            return self._reopen(message)
         known = self.events.get(message.event_id)
         if isinstance(message, EventFinished):
             if known is not None:
@@ -469,6 +532,29 @@ class Model:
         if (not known.withdrawn and self._closed(known.content)) or self._closed(content):
             return ("rejected", "period_closed", "$.period")
         known.content, known.withdrawn = content, False
+        return ("applied", None, None)
+
+    def _reopen(self, message: PeriodReopened) -> tuple[str, str | None, str | None]:
+        """F11: the latest close undone; a duplicate of the last reopen changes nothing."""
+        where = (message.system, message.pool or "")
+        if self.closed.get(where) != message.period:
+            if self.reopened and self.reopened[-1] == message:
+                return ("duplicate", None, None)
+            return ("rejected", "invalid", "$.period")
+        if any(
+            not e.withdrawn and (e.content.period or "") > message.period
+            for e in self.events.values()
+            if (e.content.system, e.content.pool) == where
+        ):
+            return ("rejected", "invalid", "$.period")
+        mine = [c for c in self.closes if (c.system, c.pool) == where]
+        self.closes.remove(mine[-1])
+        earlier = [c.period for c in mine[:-1]]
+        if earlier:
+            self.closed[where] = earlier[-1]
+        else:
+            del self.closed[where]
+        self.reopened.append(message)
         return ("applied", None, None)
 
     def final_events(self) -> list[EventFinished]:
@@ -612,7 +698,7 @@ def check_revisions(outputs: list[RatingsUpdated]) -> None:
     """Per event: one first message (kind event), then revisions 1, 2, ... once each, in order."""
     seen: dict[str, int] = {}
     for out in outputs:
-        if out.kind == "list":
+        if out.kind == "list" or out.event_id is None:  # a list, or a list's withdrawal
             continue
         eid = out.event_id
         if out.kind == "event":

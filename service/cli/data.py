@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from schemas.common import DEFAULT_POOL, POOLS, SYSTEMS
-from schemas.records import PlayerRecord
+from schemas.records import PlayerRecord, PoolState
 from schemas.validation import InvalidMessage, decode_input
 from service.cli import checks
 from service.cli.errors import EXIT_OK, UserError
@@ -458,6 +458,49 @@ def cmd_close_period(args: argparse.Namespace) -> int:
     return send_messages(args, [checked("close-period", msgspec.json.encode(document))])
 
 
+def cmd_reopen_period(args: argparse.Namespace) -> int:
+    """reopen-period SYSTEM [POOL] PERIOD: publish period.reopened/v1, once the store says
+    PERIOD is the pool's latest close (else one line, exit 2, nothing appended)."""
+    if len(args.what) > 2:
+        raise UserError(
+            f"too many arguments: {' '.join(args.what)} (give [POOL] PERIOD, e.g. standard 2025-11)"
+        )
+    pool, period = (None, *args.what) if len(args.what) == 1 else args.what
+    _check_pool(args.system, pool)
+    document = {"schema": "period.reopened/v1", "system": args.system, "period": period}
+    if pool:
+        document["pool"] = pool
+    if args.reason:
+        document["reason"] = args.reason
+    raw = checked("reopen-period", msgspec.json.encode(document))
+    if not args.no_check:
+        run_redis(args, lambda client: check_reopenable(client, args, pool, period))
+    return send_messages(args, [raw])
+
+
+async def check_reopenable(
+    client: Any, args: argparse.Namespace, pool: str | None, period: str
+) -> None:
+    """UserError unless `period` is the pool's latest close and one a reopen can undo (what
+    the service checks first: docs/rules/fide.md "F11 A close can be undone")."""
+    pool = pool or DEFAULT_POOL[args.system]
+    partition = (await layout_for(client, args.stream)).route(args.system, pool)
+    raw = await client.hget(StreamKeys(partition.input).pools, f"{args.system}:{pool}")
+    state = msgspec.json.decode(raw, type=PoolState) if raw is not None else None
+    where = f"{args.system}/{pool}"
+    if state is None or state.closed_through is None:
+        raise UserError(f"nothing to reopen: {where} has no closed period")
+    if state.closed_through != period:
+        raise UserError(
+            f"nothing to reopen: {period} is not the latest closed period of {where} (closed through"
+            f" {state.closed_through}; only the latest close can be reopened)"
+        )
+    if not state.reopen_to:
+        raise UserError(
+            f"cannot reopen {period} of {where}: it was closed before closes kept what a reopen needs"
+        )
+
+
 def checked(location: str, raw: bytes) -> bytes:
     """The message, when it is valid and its dates plausible by today's date (UTC); else a
     UserError naming its first problem."""
@@ -492,6 +535,7 @@ def _register_messages(commands: Any) -> None:
     _register_correct(commands)
     _register_withdraw(commands)
     _register_close_period(commands)
+    _register_reopen_period(commands)
 
 
 def _register_lists(commands: Any) -> None:
@@ -596,6 +640,42 @@ def _register_close_period(commands: Any) -> None:
     checks.add_check_options(p, events=False)
     add_wait_options(p)
     p.set_defaults(func=cmd_close_period)
+
+
+def _register_reopen_period(commands: Any) -> None:
+    """`reopen-period` and its arguments."""
+    p = commands.add_parser(
+        "reopen-period",
+        help="publish period.reopened/v1: undo the latest close of a FIDE rating period",
+        usage="rating-service reopen-period [options] SYSTEM [POOL] PERIOD",
+        description="Undo the pool's latest close (FIDE): the list it published is withdrawn (one "
+        "revision, cause reopened), each player's record is back to before the close, and the "
+        "period's events are open again: correct, withdraw or publish into it, then close it "
+        "again. Refused while events of a later period count in the pool. "
+        "Example: rating-service reopen-period fide standard 2025-11",
+    )
+    p.add_argument(
+        "system",
+        metavar="SYSTEM",
+        choices=SYSTEMS,
+        help=f"the rating system ({', '.join(SYSTEMS)})",
+    )
+    p.add_argument(
+        "what",
+        nargs="+",
+        metavar="[POOL] PERIOD",
+        help="the pool (default: the system's default) and the period, YYYY-MM",
+    )
+    p.add_argument("--reason", help="why, for people (kept in the audit stream)")
+    p.add_argument(
+        "--no-check",
+        action="store_true",
+        help="append without looking the pool up first (for scripts)",
+    )
+    p.add_argument("--stream", help=STREAM_HELP)
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    add_wait_options(p)
+    p.set_defaults(func=cmd_reopen_period)
 
 
 def _register_import(commands: Any) -> None:

@@ -135,8 +135,11 @@ def own_first(outcome: EntryOutcome) -> tuple[list[RatingsUpdated], list[Ratings
     """The entry's results in the order to show them: its own (its event's result, or the
     list's chunks), then the revisions of later events it set off, in stream order."""
     event_id = outcome.label.event_id
-    own = [m for m in outcome.outputs if m.kind == "list" or m.event_id == event_id]
-    return own, [m for m in outcome.outputs if not (m.kind == "list" or m.event_id == event_id)]
+
+    def mine(m: RatingsUpdated) -> bool:  # a list, its withdrawal, or the event's own
+        return m.kind == "list" or m.event_id is None or m.event_id == event_id
+
+    return [m for m in outcome.outputs if mine(m)], [m for m in outcome.outputs if not mine(m)]
 
 
 def report(outcome: EntryOutcome, timeout: float, known: Mapping[str, str] | None = None) -> str:

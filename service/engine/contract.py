@@ -13,7 +13,7 @@ from typing import Protocol
 
 import msgspec
 
-from schemas.events import EventContent, EventFinished, PeriodClosed
+from schemas.events import EventContent, EventFinished, PeriodClosed, PeriodReopened
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord, PoolState
 
@@ -119,6 +119,19 @@ class Engine(Protocol):
         that is not due (an earlier one is open, or it lies in the future)."""
         ...
 
+    def reopen_period(
+        self,
+        message: PeriodReopened,
+        before: Mapping[str, PlayerRecord],
+        pool: PoolState,
+    ) -> Outcome:
+        """Undo the pool's latest close (F11): `before` holds each record that close changed,
+        as it was before it (the ledger keeps them). Returns them as the records to store and
+        the pool with `closed_through` back to before the close; no results (the list is
+        withdrawn). Raises EngineRejection (`invalid`) for a period that is not the pool's
+        latest close, or one closed before the pool kept what a reopen needs."""
+        ...
+
     def order_prefix(self, event: EventContent) -> int:
         """The leading field of the event's order key (service/timeline.py `order_key`): where
         the rules count an event in a rating period, the period's month number, so that every
@@ -140,7 +153,7 @@ class Engine(Protocol):
 
 class WithoutPeriods:
     """The period answers of a system that rates each event as it is reported (CFC, NASPA):
-    the decode step refuses a `period.closed` for it first (schemas.common.PERIOD_SYSTEMS,
+    the decode step refuses a `period.closed` or `period.reopened` for it first (schemas.common.PERIOD_SYSTEMS,
     the one list of the systems with periods)."""
 
     def order_prefix(self, event: EventContent) -> int:
@@ -151,3 +164,10 @@ class WithoutPeriods:
 
     def catch_up(self, state: PlayerRecord, pool: PoolState) -> PlayerRecord:
         return state
+
+    def reopen_period(
+        self, message: PeriodReopened, before: Mapping[str, PlayerRecord], pool: PoolState
+    ) -> Outcome:
+        raise EngineRejection(
+            "unratable", "this system has no rating periods to reopen", "$.system"
+        )

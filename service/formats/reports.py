@@ -39,6 +39,7 @@ _CAUSES = {
     "corrected": "the correction of",
     "withdrawn": "the withdrawal of",
     "inserted": "the late arrival of",
+    "reopened": "the reopening of",
 }
 
 
@@ -103,8 +104,11 @@ def table(
 def heading(message: RatingsUpdated) -> list[str]:
     """What the message is: the event (or list chunk), system, pool, ruleset, source entry; a
     revision says why."""
+    reopened = message.cause is not None and message.cause.type == "reopened"
     if message.kind == "list":
         what = f"list {message.period} ({message.chunk}/{message.chunks})"
+    elif reopened:
+        what = f"list {message.period}  REVISION {message.revision}"
     elif message.kind == "revision":
         what = f"{message.event_id}  REVISION {message.revision}"
     else:
@@ -114,7 +118,11 @@ def heading(message: RatingsUpdated) -> list[str]:
     ]
     if message.kind == "revision" and message.cause is not None:
         cause = message.cause
-        if message.withdrawn:
+        if reopened:
+            lines.append(
+                f"  withdrawn: period {message.period} reopened, every record back to before its close"
+            )
+        elif message.withdrawn:
             lines.append(
                 "  withdrawn: it no longer counts, and its players' later events are re-rated"
             )

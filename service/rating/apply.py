@@ -3,27 +3,34 @@
 
 An event that arrives in date order is rated at the end of its domain's timeline
 (`_append`). A late event, a correction or a withdrawal re-rates from its place
-(service/rating/cascade.py). A period's close asks the engine for the list. Raises Rejected
+(service/rating/cascade.py). A period's close asks the engine for the list; a reopen undoes
+the latest close (service/rating/periods.py). Raises Rejected
 when the message is not applied; then the ledger is as it was.
 """
 
 from __future__ import annotations
 
-from schemas.events import EventCorrected, EventFinished, EventWithdrawn, InputMessage, PeriodClosed
+from schemas.events import (
+    EventCorrected,
+    EventFinished,
+    EventWithdrawn,
+    InputMessage,
+    PeriodClosed,
+    PeriodReopened,
+)
 from schemas.ratings import RatingsUpdated
 from schemas.records import unrated_record
-from service.engine.contract import Engine, EngineRejection, EventInput
+from service.engine.contract import Engine, EventInput
 from service.engine.registry import Registry
 from service.rating.cascade import Change, cascade, named, rated
 from service.rating.effects import Applied, Duplicate, Rejected
 from service.rating.ledger import MemoryLedger
 from service.rating.needs import content_digest, engine_for, marker_key
-from service.rating.outputs import event_output, list_outputs
-from service.readmodel import list_key
+from service.rating.outputs import event_output
+from service.rating.periods import close, reopen
 from service.timeline import (
     Archived,
     as_finished,
-    end_date_of,
     order_key,
     results_digest,
     timeline_member,
@@ -34,6 +41,8 @@ def in_order(ledger: MemoryLedger, message: InputMessage, arrival: int, registry
     """Whether the message is rated at the end of its timeline (no cascade)."""
     if isinstance(message, PeriodClosed):
         return True
+    if isinstance(message, PeriodReopened):
+        return False  # it reads every player's state before the close (service/rating/periods.py)
     if not isinstance(message, EventFinished):
         return False
     tail = ledger.tail(registry.domains.of(message.system, message.pool or ""))
@@ -63,7 +72,9 @@ def apply_message(
     else:
         ledger.arrivals = max(ledger.arrivals, arrival)
     if isinstance(message, PeriodClosed):
-        return _close(ledger, message, registry, source_id)
+        return close(ledger, message, registry, source_id)
+    if isinstance(message, PeriodReopened):
+        return reopen(ledger, message, registry, source_id)
     if isinstance(message, EventFinished):
         return _finished(ledger, message, registry, source_id, arrival, max_cascade)
     return _revise(ledger, message, registry, source_id, max_cascade)
@@ -104,35 +115,6 @@ def _finished(
         outputs, rerated = cascade(ledger, change, registry, source_id, max_cascade)
     ledger.set_marker(key, digest)
     return Applied(outputs, key, digest, rerated)
-
-
-def _close(
-    ledger: MemoryLedger, message: PeriodClosed, registry: Registry, source_id: str
-) -> Applied | Duplicate:
-    """A period's close: the engine decides whether it is due, from the pool's records
-    and the end date of the pool's last rated event (its timeline's tail)."""
-    key, digest = marker_key(message), content_digest(message)
-    if _seen(ledger, key, digest, None):
-        return Duplicate(key)
-    engine = engine_for(message, registry)
-    pool = message.pool or ""
-    tail = ledger.tail(registry.domains.of(message.system, pool))
-    try:
-        outcome = engine.close_period(
-            message,
-            dict(ledger.records.get((message.system, pool), {})),
-            ledger.pool_state(message.system, pool),
-            end_date_of(tail) if tail else None,
-        )
-    except EngineRejection as exc:
-        raise Rejected(exc.reason, exc.message, exc.path) from None
-    ledger.store_records(outcome.records)
-    ledger.set_pool(outcome.pool)
-    ledger.set_marker(key, digest)
-    outputs = list_outputs(message, engine, outcome.results, source_id)
-    for output in outputs:
-        ledger.publish(output, list_key(message.period))
-    return Applied(outputs, key, digest)
 
 
 def _append(

@@ -7,7 +7,15 @@ import hashlib
 
 import msgspec
 
-from schemas.events import EventContent, EventCorrected, EventWithdrawn, InputMessage, PeriodClosed
+from schemas.events import (
+    EventContent,
+    EventCorrected,
+    EventWithdrawn,
+    InputMessage,
+    PeriodClosed,
+    PeriodReopened,
+)
+from schemas.validation import default_ruleset
 from service.engine.contract import Engine
 from service.engine.registry import Registry
 from service.rating.effects import Rejected
@@ -31,8 +39,9 @@ class Needs(msgspec.Struct, frozen=True):
 
 
 def marker_key(message: InputMessage) -> str:
-    """The idempotency key: an event's id; a period's (system, pool, period)."""
-    if isinstance(message, PeriodClosed):
+    """The idempotency key: an event's id; a period's (system, pool, period): a reopen's is
+    its close's (it marks the close undone)."""
+    if isinstance(message, PeriodClosed | PeriodReopened):
         return f"period:{message.system}:{message.pool}:{message.period}"
     return f"event:{message.event_id}"
 
@@ -48,7 +57,10 @@ def content_digest(message: InputMessage) -> str:
 def engine_for(message: InputMessage | EventContent, registry: Registry) -> Engine:
     """The engine of the message's system and ruleset (Rejected when there is none, or when it
     does not rate the message's pool)."""
-    ruleset = getattr(message, "ruleset", None) or ""
+    if isinstance(message, PeriodReopened):  # no ruleset: the pool's rules (one per system)
+        ruleset = default_ruleset(message.system, message.pool or "")
+    else:
+        ruleset = getattr(message, "ruleset", None) or ""
     engine = registry.get(message.system, ruleset)
     if engine is None:
         known = ", ".join(registry.rulesets(message.system)) or "none yet"

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 
 import msgspec
 
-from schemas.events import EventFinished, PeriodClosed
-from schemas.ratings import RatingsUpdated
+from schemas.events import EventFinished, PeriodClosed, PeriodReopened
+from schemas.ratings import Cause, RatingsUpdated
 from schemas.records import PlayerRecord
 from service.engine.contract import Engine
+from service.readmodel import list_field
 
 LIST_CHUNK = 1_000  # players per `ratings.updated` message of kind `list` (FIDE)
 
@@ -91,3 +92,21 @@ def list_outputs(
         )
         for n, chunk in enumerate(chunks, 1)
     ]
+
+
+def list_withdrawal(message: PeriodReopened, engine: Engine, source_id: str) -> RatingsUpdated:
+    """A reopened period's list withdrawn, in one message whatever its chunks (F11): a
+    revision of the list, `withdrawn`, no players, caused by the reopening of `list/<period>`."""
+    return RatingsUpdated(
+        kind="revision",
+        system=message.system,
+        pool=message.pool or "",
+        ruleset=engine.ruleset,
+        source_id=source_id,
+        period=message.period,
+        players=[],
+        list_period=engine.list_period(message.period),
+        revision=1,
+        cause=Cause(type="reopened", event_id=list_field(message.period)),
+        withdrawn=True,
+    )

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from schemas.ratings import RatingsUpdated
 from schemas.reads import HistoryEntry
-from service.readmodel import entries_of, pack_entry, sorted_entries
+from service.readmodel import entries_of, list_field, pack_entry, sorted_entries
 
 PlayerKey = tuple[str, str, str]  # (system, pool, player id)
 
@@ -54,6 +54,14 @@ class Projection:
                 changed[who] = {field: value}
             else:
                 pending[field] = value
+
+    def withdraw_list(self, system: str, pool: str, period: str, player_ids: Iterable[str]) -> None:
+        """A reopened period's list no longer counts: each player's line of it goes."""
+        field = list_field(period)
+        for pid in player_ids:
+            who = (system, pool, pid)
+            self.entries.get(who, {}).pop(field, None)
+            self.changed_entries.setdefault(who, {})[field] = None
 
     def history(self, system: str, pool: str, player_id: str) -> list[HistoryEntry]:
         """The player's history lines in date order (service/readmodel.py)."""

@@ -13,10 +13,11 @@ from typing import Any
 
 import msgspec
 
-from schemas.events import EventContent, InputMessage
+from schemas.events import EventContent, InputMessage, PeriodReopened
+from schemas.periods import month_index
 from schemas.records import PlayerRecord, PoolState
 from service.rating import Changes, MemberChanges, MemoryLedger, Needs
-from service.readmodel import name_members, pack_message, rank_score
+from service.readmodel import list_key, name_members, pack_message, rank_score
 from service.runtime.keys import StreamKeys
 from service.runtime.replies import text
 from service.timeline import decode_archived, encode_archived, order_key, split_member
@@ -130,7 +131,10 @@ async def load_cascade(
 ) -> MemoryLedger:
     """Read what re-rating from `message`'s place needs (inside the commit's WATCH): its
     archive, the domain's events from the earliest place it touches, their players'
-    records and histories from there, and the domain's pool states."""
+    records and histories from there, and the domain's pool states. A reopen reads what
+    `load_reopen` reads."""
+    if isinstance(message, PeriodReopened):
+        return await load_reopen(client, keys, message, want)
     async with client.pipeline(transaction=False) as reads:
         reads.hget(keys.events, want.revises or "")
         reads.hget(keys.markers, want.marker)
@@ -154,6 +158,39 @@ async def load_cascade(
     if isinstance(message, EventContent):
         players.update(p.id for p in message.players)
     await _load_players(client, keys, ledger, want.domain_pools, sorted(players), start)
+    return ledger
+
+
+async def load_reopen(
+    client: Any, keys: StreamKeys, message: PeriodReopened, want: Needs
+) -> MemoryLedger:
+    """What undoing a close reads (service/rating/periods.py): the pool's records, each
+    player's history members at the list's key (the records the close replaced), the pool
+    state, the close's marker and the tail of the domain's timeline."""
+    system, pool = want.system, want.pool
+    at = list_key(message.period)
+    upper = (month_index(message.period) + 1).to_bytes(3, "big")  # the next period's events
+    async with client.pipeline(transaction=False) as reads:
+        reads.hgetall(keys.players(system, pool))
+        reads.hget(keys.pools, f"{system}:{pool}")
+        reads.hget(keys.markers, want.marker)
+        reads.zrange(keys.timeline(want.domain), -1, -1)
+        raw_records, raw_pool, marker, tail = await reads.execute()
+    ledger = MemoryLedger(markers={want.marker: text(marker)} if marker is not None else None)
+    ledger.load_records(decode_record(raw) for raw in raw_records.values())
+    if raw_pool is not None:
+        ledger.load_pool(_pool_decoder.decode(raw_pool))
+    if tail:
+        ledger.load_timeline(want.domain, tail)
+    ids = sorted(text(pid) for pid in raw_records)
+    for first in range(0, len(ids), 1_000):
+        chunk = ids[first : first + 1_000]
+        async with client.pipeline(transaction=False) as reads:
+            for pid in chunk:
+                reads.zrange(keys.history(system, pool, pid), b"[" + at, b"(" + upper, bylex=True)
+            for pid, members in zip(chunk, await reads.execute()):
+                if members:
+                    ledger.load_history((system, pool, pid), members)
     return ledger
 
 

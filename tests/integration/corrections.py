@@ -32,6 +32,7 @@ from tests.cascade_workload import (
     check_against_fold,
     check_histories,
     check_revisions,
+    current_lists,
     date_order_fold,
     figures,
     interleave,
@@ -153,7 +154,7 @@ def rate_command(
 
 
 def last_per_event(produced: list[RatingsUpdated]) -> dict[str, RatingsUpdated]:
-    return {o.event_id: o for o in produced if o.kind != "list"}  # type: ignore[misc]
+    return {o.event_id: o for o in produced if o.kind != "list" and o.event_id}  # type: ignore[misc]
 
 
 async def redis_structures(client, keys: StreamKeys) -> dict:
@@ -216,7 +217,7 @@ async def check_against_offline_and_fold(
         check_against_fold(
             stored.values(),
             last_per_event(produced),
-            [o for o in produced if o.kind == "list"],
+            current_lists(produced),
             m.models,
             folded,
         )

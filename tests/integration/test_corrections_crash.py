@@ -40,11 +40,12 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SEED = int(os.environ.get("CASCADE_CRASH_SEED", "41"))
 
 
-async def test_two_replicas_one_killed_at_random_end_as_offline(redis_url, key_prefix):
+@pytest.mark.parametrize("fide", ["fide-close", "fide-reopen"])
+async def test_two_replicas_one_killed_at_random_end_as_offline(redis_url, key_prefix, fide):
     settings = settings_for(redis_url, key_prefix, batch_size=8)
     stream = settings.input_streams[0]
     client = aioredis.Redis.from_url(redis_url)
-    m = mixed(seed=SEED, events=36, extra=48)
+    m = mixed(seed=SEED, cases=("cfc", fide, "naspa"), events=36, extra=48)
     await load_lists(client, stream, m)
     rng = random.Random(SEED)
     services = Services(settings)

@@ -3,7 +3,8 @@ share, with the real engines and no I/O.
 
 Random workloads (tests/cascade_workload.py) of finished, late, corrected and withdrawn
 events, duplicates and invalid messages, in a random arrival order, for CFC, FIDE (one
-open period; a period closed between two), and NASPA nwl + csw together. After EVERY
+open period; a period closed between two; a close reopened, changed and closed again), and
+NASPA nwl + csw together. After EVERY
 message the ledger must hold what a fresh ledger fed the pool's current events in date
 order holds: the records, and the last message per event id (a withdrawn event's: a
 revision with `withdrawn` and no players). Each message does what the design says
@@ -32,6 +33,7 @@ from tests.cascade_workload import (
     check_against_fold,
     check_histories,
     check_revisions,
+    current_lists,
     date_order_fold,
     decoded,
     workload,
@@ -129,17 +131,15 @@ def run(w: Workload, every_step: bool = True) -> None:
             continue
         outputs.extend(result.outputs)
         if every_step or arrival == len(w.messages):
-            last = {o.event_id: o for o in outputs if o.kind != "list"}
+            last = {o.event_id: o for o in outputs if o.kind != "list" and o.event_id}
             fold = date_order_fold(w.case.start, [model], REGISTRY)
-            check_against_fold(
-                ledger.all_records(), last, [o for o in outputs if o.kind == "list"], [model], fold
-            )
+            check_against_fold(ledger.all_records(), last, current_lists(outputs), [model], fold)
     check_revisions(outputs)
     fold = date_order_fold(w.case.start, [model], REGISTRY)
     check_against_fold(
         ledger.all_records(),
-        {o.event_id: o for o in outputs if o.kind != "list"},
-        [o for o in outputs if o.kind == "list"],
+        {o.event_id: o for o in outputs if o.kind != "list" and o.event_id},
+        current_lists(outputs),
         [model],
         fold,
     )

@@ -24,6 +24,7 @@ def test_every_message_has_a_schema_file():
             "player.record.v1.json",
             "event.corrected.v1.json",
             "event.withdrawn.v1.json",
+            "period.reopened.v1.json",
         ]
     )
 

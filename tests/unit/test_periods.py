@@ -112,7 +112,10 @@ def test_the_month_after_the_last_event_and_after_the_last_close_may_be_closed()
         " may close is 2026-02 (a typo in the period?)"
     )
     assert ledger.pools[("fide", "standard")] == PoolState(
-        system="fide", pool="standard", closed_through="2026-01"
+        system="fide",
+        pool="standard",
+        closed_through="2026-01",
+        reopen_to=[None, "2025-11", "2025-12"],
     )
 
 

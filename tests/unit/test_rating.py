@@ -94,6 +94,6 @@ def test_a_list_is_published_in_chunks_of_1000():
         and applied.outputs[2].players[-1].id == "p02499"
     )
     assert ledger.pools[("fide", "standard")] == PoolState(
-        system="fide", pool="standard", closed_through="2025-11"
+        system="fide", pool="standard", closed_through="2025-11", reopen_to=[None]
     )
     assert isinstance(apply_message(ledger, message, REGISTRY, "s-10"), Duplicate)

@@ -18,7 +18,7 @@ from operator import attrgetter
 
 import msgspec
 
-from schemas.events import EventContent, EventFinished, PeriodClosed
+from schemas.events import EventContent, EventFinished, PeriodClosed, PeriodReopened
 from schemas.fide import (
     FideDetails,
     FideGame,
@@ -42,7 +42,7 @@ from service.engine.contract import (
 from service.engine.fide.change import capped_k, game_figures, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
-from service.engine.fide.lists import close_period
+from service.engine.fide.lists import close_period, reopen_period
 from service.engine.fide.performance import norms_met, performance
 from service.engine.fide.periods import rating_in_force
 from service.engine.fide.records import (
@@ -264,6 +264,12 @@ class FideEngine:
     ) -> Outcome:
         """Publish the period's new list (service.engine.fide.lists), when it is due."""
         return close_period(message, records, pool, last_end)
+
+    def reopen_period(
+        self, message: PeriodReopened, before: Mapping[str, PlayerRecord], pool: PoolState
+    ) -> Outcome:
+        """Undo the latest close (service.engine.fide.lists, F11)."""
+        return reopen_period(message, before, pool)
 
     # ----------------------------------------------------------------- periods
     def order_prefix(self, event: EventContent) -> int:

@@ -1,4 +1,4 @@
-"""Closing a FIDE rating period: the new list (8.2, 8.3, 7.2.1, F4-F9).
+"""Closing a FIDE rating period: the new list (8.2, 8.3, 7.2.1, F4-F9), and its undo (F11).
 
 Per active rated player: the list rating in force in the period + K x sum, rounded
 once (F4), K from the list opening the period (F5-F7) with the 700/n cap; under 1400 the
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from schemas.events import PeriodClosed
+from schemas.events import PeriodClosed, PeriodReopened
 from schemas.fide import FideDetails, FideState, PeriodSums, PublishedRating
 from schemas.periods import add_months, month_of
 from schemas.ratings import PlayerResult
@@ -131,6 +131,39 @@ def close_period(
     return Outcome(
         results=results, records=changed, pool=msgspec.structs.replace(pool, closed_through=period)
     )
+
+
+def reopen_period(
+    message: PeriodReopened, before: Mapping[str, PlayerRecord], pool: PoolState
+) -> Outcome:
+    """F11 (docs/rules/fide.md#f11): the pool's latest close undone. `before` holds the
+    records that close changed, as they were before it: they are the records again (their
+    rating, K, games, the period's sums and pooled games), and the pool is closed through
+    what it was before the close. Only the latest close can be undone, and only one that
+    kept what a reopen needs (`PoolState.reopen_to`)."""
+    period, closed = message.period, pool.closed_through
+    where = f"fide/{pool.pool}"
+    if closed is None:
+        raise EngineRejection("invalid", f"{where} has no closed period to reopen", "$.period")
+    if period != closed:
+        raise EngineRejection(
+            "invalid",
+            f"period {period} of {where} is not its latest closed period ({closed}): only the"
+            f" latest close can be reopened",
+            "$.period",
+        )
+    if not pool.reopen_to:
+        raise EngineRejection(
+            "invalid",
+            f"period {period} of {where} was closed before closes kept what a reopen needs:"
+            " re-rate offline and import",
+            "$.period",
+        )
+    records = sorted(before.values(), key=lambda r: r.id)
+    state = msgspec.structs.replace(
+        pool, closed_through=pool.reopen_to[-1], reopen_to=pool.reopen_to[:-1]
+    )
+    return Outcome(results=[], records=records, pool=state)
 
 
 def _next_k(record: PlayerRecord, period: str) -> int | None:

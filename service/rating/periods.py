@@ -1,0 +1,121 @@
+"""A period's close and its undo (docs/rules/fide.md "F11 A close can be undone"): the
+engine's list, and what the ledger keeps so that the latest close can be reopened.
+
+A close stores, in each player's history at the list's order key (readmodel.list_key),
+the record before the close of every record it changes, as an event stores the record
+before it; no cascade ever reads there (nothing is re-rated in a closed period). A reopen
+restores those records, removes them, withdraws the list (one revision, whatever its
+chunks) and the players' lines of it, and moves the pool back to its state before the close.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from schemas.events import PeriodClosed, PeriodReopened
+from schemas.periods import month_index
+from service.engine.contract import EngineRejection
+from service.engine.registry import Registry
+from service.rating.effects import Applied, Duplicate, Rejected
+from service.rating.ledger import MemoryLedger
+from service.rating.needs import content_digest, engine_for, marker_key
+from service.rating.outputs import list_outputs, list_withdrawal
+from service.readmodel import list_key
+from service.timeline import end_date_of, pack_state, split_member, unpack_state
+
+REOPENED = "reopened:"  # a close's marker once reopened: the reopen's digest follows
+
+
+def close(
+    ledger: MemoryLedger, message: PeriodClosed, registry: Registry, source_id: str
+) -> Applied | Duplicate:
+    """A period's close: the engine decides whether it is due, from the pool's records
+    and the end date of the pool's last rated event (its timeline's tail)."""
+    key, digest = marker_key(message), content_digest(message)
+    known = ledger.markers.get(key)
+    if known == digest:
+        return Duplicate(key)
+    if known is not None and not known.startswith(REOPENED):
+        raise Rejected("conflict", f"{key} was already applied with other content", "$")
+    engine = engine_for(message, registry)
+    system, pool = message.system, message.pool or ""
+    tail = ledger.tail(registry.domains.of(system, pool))
+    state = ledger.pool_state(system, pool)
+    try:
+        outcome = engine.close_period(
+            message,
+            dict(ledger.records.get((system, pool), {})),
+            state,
+            end_date_of(tail) if tail else None,
+        )
+    except EngineRejection as exc:
+        raise Rejected(exc.reason, exc.message, exc.path) from None
+    at = list_key(message.period)
+    for record in outcome.records:
+        before = ledger.record(record.system, record.pool, record.id)
+        if before is not None:
+            who = (record.system, record.pool, record.id)
+            ledger.history_change(who).add(at + pack_state(before))
+    ledger.store_records(outcome.records)
+    # What a reopen restores: the pool closed through what it was before this close.
+    reopen_to = [*state.reopen_to, state.closed_through]
+    ledger.set_pool(msgspec.structs.replace(outcome.pool, reopen_to=reopen_to))
+    ledger.set_marker(key, digest)
+    outputs = list_outputs(message, engine, outcome.results, source_id)
+    for output in outputs:
+        ledger.publish(output, at)
+    return Applied(outputs, key, digest)
+
+
+def reopen(
+    ledger: MemoryLedger, message: PeriodReopened, registry: Registry, source_id: str
+) -> Applied | Duplicate:
+    """Undo the pool's latest close (F11): refused (`invalid`) for another period, and while
+    events of a later period count in the pool (they were rated from the list it withdraws:
+    withdraw them first, then publish them again after the new close)."""
+    key, digest = marker_key(message), REOPENED + content_digest(message)
+    system, pool, period = message.system, message.pool or "", message.period
+    state = ledger.pool_state(system, pool)
+    if ledger.markers.get(key) == digest and state.closed_through != period:
+        return Duplicate(key)
+    engine = engine_for(message, registry)
+    at = list_key(period)
+    before = {}
+    members = {}
+    for pid in ledger.records.get((system, pool), {}):
+        member = ledger.member_at((system, pool, pid), at)
+        if member is not None:
+            members[pid] = member
+            before[pid] = unpack_state(system, pool, pid, split_member(member)[1])
+    try:
+        outcome = engine.reopen_period(message, before, state)
+    except EngineRejection as exc:
+        raise Rejected(exc.reason, exc.message, exc.path) from None
+    _check_no_later_events(ledger, registry, message)
+    for pid, member in members.items():
+        ledger.history_change((system, pool, pid)).remove(member)
+    ledger.store_records(outcome.records)
+    ledger.set_pool(outcome.pool)
+    ledger.set_marker(key, digest)
+    ledger.projection.withdraw_list(system, pool, period, sorted(members))
+    output = list_withdrawal(message, engine, source_id)
+    return Applied([output], key, digest)
+
+
+def _check_no_later_events(
+    ledger: MemoryLedger, registry: Registry, message: PeriodReopened
+) -> None:
+    """Rejected while an event of a period after the reopened one counts in its domain."""
+    domain = registry.domains.of(message.system, message.pool or "")
+    timeline = ledger.timelines.get(domain)
+    if not timeline:
+        return
+    last, event_id = split_member(timeline[-1])
+    if int.from_bytes(last[:3], "big") > month_index(message.period):
+        raise Rejected(
+            "invalid",
+            f"events of periods after {message.period} count in {domain} (the last in date"
+            f" order: {event_id.decode()!r}): they were rated from the list a reopen withdraws;"
+            f" withdraw them first, reopen, close again, then publish them again",
+            "$.period",
+        )
