@@ -623,6 +623,16 @@ def _register_close_period(commands: Any) -> None:
         "can no longer be inserted, corrected or withdrawn (period_closed). "
         "Example: rating-service close-period fide standard 2025-11",
     )
+    _add_period_arguments(p)
+    p.add_argument("--stream", help=STREAM_HELP)
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    checks.add_check_options(p, events=False)
+    add_wait_options(p)
+    p.set_defaults(func=cmd_close_period)
+
+
+def _add_period_arguments(p: argparse.ArgumentParser) -> None:
+    """SYSTEM [POOL] PERIOD, as `close-period` and `reopen-period` take them."""
     p.add_argument(
         "system",
         metavar="SYSTEM",
@@ -635,11 +645,6 @@ def _register_close_period(commands: Any) -> None:
         metavar="[POOL] PERIOD",
         help="the pool (default: the system's default) and the period, YYYY-MM",
     )
-    p.add_argument("--stream", help=STREAM_HELP)
-    p.add_argument("--redis-url", help=REDIS_HELP)
-    checks.add_check_options(p, events=False)
-    add_wait_options(p)
-    p.set_defaults(func=cmd_close_period)
 
 
 def _register_reopen_period(commands: Any) -> None:
@@ -654,18 +659,7 @@ def _register_reopen_period(commands: Any) -> None:
         "again. Refused while events of a later period count in the pool. "
         "Example: rating-service reopen-period fide standard 2025-11",
     )
-    p.add_argument(
-        "system",
-        metavar="SYSTEM",
-        choices=SYSTEMS,
-        help=f"the rating system ({', '.join(SYSTEMS)})",
-    )
-    p.add_argument(
-        "what",
-        nargs="+",
-        metavar="[POOL] PERIOD",
-        help="the pool (default: the system's default) and the period, YYYY-MM",
-    )
+    _add_period_arguments(p)
     p.add_argument("--reason", help="why, for people (kept in the audit stream)")
     p.add_argument(
         "--no-check",
