@@ -444,14 +444,21 @@ def cmd_withdraw(args: argparse.Namespace) -> int:
     return send_messages(args, [checked("withdraw", msgspec.json.encode(document))])
 
 
-def cmd_close_period(args: argparse.Namespace) -> int:
-    """close-period SYSTEM [POOL] PERIOD: publish period.closed/v1."""
+def _pool_and_period(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The [POOL] PERIOD of `close-period` and `reopen-period` (the pool checked; None: the
+    system's default)."""
     if len(args.what) > 2:
         raise UserError(
             f"too many arguments: {' '.join(args.what)} (give [POOL] PERIOD, e.g. standard 2025-11)"
         )
     pool, period = (None, *args.what) if len(args.what) == 1 else args.what
     _check_pool(args.system, pool)
+    return pool, period
+
+
+def cmd_close_period(args: argparse.Namespace) -> int:
+    """close-period SYSTEM [POOL] PERIOD: publish period.closed/v1."""
+    pool, period = _pool_and_period(args)
     document = {"schema": "period.closed/v1", "system": args.system, "period": period}
     if pool:
         document["pool"] = pool
@@ -461,12 +468,7 @@ def cmd_close_period(args: argparse.Namespace) -> int:
 def cmd_reopen_period(args: argparse.Namespace) -> int:
     """reopen-period SYSTEM [POOL] PERIOD: publish period.reopened/v1, once the store says
     PERIOD is the pool's latest close (else one line, exit 2, nothing appended)."""
-    if len(args.what) > 2:
-        raise UserError(
-            f"too many arguments: {' '.join(args.what)} (give [POOL] PERIOD, e.g. standard 2025-11)"
-        )
-    pool, period = (None, *args.what) if len(args.what) == 1 else args.what
-    _check_pool(args.system, pool)
+    pool, period = _pool_and_period(args)
     document = {"schema": "period.reopened/v1", "system": args.system, "period": period}
     if pool:
         document["pool"] = pool
