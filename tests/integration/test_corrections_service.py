@@ -38,13 +38,6 @@ from tests.integration.processes import Services, stored_records, wait_until_app
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
-
-
 def invalid_corrections() -> list[dict]:
     """A correction that moves an event to another pool, and one of an event never rated."""
     base = {

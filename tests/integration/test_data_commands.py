@@ -11,7 +11,6 @@ from pathlib import Path
 import msgspec
 import pytest
 import redis
-import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
 from service.cli.main import main
@@ -31,13 +30,6 @@ FIDE_LIST = [
     )
     for pid, rating in (("1001", 2300), ("1002", 2200), ("1003", 2100), ("1004", 2000))
 ]
-
-
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 async def cli(*args: str) -> int:

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 
 import pytest
-import redis.asyncio as aioredis
 from faststream import AckPolicy
 from faststream.redis import RedisBroker, RedisMessage, StreamSub
 from redis.exceptions import ResponseError
@@ -65,13 +64,6 @@ class Subscribed:
             self.handed.append(entries_of(message))
 
         self.subscriber(handler)
-
-
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 def test_the_pinned_faststream_is_the_one_the_seams_were_checked_against():

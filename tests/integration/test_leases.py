@@ -33,13 +33,6 @@ from tests.integration.processes import (
 pytestmark = [pytest.mark.integration]
 
 
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
-
-
 def held(value: str) -> StreamLease:
     lease = StreamLease("unused")
     lease.value = lease.held = value

@@ -5,7 +5,6 @@ close is dead-lettered `period_not_due` and the pool goes on; a CFC close is dea
 from __future__ import annotations
 
 import pytest
-import redis.asyncio as aioredis
 
 from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
@@ -14,13 +13,6 @@ from tests.integration.processes import Services, wait_until_applied
 from tests.unit.test_periods import LIST, close, event
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 async def test_a_typo_in_a_close_is_dead_lettered_and_later_events_are_still_rated(

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 
 from service.cli import data, offline
 from service.cli.main import main
@@ -27,13 +26,6 @@ pytestmark = pytest.mark.integration
 
 TYPO = Path(__file__).resolve().parents[1] / "data" / "winter-open-2052-typo.trf"
 TODAY = dt.date(2025, 12, 10)
-
-
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

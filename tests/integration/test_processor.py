@@ -18,13 +18,6 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
-
-
-@pytest.fixture
 def settings(redis_url, key_prefix):
     return settings_for(redis_url, key_prefix)
 

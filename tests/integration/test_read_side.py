@@ -222,13 +222,6 @@ def site(redis_url, tmp_path_factory):
         client.close()
 
 
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
-
-
 def last_per_event(messages: list[RatingsUpdated]) -> dict[str, RatingsUpdated]:
     return {m.event_id: m for m in messages if m.event_id is not None}
 

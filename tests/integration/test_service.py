@@ -14,7 +14,6 @@ import sys
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 
 from schemas import PlayerRecord
 from service.runtime.keys import StreamKeys
@@ -29,13 +28,6 @@ from tests.integration.processes import (
 )
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
-
-
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

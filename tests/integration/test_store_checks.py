@@ -9,7 +9,6 @@ from pathlib import Path
 
 import msgspec
 import pytest
-import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
 from service.cli.main import main
@@ -45,13 +44,6 @@ def fide_list(**names: str) -> list[PlayerRecord]:
         )
         for pid, name in NAMES.items()
     ]
-
-
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
 from service.cli.main import main
@@ -34,13 +33,6 @@ CHANGED = (
     ("     4 w =     2 b 1", "     4 w 1     2 b 1"),
     ("     3 b =     5 w 1", "     3 b 0     5 w 1"),
 )
-
-
-@pytest.fixture
-async def client(redis_url):
-    client = aioredis.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 async def cli(capsys, *args: str) -> tuple[int, str, str]:
