@@ -2,12 +2,14 @@
 `/health/ready` (served by `service/web/`), also used by the periodic group watcher.
 
     live   the process's event loop answers
-    ready  Redis answers a PING within a second (else 503 with the reason)
+    ready  Redis answers a PING within a second, and every store the replica serves has its
+           identity record (storegate.py); else 503 with the reason
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -22,11 +24,13 @@ class Live(msgspec.Struct, frozen=True):
     status: str = "live"
 
 
-class Ready(msgspec.Struct, frozen=True):
-    """`status` ready or unready; `redis` ok, or why Redis is not answering."""
+class Ready(msgspec.Struct, frozen=True, omit_defaults=True):
+    """`status` ready or unready; `redis` ok, or why Redis is not answering; `stores` (only
+    when something is wrong) why a store is not served."""
 
     status: str
     redis: str
+    stores: str | None = None
 
 
 class Health:
@@ -36,6 +40,7 @@ class Health:
         self.client = client
         self.metrics = metrics
         self.redis_url = redis_url
+        self.stores: Callable[[], str | None] = lambda: None  # storegate.StoreGate.problem
 
     async def redis_answers(self) -> str | None:
         """None when Redis answers a PING within a second, else why not."""
@@ -50,6 +55,9 @@ class Health:
 
     async def ready(self) -> Ready:
         problem = await self.redis_answers()
-        if problem is None:
-            return Ready(status="ready", redis="ok")
-        return Ready(status="unready", redis=problem)
+        if problem is not None:
+            return Ready(status="unready", redis=problem)
+        stores = self.stores()
+        if stores is not None:
+            return Ready(status="unready", redis="ok", stores=stores)
+        return Ready(status="ready", redis="ok")

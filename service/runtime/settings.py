@@ -163,6 +163,14 @@ SETTINGS: tuple[Setting, ...] = (
         "while Redis stays unreachable, how often (ms) the log says so again",
     ),
     Setting(
+        "create_store",
+        ("RATING_CREATE_STORE",),
+        "false",
+        "true: a store found empty (no identity record, no keys) gets its record at once, by serve or a "
+        "writing command, instead of being refused (throwaway setups; else `rating-service init-store`, "
+        "docs/operations/upgrades.md)",
+    ),
+    Setting(
         "log_level",
         ("RATING_LOG_LEVEL",),
         "INFO",
@@ -201,6 +209,7 @@ class Settings(msgspec.Struct, frozen=True):
     http_host: str = "0.0.0.0"
     http_port: int = 8080
     outage_log_ms: int = 60_000
+    create_store: bool = False
     log_level: str = "INFO"
     log_json: bool | None = None
 
@@ -329,6 +338,10 @@ def _convert(field: str, raw: str) -> object:
         if raw.lower() not in LAYOUTS:
             raise ValueError(f"not a partition layout (one of {', '.join(LAYOUTS)})")
         return raw.lower()
+    if field == "create_store":
+        if raw.lower() not in {"true", "false", "1", "0"}:
+            raise ValueError("must be true or false")
+        return raw.lower() in {"true", "1"}
     if field == "log_json":
         lowered = raw.lower()
         if lowered not in {"true", "false", "auto", "1", "0"}:
