@@ -178,10 +178,17 @@ def unknown_event(event_id: str, stream: str, known: Iterable[str]) -> str:
 async def require_stores(client: Any, args: Any, layout: Any, streams: Iterable[str]) -> None:
     """Before a writing command appends to (or loads into) `streams`: UserError unless each
     one's store has its identity record, of this store format and not migrated away (decision
-    D17); with RATING_CREATE_STORE=true an empty store gets its record. `--no-check` skips it."""
+    D17); with RATING_CREATE_STORE=true a store without one gets it. `--no-check` skips it."""
     from service.cli.settings import cli_settings, redis_url
     from service.runtime.settings import redact
-    from service.runtime.storeid import StoreRefused, decode, encode, probe, record_for
+    from service.runtime.storeid import (
+        BEFORE_FORMATS,
+        StoreRefused,
+        decode,
+        encode,
+        probe,
+        record_for,
+    )
 
     if getattr(args, "no_check", False):
         return
@@ -200,15 +207,17 @@ async def require_stores(client: Any, args: Any, layout: Any, streams: Iterable[
                 )
             continue
         url = redact(redis_url(args))
+        if cli_settings().create_store:
+            own, partition = _own_layout(layout, stream)
+            earlier = BEFORE_FORMATS if found.keys else None
+            record = record_for(own, partition, upgraded_from=earlier)
+            await client.set(found.key, encode(record), nx=True)
+            continue
         if found.keys:
             raise UserError(
                 f"the store of {stream} at {url} was written before store format 1: run "
                 "`rating-service upgrade-store` (--no-check appends anyway); nothing appended"
             )
-        if cli_settings().create_store:
-            layout, partition = _own_layout(layout, stream)
-            await client.set(found.key, encode(record_for(layout, partition)), nx=True)
-            continue
         raise UserError(
             f"no store at {url} for {stream}: is serve running against this Redis? a new "
             "deployment: run `rating-service init-store` once (--no-check appends anyway); "

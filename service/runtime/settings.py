@@ -166,9 +166,9 @@ SETTINGS: tuple[Setting, ...] = (
         "create_store",
         ("RATING_CREATE_STORE",),
         "false",
-        "true: a store found empty (no identity record, no keys) gets its record at once, by serve or a "
-        "writing command, instead of being refused (throwaway setups; else `rating-service init-store`, "
-        "docs/operations/upgrades.md)",
+        "true: a store found without its identity record (empty, or written before store formats) gets one "
+        "at once, by serve or a writing command, instead of being refused (throwaway setups; else "
+        "`rating-service init-store` or `upgrade-store`, docs/operations/upgrades.md)",
     ),
     Setting(
         "log_level",

@@ -12,11 +12,13 @@ and while it runs):
     record disagrees (migrated, layout, partition, namespace)
                                           refused, naming both sides and the setting to fix
     no record, no keys                    refused: init-store (a new deployment) or the data
-                                          did not load (a restore); created instead with
-                                          RATING_CREATE_STORE=true, and by an embedded server on
-                                          a data directory it created itself (D16)
+                                          did not load (a restore)
     keys, no record                       refused: a store written before format 1, run
                                           `rating-service upgrade-store`
+
+With RATING_CREATE_STORE=true (throwaway setups), and for an embedded server on a data
+directory it created itself, a store without record gets one instead, as init-store or
+upgrade-store would write it (D16).
 
 "Keys" are the keys every store that ever rated, imported or had a replica has (the applied
 cursor, the shared hashes, the lease counter; not the input stream): EXISTS, not SCAN, so that
@@ -289,7 +291,8 @@ async def check_layout(
     client: Any, layout: Layout, url: str, *, create: bool = False
 ) -> list[StoreRecord]:
     """The records of the layout's stores, each agreeing with `layout`; StoreRefused (one
-    line) otherwise. `create`: stores with neither record nor keys get one (D16)."""
+    line) otherwise. `create` (RATING_CREATE_STORE): a store without record gets one, as
+    init-store or upgrade-store would write it (D16)."""
     probes = await probe_layout(client, layout)
     records: list[StoreRecord] = []
     problems: list[str] = []
@@ -304,30 +307,33 @@ async def check_layout(
     if problems:
         more = f" (and {len(problems) - 1} more stores)" if len(problems) > 1 else ""
         raise StoreRefused(problems[0] + more)
-    earlier = [p for p in probes if p.raw is None and p.keys]
-    if earlier:
-        raise StoreRefused(pre_format(url, earlier))
-    empty = [p for p in probes if p.empty]
-    if not empty:
+    missing = [p for p in probes if p.raw is None]
+    if not missing:
         return records
     sibling = sibling_of(layout)
     if not records and await _sibling_in_use(client, sibling):
         assert sibling is not None
         raise StoreRefused(sibling_line(url, layout, sibling))
     if create:
-        by_input = {p.input: p for p in layout.partitions}
-        for found in empty:
-            record = record_for(layout, by_input[found.stream])
+        for found in missing:
+            record = record_for(
+                layout,
+                layout.of_stream(found.stream),
+                upgraded_from=BEFORE_FORMATS if found.keys else None,
+            )
             await client.set(found.key, encode(record), nx=True)
             records.append(record)
         return records
+    earlier = [p for p in missing if p.keys]
+    if earlier:
+        raise StoreRefused(pre_format(url, earlier))
     if records:
         raise StoreRefused(
-            f"no store record for {_streams(empty)} at {url}, while the layout's other stores "
+            f"no store record for {_streams(missing)} at {url}, while the layout's other stores "
             "have theirs (a restore that missed it? a version with new partitions?): "
             "`rating-service upgrade-store` creates it (--dry-run shows what it would write)"
         )
-    raise StoreRefused(absent(url, empty))
+    raise StoreRefused(absent(url, missing))
 
 
 # The record rewritten only while it is still what was read (a migration or an upgrade may
