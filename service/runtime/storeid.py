@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import msgspec
+from redis.exceptions import NoPermissionError
 
 from service.runtime.keys import StreamKeys, has_hash_tag, untagged
 from service.runtime.metrics import version
@@ -271,11 +272,20 @@ def sibling_line(url: str, layout: Layout, sibling: Layout) -> str:
     )
 
 
+async def sibling_probes(client: Any, sibling: Layout | None) -> list[Probe]:
+    """The other layout's stores, as far as this user may look (an ACL that allows only its own
+    layout's keys, docs/operations/security.md: none)."""
+    if sibling is None:
+        return []
+    try:
+        return await probe_layout(client, sibling)
+    except NoPermissionError:
+        return []
+
+
 async def _sibling_in_use(client: Any, sibling: Layout | None) -> bool:
     """Whether the other layout has a store here that is not migrated away."""
-    if sibling is None:
-        return False
-    for found in await probe_layout(client, sibling):
+    for found in await sibling_probes(client, sibling):
         if found.raw is not None:
             try:
                 if decode(found.raw, found.stream).migrated_to is None:

@@ -26,6 +26,7 @@ from service.runtime.storeid import (
     probe_layout,
     record_for,
     sibling_of,
+    sibling_probes,
     swap,
 )
 
@@ -53,9 +54,7 @@ async def plan_init(client: Any, layout: Layout) -> list[Step]:
     store of the layout, or of the other layout of the same names, has a record or keys."""
     probes = await probe_layout(client, layout)
     there = [p for p in probes if not p.empty]
-    sibling = sibling_of(layout)
-    if sibling is not None:
-        there += [p for p in await probe_layout(client, sibling) if not p.empty]
+    there += [p for p in await sibling_probes(client, sibling_of(layout)) if not p.empty]
     if there:
         lines = [f"  {p.stream}: {describe(p)}" for p in there]
         raise StoreRefused(
@@ -109,7 +108,7 @@ async def _plan_sibling(client: Any, layout: Layout) -> list[Step]:
     if sibling is None:
         return []
     steps = []
-    for partition, found in zip(sibling.partitions, await probe_layout(client, sibling)):
+    for partition, found in zip(sibling.partitions, await sibling_probes(client, sibling)):
         if found.empty:
             continue
         record = decode(found.raw, found.stream) if found.raw is not None else None
