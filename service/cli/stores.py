@@ -1,7 +1,7 @@
-"""`rating-service init-store` and `rating-service upgrade-store`: the stores' identity
-records (service/runtime/storeid.py, storeplans.py; docs/operations/upgrades.md). Both work on
-the stores of the layout the settings give (RATING_PARTITIONS, RATING_INPUT_STREAMS, as `serve`
-reads them) and print one line per store."""
+"""`rating-service init-store`, `upgrade-store` and `adopt-namespace`: the stores' identity
+records (service/runtime/storeid.py, storeplans.py; docs/operations/upgrades.md). The first two
+work on the stores of the layout the settings give (RATING_PARTITIONS, RATING_INPUT_STREAMS,
+as `serve` reads them) and print one line per store; the third makes a replay's store live."""
 
 from __future__ import annotations
 
@@ -81,6 +81,48 @@ def _step_line(step: Any, dry_run: bool) -> str:
     return f"{step.stream}: {step.said}: {verb} its store record ({summary(record)})"
 
 
+def cmd_adopt_namespace(args: argparse.Namespace) -> int:
+    """adopt-namespace NS [--stream S] [--keep-as OLD] [--yes]: make a replay's store live."""
+    from service.runtime import storeplans
+    from service.runtime.keys import StreamKeys, is_namespace
+    from service.runtime.storeid import StoreRefused
+
+    for option, name in (("NAMESPACE", args.namespace), ("--keep-as", args.keep_as)):
+        if not is_namespace(name):
+            raise UserError(f"{option} {name!r}: a namespace is a name without ':', '{{' or '}}'")
+    if args.keep_as == args.namespace:
+        raise UserError("--keep-as names the namespace being made live: give another")
+    stream = args.stream or cli_settings().input_streams[0]
+
+    async def work(client: Any) -> storeplans.Adoption:
+        try:
+            plan = await storeplans.plan_adopt(client, stream, args.namespace, args.keep_as)
+            if args.yes:
+                await storeplans.apply_adopt(client, plan)
+        except StoreRefused as exc:
+            raise UserError(str(exc)) from None
+        return plan
+
+    plan = run_redis(args, work)
+    kept = StreamKeys(stream, args.keep_as).prefix
+    if not args.yes:
+        print(
+            f"would move the {len(plan.live)} keys of {stream}'s live store under {kept}... and "
+            f"make the {len(plan.adopted)} keys of namespace {args.namespace} live"
+        )
+        print("nothing moved: give --yes (with every replica stopped)")
+        return EXIT_OK
+    print(
+        f"moved the {len(plan.live)} keys of {stream}'s live store under {kept}... (back: "
+        f"rating-service adopt-namespace {args.keep_as} --keep-as {args.namespace} --yes)"
+    )
+    print(
+        f"made the {len(plan.adopted)} keys of namespace {args.namespace} live: {stream}'s store "
+        f"now ({storeplans.summary(plan.record)})"
+    )
+    return EXIT_OK
+
+
 def register(commands: Any) -> None:
     """Add init-store and upgrade-store to the command line."""
     p = commands.add_parser(
@@ -108,3 +150,26 @@ def register(commands: Any) -> None:
     )
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_upgrade_store)
+
+    p = commands.add_parser(
+        "adopt-namespace",
+        help="make a replay's store (replay --into NAMESPACE) the live one, keeping the old",
+        description="With every replica stopped: rename the live store's keys of the input stream "
+        "under --keep-as, then the namespace's keys (written by `rating-service replay --into "
+        "NAMESPACE`) to the live names, and rewrite both stores' records. The lease keys stay. "
+        "The replicas started again go on from the replay's cursor (the entries after it are "
+        "applied); the output stream is not rewritten. Without --yes, says what it would move.",
+    )
+    p.add_argument("namespace", metavar="NAMESPACE", help="the replay's namespace")
+    p.add_argument(
+        "--stream", help="the input stream (default: RATING_INPUT_STREAMS, events.finished)"
+    )
+    p.add_argument(
+        "--keep-as",
+        default="previous",
+        metavar="NAMESPACE",
+        help="where the live store's keys go (default: previous)",
+    )
+    p.add_argument("--yes", action="store_true", help="move (without it: only say what would move)")
+    p.add_argument("--redis-url", help=REDIS_HELP)
+    p.set_defaults(func=cmd_adopt_namespace)

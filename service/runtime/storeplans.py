@@ -11,7 +11,10 @@ from typing import Any
 
 import msgspec
 
+from service.runtime.keys import StreamKeys
+from service.runtime.metrics import version
 from service.runtime.partitions import Layout, advertise
+from service.runtime.store import glob_escape, text
 from service.runtime.storeid import (
     BEFORE_FORMATS,
     Probe,
@@ -156,3 +159,69 @@ async def mark_migrated(client: Any, found: Probe, layout: Layout, to: str) -> N
         migrated_at=now_utc(),
     )
     await client.set(found.key, encode(marked))
+
+
+# ---------------------------------------------------------------------------- adopt a namespace
+KEPT = ("lease", "lease:fence", "lease:token", "replicas")  # the stream's owner: stays in place
+
+
+class Adoption(msgspec.Struct):
+    """`adopt-namespace`: the live store's keys renamed under `keep_as`, then the
+    namespace's renamed to the live names, each store's record saying where it now is."""
+
+    stream: str
+    namespace: str
+    keep_as: str
+    live: list[str]  # the live store's keys (the owner's excepted), moved under keep_as
+    adopted: list[str]  # the namespace's keys, made live
+    record: StoreRecord  # the namespace's record, as it will be once live
+
+
+async def _keys_under(client: Any, prefix: str) -> list[str]:
+    return sorted([text(k) async for k in client.scan_iter(match=glob_escape(prefix) + "*")])
+
+
+async def plan_adopt(client: Any, stream: str, namespace: str, keep_as: str) -> Adoption:
+    """What making `namespace`'s store of `stream` (a `replay --into`) live moves; refused
+    while a replica holds the stream's lease, without a replay's record under the namespace,
+    or when `keep_as` has keys already."""
+    live, new, kept = (StreamKeys(stream, ns) for ns in (None, namespace, keep_as))
+    if await client.exists(live.lease):
+        raise StoreRefused(f"a service holds the lease of {stream}: stop every replica first")
+    raw = await client.get(new.store)
+    if raw is None:
+        raise StoreRefused(
+            f"namespace {namespace!r} has no store record for {stream} (`rating-service replay "
+            f"--stream {stream} --into {namespace}` writes one): nothing moved"
+        )
+    record = decode(raw, stream)
+    if await _keys_under(client, kept.prefix):
+        raise StoreRefused(
+            f"namespace {keep_as!r} has keys of {stream} already: give another --keep-as; "
+            "nothing moved"
+        )
+    owner = {live.prefix + kind for kind in KEPT}
+    moved = [k for k in await _keys_under(client, live.prefix) if k not in owner]
+    return Adoption(
+        stream,
+        namespace,
+        keep_as,
+        moved,
+        await _keys_under(client, new.prefix),
+        msgspec.structs.replace(record, namespace=None, written_by=version()),
+    )
+
+
+async def apply_adopt(client: Any, plan: Adoption) -> None:
+    """RENAME the live keys under keep_as, then the namespace's to the live names (one slot:
+    the hash tag is the stream's either way), and rewrite both records."""
+    live, new, kept = (StreamKeys(plan.stream, ns) for ns in (None, plan.namespace, plan.keep_as))
+    for key in plan.live:
+        await client.rename(key, kept.prefix + key[len(live.prefix) :])
+    for key in plan.adopted:
+        await client.rename(key, live.prefix + key[len(new.prefix) :])
+    await client.set(live.store, encode(plan.record))
+    raw = await client.get(kept.store)
+    if raw is not None:
+        old = decode(raw, plan.stream)
+        await client.set(kept.store, encode(msgspec.structs.replace(old, namespace=plan.keep_as)))

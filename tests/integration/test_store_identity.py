@@ -325,3 +325,54 @@ def test_an_embedded_server_on_a_new_data_directory_creates_its_store(tmp_path, 
         assert chosen.create_store
     with redis_for_serve(settings, configured=False) as chosen:
         assert not chosen.create_store
+
+
+async def test_a_replay_namespace_is_made_live_and_back(redis_url, key_prefix, client, tmp_path):
+    services = serving(redis_url, key_prefix)
+    stream = services.env["RATING_INPUT_STREAMS"]
+    live, fix, previous = (StreamKeys(stream, ns) for ns in (None, "fix1", "previous"))
+    try:
+        assert cli(services, "init-store").returncode == 0
+        assert cli(services, "import", str(LIST)).returncode == 0
+        process = services.start()
+        await log_containing(services, process, '"ready"')
+        assert cli(services, "publish", "--wait", str(EVENT)).returncode == 0
+        services.kill(process, 15)
+        replayed = cli(
+            services, "replay", "--stream", stream, "--into", "fix1", "--ratings", str(LIST)
+        )
+        assert replayed.returncode == 0, replayed.stderr
+        assert "no differences from the live state" in replayed.stdout
+        record = msgspec.json.decode(await client.get(fix.store), type=StoreRecord)
+        assert (record.namespace, record.layout, record.partition) == ("fix1", "single", stream)
+        dry = cli(services, "adopt-namespace", "fix1", "--stream", stream)
+        assert dry.returncode == 0 and "nothing moved" in dry.stdout
+        assert await client.exists(fix.store) and not await client.exists(previous.store)
+        done = cli(services, "adopt-namespace", "fix1", "--stream", stream, "--yes")
+        assert done.returncode == 0, done.stderr
+        assert "back: rating-service adopt-namespace previous --keep-as fix1 --yes" in done.stdout
+        now = msgspec.json.decode(await client.get(live.store), type=StoreRecord)
+        kept = msgspec.json.decode(await client.get(previous.store), type=StoreRecord)
+        assert (now.namespace, kept.namespace) == (None, "previous")
+        assert not await keys_of(client, "fix1:")
+        process = services.start()
+        await log_containing(services, process, '"ready"')
+        later = tmp_path / "later.json"
+        dates = {"event_id": "later", "start_date": "2025-12-06", "end_date": "2025-12-07"}
+        later.write_text(json.dumps(json.loads(EVENT.read_text()) | dates))
+        sent = cli(services, "publish", "--wait", str(later))  # rated on the adopted store
+        assert sent.returncode == 0 and "later: rated" in sent.stdout, sent.stdout + sent.stderr
+        services.kill(process, 15)
+        back = cli(
+            services,
+            "adopt-namespace",
+            "previous",
+            "--keep-as",
+            "fix1",
+            "--stream",
+            stream,
+            "--yes",
+        )
+        assert back.returncode == 0, back.stderr
+    finally:
+        services.stop_all()
