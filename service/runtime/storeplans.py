@@ -61,7 +61,7 @@ async def plan_init(client: Any, layout: Layout) -> list[Step]:
     if there:
         lines = [f"  {p.stream}: {describe(p)}" for p in there]
         raise StoreRefused(
-            "stores are there already, nothing written (a store with keys but no record: "
+            "stores are there already, nothing written (a store with keys but no record takes "
             "`rating-service upgrade-store`):\n" + "\n".join(lines)
         )
     return [
