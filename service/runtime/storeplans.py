@@ -162,9 +162,6 @@ async def mark_migrated(client: Any, found: Probe, layout: Layout, to: str) -> N
 
 
 # ---------------------------------------------------------------------------- adopt a namespace
-KEPT = ("lease", "lease:fence", "lease:token", "replicas")  # the stream's owner: stays in place
-
-
 class Adoption(msgspec.Struct):
     """`adopt-namespace`: the live store's keys renamed under `keep_as`, then the
     namespace's renamed to the live names, each store's record saying where it now is."""
@@ -200,7 +197,7 @@ async def plan_adopt(client: Any, stream: str, namespace: str, keep_as: str) -> 
             f"namespace {keep_as!r} has keys of {stream} already: give another --keep-as; "
             "nothing moved"
         )
-    owner = {live.prefix + kind for kind in KEPT}
+    owner = {live.lease, live.lease_fence, live.lease_token, live.replicas}  # stay in place
     moved = [k for k in await _keys_under(client, live.prefix) if k not in owner]
     return Adoption(
         stream,
