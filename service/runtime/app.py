@@ -72,6 +72,7 @@ from service.runtime.metrics import Metrics
 from service.runtime.outage import OutageLog
 from service.runtime.partitions import advertise, cluster_problem
 from service.runtime.processor import StreamProcessor
+from service.runtime.redischecks import RedisChecks
 from service.runtime.settings import Settings, load_settings, redact, redact_error
 
 log = structlog.get_logger("rating.app")
@@ -135,6 +136,7 @@ class Service:
             for s in inputs
         }
         self.health = Health(self.client, self.metrics, settings.redis_url)
+        self.checks = RedisChecks(self.client, settings, self.metrics, self.health.unready)
         self.http = (
             _http_server(self.client, self.health, self.metrics, settings)
             if settings.http_port
@@ -159,6 +161,8 @@ class Service:
         owner, or to this one and not committed, are not delivered again; the entries after
         it are, to this replica's subscriber, with their bodies)."""
         processor = self.processors[stream]
+        if self.health.unready:  # held off consuming (a Redis check refuses the server, D25)
+            return
         try:
             last = await processor.delivered_until()
             if last is not None:
@@ -185,12 +189,15 @@ class Service:
         await _until_redis_answers(
             lambda: _start_on_redis(settings, self.guessed_kind, processors), settings
         )
+        if (refused := await self.checks.at_start()) is not None:  # D24 (redischecks.py)
+            raise ServiceFailed(refused)
         await advertise(self.client, settings.layout)
         for processor in processors:
             await processor.index_existing()
         self.tasks.append(
             asyncio.create_task(_watch_groups(processors, self.health, self.outage, settings))
         )
+        self.tasks.append(asyncio.create_task(self.checks.run()))
         self.tasks.append(
             asyncio.create_task(
                 self.leases.run(lambda exc: self.outage.unreachable(_reason(exc, settings)))
@@ -472,9 +479,13 @@ class ReadGuard:
     def __init__(self, service: Service, processor: StreamProcessor) -> None:
         self.settings, self.outage, self.processor = service.settings, service.outage, processor
         self.lease = service.leases[processor.stream]
+        self.unready = service.health.unready
         self.delay = BACKOFF_FIRST
 
     async def __call__(self, read: ReadTurn) -> None:
+        if self.unready:  # held off consuming (a Redis check refuses the server, D25)
+            await asyncio.sleep(self.settings.poll_ms / 1000)
+            return
         if not self.lease.owned.is_set():
             await self.lease.wait_owned(self.settings.poll_ms / 1000)
             return
