@@ -187,10 +187,9 @@ class Service:
                 raise ServiceFailed(_http_problem(exc, settings)) from None
         processors = list(self.processors.values())
         await _until_redis_answers(
-            lambda: _start_on_redis(settings, self.guessed_kind, processors), settings
+            lambda: _start_on_redis(settings, self.guessed_kind, processors, self.checks),
+            settings,
         )
-        if (refused := await self.checks.at_start()) is not None:  # D24 (redischecks.py)
-            raise ServiceFailed(refused)
         await advertise(self.client, settings.layout)
         for processor in processors:
             await processor.index_existing()
@@ -537,11 +536,16 @@ async def _kind_now(settings: Settings) -> bool | None:
         ) from None
 
 
-async def _start_on_redis(settings: Settings, guessed: bool | None, processors) -> None:
+async def _start_on_redis(
+    settings: Settings, guessed: bool | None, processors, checks: RedisChecks
+) -> None:
     """What the start-up needs Redis for: with a guessed kind, ask it again (KindFound when
-    wrong); create the consumer groups."""
+    wrong); check the server (a refusal is a ServiceFailed: redischecks.py, D24); create the
+    consumer groups."""
     if guessed is not None and await is_cluster(settings.redis_url) != guessed:
         raise KindFound(not guessed)
+    if (refused := await checks.at_start()) is not None:
+        raise ServiceFailed(refused)
     for processor in processors:
         await processor.ensure_group()
 

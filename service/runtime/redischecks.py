@@ -200,11 +200,18 @@ class RedisChecks:
         while True:
             await asyncio.sleep(every)
             try:
-                facts = await self._read()
+                await self.check()
             except (RedisError, RedisClusterException, *TRANSIENT):
                 continue
-            if facts is not None:
-                self._judge(facts, findings(facts, self.settings))
+            except Exception as exc:  # never the end of the checks
+                log.error("redis checks failed, trying again", error=f"{type(exc).__name__}: {exc}")
+
+    async def check(self) -> None:
+        """The checks once while running: what changed is said, the gauges and the hold
+        follow."""
+        facts = await self._read()
+        if facts is not None:
+            self._judge(facts, findings(facts, self.settings))
 
     async def _read(self) -> list[NodeFacts] | None:
         """The facts, or None when INFO is refused (an ACL without +info; said once)."""
