@@ -319,6 +319,7 @@ class _Watching:
                 await _show(client, entry_id, fields, last_of)
                 self.shown += 1
         finally:
+            away.stopping = True  # a read cut short from here on is the client closing
             await _stop_readers(readers)
 
     def exit_status(self) -> int:
@@ -422,6 +423,7 @@ class _Reconnecting:
         self.raw_url = redis_url(args)
         self.bound = args.block_ms / 1000 if args.count is not None and args.block_ms else None
         self.since: float | None = None
+        self.stopping = False  # watch is ending: errors are the client closing, not Redis
 
     @property
     def url(self) -> str:
@@ -480,7 +482,7 @@ async def _read_retrying(
                 client, {stream: last}, block=args.block_ms, count=100
             )  # on a cluster: on its owner
         except (*TRANSIENT, AttributeError) as exc:
-            if isinstance(exc, AttributeError) and not is_connection_race(exc):
+            if away.stopping or (isinstance(exc, AttributeError) and not is_connection_race(exc)):
                 raise
             away.lost(exc)
             await asyncio.sleep(delay)
