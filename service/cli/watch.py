@@ -529,8 +529,11 @@ def register(commands: Any) -> None:
         "watch",
         help="follow ratings.updated and print each event's changes as a table (--rejected: the dead letters)",
         description="Follow the output stream and print each message as a table; with --rejected, the "
-        "dead-letter stream (what the service refused, and why). Exit status: 0; 130 after "
-        f"Ctrl-C; {EXIT_TIMEOUT} when --count messages did not come within --block-ms.",
+        "dead-letter stream (what the service refused, and why). Redis lost (a restart, a cut "
+        "connection): one line, reads tried again with backoff, on from the last message read, one "
+        "line when it answers again (with --count, an outage longer than --block-ms ends watch, exit 2). "
+        f"Exit status: 0; 130 after Ctrl-C; {EXIT_TIMEOUT} when --count messages did not come within "
+        "--block-ms.",
     )
     p.add_argument(
         "--rejected",

@@ -135,7 +135,8 @@ class Metrics:
         )
         self.lag_seconds = Gauge(
             "rating_consumer_lag_seconds",
-            "Age of the oldest entry not yet applied (after the applied cursor); 0 when none",
+            "Age of the oldest entry not yet applied (after the applied cursor), at each scrape from the "
+            "last one read: it keeps growing while Redis is away; 0 when none",
             ["stream"],
             registry=r,
         )
