@@ -473,6 +473,7 @@ class ReadGuard:
     On a standby (the stream's lease is another replica's) the read does not ask Redis: it
     waits until the lease is this replica's (at most RATING_POLL_MS) and returns empty, so
     that no entry is delivered to, and left pending for, a replica that will not apply it.
+    Nor while a Redis check holds the replica off consuming (Health.unready; D25).
     """
 
     def __init__(self, service: Service, processor: StreamProcessor) -> None:
