@@ -184,7 +184,8 @@ def cmd_archive(args: argparse.Namespace) -> int:
 
     counts = run_redis(args, work)
     total = sum(counts.values())
-    print(f"archived {total} new entries of {len(counts)} input streams into {folder}")
+    streams = "input stream" if len(counts) == 1 else "input streams"
+    print(f"archived {total} new entries of {len(counts)} {streams} into {folder}")
     return EXIT_OK
 
 
