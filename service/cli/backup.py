@@ -81,8 +81,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
     )
     _rows(header.partitions)
     print(
-        f"total: {header.keys} keys, {header.entries} stream entries, "
-        f"{_size(path.stat().st_size)} (SHA-256 of the body {header.sha256[:16]}...)"
+        f"total: {header.keys} keys, {header.entries} stream entries, {_size(path.stat().st_size)}"
     )
     return EXIT_OK
 
@@ -128,9 +127,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     there, problems = run_redis(args, work)
     done = "would restore" if args.dry_run else "restored"
+    print(f"{done} {path} onto {target}:")
     print(
-        f"{done} {path} (taken {header.created} from {header.source}, {header.server}, "
-        f"rating-service {header.package}) onto {target}:"
+        f"  taken {header.created} from {header.source} ({header.server}, rating-service {header.package})"
     )
     _rows(header.partitions)
     if problems:
@@ -149,7 +148,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     )
     if archive is not None:
         archive.report(dry_run=False)
-    print("next: start the service; it resumes after each partition's cursor")
+    print("next: start the service on it; it resumes after each partition's cursor")
     return EXIT_OK
 
 

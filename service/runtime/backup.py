@@ -140,19 +140,18 @@ async def _read_once(owner: Any, unit: Unit) -> Snapshot:
         for partition in unit.partitions:
             pipe.get(_keys(partition).cursor)
         for key, kind in found:
-            pipe.type(key)
             pipe.pttl(key)
             _READS[kind](pipe, key)
         replies = iter(await pipe.execute(raise_on_error=False))
     cursors = {p.input: text(next(replies)) for p in unit.partitions}
     values = []
     for key, kind in found:
-        now, ttl = text(next(replies)), next(replies)
+        ttl = next(replies)
         read = [next(replies) for _ in range(_REPLIES.get(kind, 1))]
-        if now == "none" or (isinstance(ttl, int) and ttl >= 0):
-            continue  # gone since the scan, or ephemeral (the lease)
-        if now != kind or any(isinstance(r, ResponseError) for r in read):
-            raise _Changed(key)
+        if ttl == -2 or (isinstance(ttl, int) and ttl >= 0):
+            continue  # gone since the scan (PTTL -2), or ephemeral (the lease)
+        if any(isinstance(r, ResponseError) for r in read):
+            raise _Changed(key)  # another type than the scan found
         values.append((key, kind, read[0] if len(read) == 1 else tuple(read)))
     return Snapshot(values, cursors)
 
