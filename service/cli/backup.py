@@ -209,7 +209,7 @@ def register(commands: Any) -> None:
         "--tries",
         type=int,
         default=20,
-        help="copies of a partition tried while commits land during them (default 20)",
+        help="copies of a partition tried while commits land during them",
     )
     p.add_argument("--redis-url", help=REDIS_HELP)
     p.set_defaults(func=cmd_backup)
