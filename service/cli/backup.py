@@ -225,7 +225,8 @@ def register(commands: Any) -> None:
     p.add_argument(
         _FORCE,
         action="store_true",
-        help="write even over a Redis that holds keys of the backup's stores: they are deleted first",
+        help="write even over a Redis that holds keys of the backup's stores (the service stopped): "
+        "they are deleted first",
     )
     p.add_argument(
         "--dry-run", action="store_true", help="say what would be written, write nothing"

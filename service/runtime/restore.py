@@ -33,7 +33,7 @@ from service.runtime.backupfile import (
     records,
 )
 from service.runtime.connection import Cluster, on_owner
-from service.runtime.keys import StreamKeys, layout_key, redriven_key
+from service.runtime.keys import StreamKeys, redriven_key
 from service.runtime.replies import text
 from service.runtime.store import scan_store
 
@@ -82,8 +82,10 @@ def expected(path: Path) -> Expected:
 
 
 def named_keys(header: Header) -> list[str]:
-    """The keys the backup's stores have by name: streams, redrive ledgers, the layout."""
-    names = {layout_key(header.layout.base)}
+    """The keys the backup's stores have by name: streams and redrive ledgers (not the
+    advertised layout, which the partitions share: a restore writes it over the one there, so
+    that the partitions of one-partition backups can be restored one after the other)."""
+    names: set[str] = set()
     for p in header.partitions:
         names.update((p.input, p.output, p.dead_letter, redriven_key(p.dead_letter)))
     return sorted(names)
@@ -246,12 +248,21 @@ async def _sizes(client: Any, names: list[bytes], wanted: Expected) -> list[tupl
 
 
 async def _sizes_on(client: Any, names: list[bytes], wanted: Expected) -> list[tuple[str, int]]:
+    """Each key's type and size (a stream with another number of consumer groups than the
+    file's: size -1)."""
     async with client.pipeline(transaction=False) as pipe:
         for name in names:
             pipe.type(name)
             pipe.execute_command(_SIZE_OF[wanted.keys[name][0]], name)
-        replies = await pipe.execute(raise_on_error=False)
-    return [
-        (text(replies[2 * n]), replies[2 * n + 1] if isinstance(replies[2 * n + 1], int) else -1)
-        for n in range(len(names))
-    ]
+            if name in wanted.groups:
+                pipe.xinfo_groups(name)
+        replies = iter(await pipe.execute(raise_on_error=False))
+    found = []
+    for name in names:
+        kind, size = text(next(replies)), next(replies)
+        if name in wanted.groups:
+            groups = next(replies)
+            if isinstance(groups, Exception) or len(groups) != wanted.groups[name]:
+                size = -1
+        found.append((kind, size if isinstance(size, int) else -1))
+    return found

@@ -515,3 +515,35 @@ async def test_archive_inputs_goes_on_after_its_last_entry(redis_url, key_prefix
     assert [json.loads(dict(line["fields"])["__data__"]) for line in lines] == messages
     again = cli(env, "archive-inputs", str(archive), "--once")
     assert "archived 0 new entries" in again.stdout
+
+
+async def test_every_kind_of_key_under_the_prefix_is_carried_as_it_is(
+    redis_url, key_prefix, tmp_path, client, servers
+):
+    """Keys the service does not write today (a set, a list, an empty stream with a group, a
+    stream whose entries were deleted, binary values, infinite scores) are carried by type,
+    as a key a later version adds would be; a key with a time to live is not."""
+    settings = settings_for(redis_url, key_prefix)
+    env = serve_on(settings).env
+    prefix = StreamKeys(settings.input_streams[0]).prefix
+    await client.set(prefix + "store", b"\x00\xff\xfe binary")
+    await client.sadd(prefix + "a-set", b"one", b"\xff")
+    await client.rpush(prefix + "a-list", b"z", b"a", b"z")
+    await client.zadd(prefix + "a-zset", {b"low": float("-inf"), b"mid": 0.1, b"high": float("inf")})
+    await client.hset(prefix + "a-hash", mapping={b"\xff": b"\x00"})
+    await client.xgroup_create(prefix + "empty", "g", id="0", mkstream=True)
+    first = await client.xadd(prefix + "emptied", {b"f": b"v"})
+    await client.xadd(prefix + "emptied", {b"f": b"w", b"f2": b"\xff"})
+    await client.xgroup_create(prefix + "emptied", "g", id=first)
+    await client.xdel(prefix + "emptied", first)
+    await client.set(prefix + "ephemeral", b"x", px=600_000)
+    original = dump(redis_url, mine(key_prefix))
+    assert prefix.encode() + b"ephemeral" not in original
+    file = tmp_path / "store.backup"
+    done = cli(env, "backup", str(file))
+    assert done.returncode == 0, done.stderr
+    for kind in ("valkey", "redis"):
+        target = servers(kind)
+        done = cli(env, "restore", str(file), "--redis-url", target.url)
+        assert done.returncode == 0, done.stderr
+        assert dump(target.url) == original, kind
