@@ -167,7 +167,7 @@ def _archive_plan(args: argparse.Namespace, header: Any) -> Any:
 
 def cmd_archive(args: argparse.Namespace) -> int:
     """archive-inputs DIR: append each input stream's entries to files there, as they come."""
-    from service.runtime.archive import ArchiveProblem, archive_inputs
+    from service.runtime.archive import ArchiveProblem, archive_inputs, entries_
 
     folder = Path(args.dir)
     if folder.exists() and not folder.is_dir():
@@ -184,7 +184,7 @@ def cmd_archive(args: argparse.Namespace) -> int:
     counts = run_redis(args, work)
     total = sum(counts.values())
     streams = "input stream" if len(counts) == 1 else "input streams"
-    print(f"archived {total} new entries of {len(counts)} {streams} into {folder}")
+    print(f"archived {entries_(total, 'new entry')} of {len(counts)} {streams} into {folder}")
     return EXIT_OK
 
 

@@ -66,6 +66,11 @@ def archived(stream: str, entry_id: bytes | str, fields: dict) -> ArchivedEntry:
         return ArchivedEntry(text(entry_id), stream, b64, base64=True)
 
 
+def entries_(n: int, what: str = "entry") -> str:
+    """ "1 entry", "3 entries" ("1 archived entry", ...)."""
+    return f"{n} {what}" if n == 1 else f"{n} {what[:-1]}ies"
+
+
 def _day(entry_id: str) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(entry_ms(entry_id) / 1000))
 
@@ -166,7 +171,7 @@ async def archive_inputs(
             after[stream] = batch[-1].id
             counts[names[stream]] += len(batch)
             if not once:
-                say(f"{names[stream]}: {len(batch)} entries archived, up to {batch[-1].id}")
+                say(f"{names[stream]}: {entries_(len(batch))} archived, up to {batch[-1].id}")
     return counts
 
 
@@ -201,7 +206,7 @@ class Replay(msgspec.Struct):
         for stream, entries in self.streams.items():
             if entries:
                 print(
-                    f"then: {verb} {len(entries)} archived entries to {stream}, up to {entries[-1].id}"
+                    f"then: {verb} {entries_(len(entries), 'archived entry')} to {stream}, up to {entries[-1].id}"
                 )
             else:
                 print(f"then: nothing archived after the backup for {stream}")

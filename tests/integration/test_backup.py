@@ -529,7 +529,9 @@ async def test_every_kind_of_key_under_the_prefix_is_carried_as_it_is(
     await client.set(prefix + "store", b"\x00\xff\xfe binary")
     await client.sadd(prefix + "a-set", b"one", b"\xff")
     await client.rpush(prefix + "a-list", b"z", b"a", b"z")
-    await client.zadd(prefix + "a-zset", {b"low": float("-inf"), b"mid": 0.1, b"high": float("inf")})
+    await client.zadd(
+        prefix + "a-zset", {b"low": float("-inf"), b"mid": 0.1, b"high": float("inf")}
+    )
     await client.hset(prefix + "a-hash", mapping={b"\xff": b"\x00"})
     await client.xgroup_create(prefix + "empty", "g", id="0", mkstream=True)
     first = await client.xadd(prefix + "emptied", {b"f": b"v"})
