@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from service.cli import (
+    backup,
     bench,
     calc,
     data,
@@ -36,7 +37,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version, help="print the installed version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for family in (offline, serve, stores, data, streams, lookup, watch, rejected, calc, bench):
+    for family in (
+        offline,
+        serve,
+        stores,
+        data,
+        streams,
+        backup,
+        lookup,
+        watch,
+        rejected,
+        calc,
+        bench,
+    ):
         family.register(commands)
     return parser
 

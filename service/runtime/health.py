@@ -2,8 +2,10 @@
 `/health/ready` (served by `service/web/`), also used by the periodic group watcher.
 
     live   the process's event loop answers
-    ready  Redis answers a PING within a second, and every store the replica serves has its
-           identity record (storegate.py); else 503 with the reason
+    ready  Redis answers a PING within a second, nothing holds the replica off consuming
+           (`unready`: a Redis check that refuses the server, D25), and every store it
+           serves has its identity record (`stores`: storegate.py, D17); else 503 with the
+           reason
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class Health:
         self.client = client
         self.metrics = metrics
         self.redis_url = redis_url
+        # Why this replica holds off consuming though Redis answers, by who said so
+        # (redischecks.py); while any, it is not ready and its subscribers do not read.
+        self.unready: dict[str, str] = {}
         self.stores: Callable[[], str | None] = lambda: None  # storegate.StoreGate.problem
 
     async def redis_answers(self) -> str | None:
@@ -57,6 +62,8 @@ class Health:
         problem = await self.redis_answers()
         if problem is not None:
             return Ready(status="unready", redis=problem)
+        if self.unready:
+            return Ready(status="unready", redis="; ".join(self.unready.values()))
         stores = self.stores()
         if stores is not None:
             return Ready(status="unready", redis="ok", stores=stores)

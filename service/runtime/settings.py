@@ -182,6 +182,20 @@ SETTINGS: tuple[Setting, ...] = (
         "auto",
         "JSON logs: true, false, or auto (JSON unless on a terminal)",
     ),
+    Setting(
+        "allow_eviction",
+        ("RATING_ALLOW_EVICTION",),
+        "false",
+        "true: start and consume on a Redis whose maxmemory-policy evicts keys (a warning instead of a "
+        "refusal; evicted records and markers make the ratings wrong: decision D24)",
+    ),
+    Setting(
+        "require_aof",
+        ("RATING_REQUIRE_AOF",),
+        "false",
+        "true: refuse to start (and hold off consuming) on a Redis without AOF persistence, instead of a "
+        "warning (decision D24)",
+    ),
 )
 
 
@@ -212,6 +226,8 @@ class Settings(msgspec.Struct, frozen=True):
     create_store: bool = False
     log_level: str = "INFO"
     log_json: bool | None = None
+    allow_eviction: bool = False
+    require_aof: bool = False
 
     @property
     def limits(self) -> Limits:
@@ -313,6 +329,9 @@ _INTS = {
 }
 
 
+_BOOLS = {"allow_eviction", "require_aof", "create_store"}
+
+
 def _convert(field: str, raw: str) -> object:
     if field in _INTS:
         value = int(raw)
@@ -338,7 +357,7 @@ def _convert(field: str, raw: str) -> object:
         if raw.lower() not in LAYOUTS:
             raise ValueError(f"not a partition layout (one of {', '.join(LAYOUTS)})")
         return raw.lower()
-    if field == "create_store":
+    if field in _BOOLS:
         if raw.lower() not in {"true", "false", "1", "0"}:
             raise ValueError("must be true or false")
         return raw.lower() in {"true", "1"}
