@@ -376,3 +376,27 @@ async def test_a_replay_namespace_is_made_live_and_back(redis_url, key_prefix, c
         assert back.returncode == 0, back.stderr
     finally:
         services.stop_all()
+
+
+async def test_a_replica_without_the_deployment_s_layout_is_told_which_it_is(
+    redis_url, key_prefix, client
+):
+    """The domains layout's stores are there (compose, Kubernetes), the replica was started
+    without RATING_PARTITIONS: refused, naming the setting; nothing written."""
+    domains = serving(redis_url, key_prefix, partitions="domains")
+    single = serving(redis_url, key_prefix)
+    base = single.env["RATING_INPUT_STREAMS"]
+    try:
+        assert cli(domains, "init-store").returncode == 0
+        before = sorted(await keys_of(client, key_prefix))
+        line = refused(single)
+        assert line == (
+            f"rating-service serve: no store at {redis_url} for {base} in the single layout, but "
+            f"the domains layout's stores of {base} are there: set RATING_PARTITIONS=domains"
+        )
+        assert sorted(await keys_of(client, key_prefix)) == before
+        made = cli(single, "init-store")  # nor is a second system of record made beside them
+        assert made.returncode == 2 and f"{{cfc.regular}}:{base}: store format 1" in made.stderr
+    finally:
+        single.stop_all()
+        domains.stop_all()
