@@ -10,6 +10,7 @@ import json
 import pytest
 
 from schemas.records import PlayerRecord
+from service.bench.workloads import rated_list, round_robin_event
 from service.engine.registry import default_registry
 from service.runtime.keys import StreamKeys
 from service.runtime.processor import StreamProcessor
@@ -100,3 +101,36 @@ async def test_a_refused_cascade_reads_only_the_timeline_and_the_pool_states(cli
     assert set(refused.archives) == {"club-0"}  # the corrected event's own
     assert within.histories and not refused.histories
     assert within.records and not refused.records
+
+
+async def test_a_change_to_a_closed_period_is_still_refused_as_closed(
+    client, redis_url, key_prefix
+):
+    """Over the limit too, a correction of a FIDE event in a closed period says so
+    (period_closed), as without the limit: the refusal reads the pool states."""
+    settings = settings_for(redis_url, key_prefix, max_cascade_events=1)
+    processor = StreamProcessor(client, settings, settings.input_streams[0], default_registry())
+    await processor.ensure_group()
+    players = rated_list("fide", 4)
+    await import_records(client, StreamKeys(settings.input_streams[0]), players)
+
+    def fide_event(n: int, day: str) -> dict:
+        return {
+            **round_robin_event("fide", players, event_id=f"f{n}"),
+            "start_date": day,
+            "end_date": day,
+        }
+
+    messages = [fide_event(n, f"2025-09-{n + 10}") for n in range(3)]
+    messages.append(
+        {"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": "2025-09"}
+    )
+    messages += [fide_event(n, f"2025-10-{n + 10}") for n in range(3, 6)]
+    for entry in await publish(client, settings, *messages):
+        await processor.handle(entry)
+    assert await rejections(client, settings) == []
+    correction = {**messages[0], "schema": "event.corrected/v1", "reason": "result entered wrong"}
+    correction["games"] = [{**correction["games"][0], "score": 0.5}, *correction["games"][1:]]
+    await handle(client, settings, processor, correction)
+    [refused] = await rejections(client, settings)
+    assert (refused.reason, refused.event_id) == ("period_closed", "f0")
