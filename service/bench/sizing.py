@@ -66,21 +66,25 @@ class Recorded:
 
     date: str
     commit: str
-    redis: str
-    steady_peak_rss_mib: float  # the largest steady-state peak over the shapes and systems
+    redis: str  # the server the process figures were measured against
+    steady_peak_rss_mib: float  # the most over the shapes and the largest event
     cascade_events: int  # the RATING_MAX_CASCADE_EVENTS of the manifests' ConfigMap
-    cascade_peak_rss_mib: float  # a correction re-rating that many later events
+    cascade_peak_rss_mib: (
+        float  # a correction re-rating that many later events, the most over the pools
+    )
 
 
-# Filled from the bench run of docs/operations/sizing.md.
+# `rating-service bench --sizing` of 2026-12-02 (its `summary`): deploy/k8s/deployment.yaml's
+# memory limit is at least MARGIN times the larger peak (tests/unit/test_deploy.py; D32).
 RECORDED = Recorded(
     date="2026-12-02",
-    commit="",
-    redis="",
-    steady_peak_rss_mib=0.0,
+    commit="e5df17b",
+    redis="valkey 9.1.2",
+    steady_peak_rss_mib=166.0,
     cascade_events=2_500,
-    cascade_peak_rss_mib=0.0,
+    cascade_peak_rss_mib=535.0,
 )
+MARGIN = 1.25
 
 
 @dataclass(frozen=True)
