@@ -53,6 +53,17 @@ def is_operators(path: str) -> bool:
     return any(path == p or path.startswith(p + "/") for p in OPERATORS)
 
 
+def template(scope: Scope) -> str:
+    """The route's path template; a mount's path (FastAPI routes to a mount without naming it
+    in `route`, but its `root_path` is the mount's); else `unmatched`."""
+    route = getattr(scope.get("route"), "path", None)
+    if route:
+        return route
+    if "endpoint" in scope and scope.get("root_path"):
+        return scope["root_path"]
+    return UNMATCHED
+
+
 def security_headers(path: str) -> list[tuple[bytes, bytes]]:
     return DOCS_HEADERS if path == "/docs" else PAGES_HEADERS
 
@@ -115,7 +126,7 @@ class Edge:
     def count(self, scope: Scope, method: str, status: int, began: float) -> None:
         if self.metrics is None:
             return
-        route = getattr(scope.get("route"), "path", None) or UNMATCHED
+        route = template(scope)
         self.metrics.http_requests.labels(
             route, method if method in METHODS else "other", f"{status // 100}xx"
         ).inc()
