@@ -96,6 +96,7 @@ class Edge:
         head = method == "HEAD"
         if head:
             scope["method"] = "GET"  # D29: answered as the GET, without its body
+            scope["rating.method"] = method  # as the log says it (errors.CatchAll)
         headers = security_headers(scope["path"])
         status = 500
 

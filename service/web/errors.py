@@ -145,7 +145,8 @@ class CatchAll:
         try:
             await self.app(scope, receive, watch)
         except Exception:
-            log.exception("http request failed", method=scope.get("method"), path=scope.get("path"))
+            method = scope.get("rating.method", scope.get("method"))  # HEAD, not the GET of edge.py
+            log.exception("http request failed", method=method, path=scope.get("path"))
             if started:
                 raise  # the answer is half sent: the server can only cut the connection
             body = msgspec.json.encode(
