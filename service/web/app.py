@@ -120,6 +120,13 @@ def create_app(
         "/health/ready",
         tags=operations,
         summary="Readiness: 200 when Redis answers a PING within a second, else 503 with the reason",
+        responses={
+            503: {
+                "description": "Redis does not answer: `redis` is the kind of error "
+                "(ConnectionError, TimeoutError, BusyLoadingError ...), never its address; "
+                "with Retry-After."
+            }
+        },
     )
     async def ready() -> Response:
         answer = await health.ready()  # type: ignore[union-attr]  # the route exists only with a health check
