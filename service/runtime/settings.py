@@ -187,6 +187,20 @@ SETTINGS: tuple[Setting, ...] = (
         "auto",
         "JSON logs: true, false, or auto (JSON unless on a terminal)",
     ),
+    Setting(
+        "allow_eviction",
+        ("RATING_ALLOW_EVICTION",),
+        "false",
+        "true: start and consume on a Redis whose maxmemory-policy evicts keys (a warning instead of a "
+        "refusal; evicted records and markers make the ratings wrong: decision D24)",
+    ),
+    Setting(
+        "require_aof",
+        ("RATING_REQUIRE_AOF",),
+        "false",
+        "true: refuse to start (and hold off consuming) on a Redis without AOF persistence, instead of a "
+        "warning (decision D24)",
+    ),
 )
 
 
@@ -218,6 +232,8 @@ class Settings(msgspec.Struct, frozen=True):
     outage_log_ms: int = 60_000
     log_level: str = "INFO"
     log_json: bool | None = None
+    allow_eviction: bool = False
+    require_aof: bool = False
 
     @property
     def limits(self) -> Limits:
@@ -324,6 +340,9 @@ _INTS = {
 }
 
 
+_BOOLS = {"allow_eviction", "require_aof"}
+
+
 def _convert(field: str, raw: str) -> object:
     if field in _INTS:
         value = int(raw)
@@ -350,6 +369,10 @@ def _convert(field: str, raw: str) -> object:
         if raw.lower() not in LAYOUTS:
             raise ValueError(f"not a partition layout (one of {', '.join(LAYOUTS)})")
         return raw.lower()
+    if field in _BOOLS:
+        if raw.lower() not in {"true", "false", "1", "0"}:
+            raise ValueError("must be true or false")
+        return raw.lower() in {"true", "1"}
     if field == "log_json":
         lowered = raw.lower()
         if lowered not in {"true", "false", "auto", "1", "0"}:

@@ -129,18 +129,7 @@ def create_app(
         },
     )
     async def ready() -> Response:
-        answer = await health.ready()  # type: ignore[union-attr]  # the route exists only with a health check
-        if answer.status == "ready":
-            return Response(msgspec.json.encode(answer), media_type=JSON)
-        # The error's kind only (ConnectionError, TimeoutError, BusyLoadingError ...): its
-        # text names Redis's address, which the log has (D28).
-        said = Ready(status=answer.status, redis=answer.redis.partition(":")[0])
-        return Response(
-            msgspec.json.encode(said),
-            503,
-            headers={"Retry-After": str(RETRY_AFTER)},
-            media_type=JSON,
-        )
+        return await readiness(health)  # type: ignore[arg-type]  # the route exists only with a health check
 
     @app.get("/metrics", tags=operations, summary="Prometheus metrics")
     async def scrape() -> Response:
@@ -150,6 +139,36 @@ def create_app(
     async def channels() -> Response:
         return Response(asyncapi_body, media_type=JSON)
 
+    if reads is not None:
+        app.include_router(api.router)
+        app.include_router(pages.router)
+    add_docs(app)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    return app
+
+
+async def readiness(health: Health) -> Response:
+    """200 with `ready`, else 503 with Retry-After. A check's hold (redischecks.py) says why
+    without an address; a PING that failed says its error's kind only (ConnectionError,
+    TimeoutError, BusyLoadingError ...): its text names Redis's address, which the log has
+    (D28)."""
+    answer = await health.ready()
+    if answer.status == "ready":
+        return Response(msgspec.json.encode(answer), media_type=JSON)
+    held = "; ".join(health.unready.values())
+    said = (
+        answer
+        if answer.redis == held
+        else Ready(status=answer.status, redis=answer.redis.partition(":")[0])
+    )
+    return Response(
+        msgspec.json.encode(said), 503, headers={"Retry-After": str(RETRY_AFTER)}, media_type=JSON
+    )
+
+
+def add_docs(app: FastAPI) -> None:
+    """/docs: Swagger UI from the packaged files, started by DOCS_SCRIPT (D30)."""
+
     @app.get("/docs", include_in_schema=False)
     async def docs() -> HTMLResponse:
         return HTMLResponse(DOCS_PAGE)
@@ -158,9 +177,4 @@ def create_app(
     async def docs_init() -> Response:
         return Response(DOCS_SCRIPT, media_type="text/javascript; charset=utf-8")
 
-    if reads is not None:
-        app.include_router(api.router)
-        app.include_router(pages.router)
     app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_files()), name="docs-assets")
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    return app

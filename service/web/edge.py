@@ -75,6 +75,10 @@ class Edge:
         self.app = app
         self.metrics = metrics
         self.admin_port = admin_port
+        # The metrics' children by their labels (a few dozen: routes x methods x classes),
+        # found once each rather than by `labels()` on every request.
+        self._requests: dict[tuple[str, str, str], Any] = {}
+        self._seconds: dict[str, Any] = {}
 
     def served(self, scope: Scope) -> bool:
         """Whether this port serves the path (D31)."""
@@ -128,7 +132,12 @@ class Edge:
         if self.metrics is None:
             return
         route = template(scope)
-        self.metrics.http_requests.labels(
-            route, method if method in METHODS else "other", f"{status // 100}xx"
-        ).inc()
-        self.metrics.http_seconds.labels(route).observe(time.perf_counter() - began)
+        key = (route, method if method in METHODS else "other", f"{status // 100}xx")
+        counter = self._requests.get(key)
+        if counter is None:
+            counter = self._requests[key] = self.metrics.http_requests.labels(*key)
+        counter.inc()
+        seconds = self._seconds.get(route)
+        if seconds is None:
+            seconds = self._seconds[route] = self.metrics.http_seconds.labels(route)
+        seconds.observe(time.perf_counter() - began)
