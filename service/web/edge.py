@@ -99,8 +99,9 @@ class Edge:
         method: str = scope["method"]
         head = method == "HEAD"
         if head:
-            scope["method"] = "GET"  # D29: answered as the GET, without its body
-            scope["rating.method"] = method  # as the log says it (errors.CatchAll)
+            # D29: answered as the GET, without its body. A scope of its own: the server's
+            # must still say HEAD (uvicorn sends no body for a HEAD by it).
+            scope = {**scope, "method": "GET", "rating.method": method}  # (errors.CatchAll)
         headers = security_headers(scope["path"])
         status = 500
 
@@ -125,7 +126,6 @@ class Edge:
                 )
                 await missing(scope, receive, framed)
         finally:
-            scope["method"] = method
             self.count(scope, method, status, began)
 
     def count(self, scope: Scope, method: str, status: int, began: float) -> None:

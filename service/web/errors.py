@@ -116,7 +116,11 @@ async def http_error(request: Request, exc: HTTPException) -> Response:
         return problem(request, 404, "not_found", f"no such path: {request.url.path}")
     if exc.status_code == 405:
         return problem(
-            request, 405, "method_not_allowed", f"{request.method} is not allowed here (GET only)"
+            request,
+            405,
+            "method_not_allowed",
+            f"{request.method} is not allowed here (GET and HEAD only)",
+            headers={"Allow": "GET, HEAD"},
         )
     return problem(request, 400, "bad_request", str(exc.detail))
 

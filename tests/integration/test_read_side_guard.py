@@ -15,6 +15,7 @@ import asyncio
 import json
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -253,6 +254,7 @@ def test_redis_away_is_503_with_retry_after_said_once_then_200_again(site):
 
 
 def test_head_headers_and_metrics_as_a_client_sees_them(site):
+    before = len(site.log())
     for path in ("/health/live", "/v1/pools", "/", "/pools/cfc/regular", "/static/style.css"):
         got, head = site.get(path), site.get(path, "HEAD")
         assert (head.status_code, head.content) == (200, b""), path
@@ -260,9 +262,23 @@ def test_head_headers_and_metrics_as_a_client_sees_them(site):
         assert head.headers.get("etag") == got.headers.get("etag"), path
         for header in ("content-security-policy", "x-frame-options", "referrer-policy"):
             assert header in got.headers and header in head.headers, (path, header)
+        raw = raw_answer(site.public, f"HEAD {path} HTTP/1.1\r\nHost: x\r\nConnection: close")
+        assert raw.startswith(b"HTTP/1.1 200 OK\r\n") and raw.endswith(b"\r\n\r\n"), raw
+    assert "Traceback" not in site.log()[before:], site.log()[before:]  # the server is content
     metrics = site.get("/metrics", base=site.admin).text
     assert 'rating_http_requests_total{method="HEAD",route="/",status="2xx"}' in metrics
     assert re.search(r'rating_http_request_seconds_count\{route="/v1/pools"\} [1-9]', metrics)
+
+
+def raw_answer(base: str, request: str) -> bytes:
+    """What the server sends back for `request` (its head), read to the end of the connection."""
+    host, port = urlsplit(base).hostname, urlsplit(base).port
+    with socket.create_connection((host, port), timeout=30) as sock:
+        sock.sendall(request.encode() + b"\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
 
 
 def test_the_operators_endpoints_are_on_the_operators_port_only(site):

@@ -275,7 +275,9 @@ async def test_head_answers_every_get_route_with_the_gets_headers_and_no_body(ap
     assert (await ask(app, "/v1/pools", "HEAD", **{"If-None-Match": etag})).status_code == 304
     missing = await ask(app, "/v1/events/nope", "HEAD")
     assert (missing.status_code, missing.content) == (404, b"")
-    assert (await ask(app, "/v1/pools", "POST")).status_code == 405
+    refused = await ask(app, "/v1/pools", "POST")
+    assert (refused.status_code, refused.headers["allow"]) == (405, "GET, HEAD")
+    assert refused.json()["message"] == "POST is not allowed here (GET and HEAD only)"
 
 
 # ---------------------------------------------------------------- security headers (D30)
