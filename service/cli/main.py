@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from service.cli import bench, calc, data, lookup, offline, rejected, serve, streams, watch
+from service.cli import backup, bench, calc, data, lookup, offline, rejected, serve, streams, watch
 from service.cli.errors import EXIT_OK, EXIT_USAGE, UserError
 from service.formats.jsonlines import FileProblem
 from service.runtime.settings import SettingsError
@@ -25,7 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version, help="print the installed version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for family in (offline, serve, data, streams, lookup, watch, rejected, calc, bench):
+    for family in (offline, serve, data, streams, backup, lookup, watch, rejected, calc, bench):
         family.register(commands)
     return parser
 

@@ -1,6 +1,10 @@
 """`rating-service watch`: ratings.updated messages as tables, for tournament directors;
 with `--rejected`, the dead letters (event.rejected/v1). The rendering here is shared by
-`publish --wait` (service/cli/wait.py) and `rejected` (service/cli/rejected.py)."""
+`publish --wait` (service/cli/wait.py) and `rejected` (service/cli/rejected.py).
+
+Redis going away (a restart, a cut connection) does not end it: one line when it is lost,
+reads tried again with backoff, each stream resumed after the last entry read (so nothing
+is missed or shown twice), one line when Redis answers again (_Reconnecting; D27)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import asyncio
 import select
 import signal
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -27,6 +32,7 @@ _decoder = msgspec.json.Decoder(RatingsUpdated)
 _any_decoder = msgspec.json.Decoder(RatingsUpdated | EventRejected)
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports it (128 + SIGINT)
 WATCH_TIMEOUT_MARGIN_S = 10.0  # socket timeout of watch's connection = --block-ms + this
+RECONNECT_FIRST_S, RECONNECT_MAX_S = 0.1, 5.0  # the backoff of reads tried again (D27)
 
 
 def _cell(value: Any) -> str:
@@ -291,8 +297,10 @@ class _Watching:
         args = self.args
         self.names.extend(await _streams(client, args))
         arrived: asyncio.Queue = asyncio.Queue(maxsize=1_000)
+        away = _Reconnecting(args)
         readers = [
-            asyncio.create_task(_follow_one(client, args, stream, arrived)) for stream in self.names
+            asyncio.create_task(_follow_one(client, args, stream, arrived, away))
+            for stream in self.names
         ]
         # per event: the last message shown (what a revision changes)
         last_of: dict[str, RatingsUpdated] = {}
@@ -311,6 +319,7 @@ class _Watching:
                 await _show(client, entry_id, fields, last_of)
                 self.shown += 1
         finally:
+            away.stopping = True  # a read cut short from here on is the client closing
             await _stop_readers(readers)
 
     def exit_status(self) -> int:
@@ -402,13 +411,97 @@ def _quietly(task: asyncio.Task) -> None:
         task.exception()
 
 
+class _Reconnecting:
+    """Redis lost under the readers (D27): said once per outage on standard error, however
+    many streams are followed, and once when it answers again. With --count an outage
+    longer than --block-ms (not 0) ends watch with the error, as a read that brought nothing
+    within it would."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from service.cli.settings import redis_url
+
+        self.raw_url = redis_url(args)
+        self.bound = args.block_ms / 1000 if args.count is not None and args.block_ms else None
+        self.since: float | None = None
+        self.stopping = False  # watch is ending: errors are the client closing, not Redis
+
+    @property
+    def url(self) -> str:
+        from service.runtime.settings import redact
+
+        return redact(self.raw_url)
+
+    def reason(self, exc: BaseException) -> str:
+        """The error's type and text, without the URL's password."""
+        from service.runtime.settings import redact_error
+
+        text = redact_error(exc, self.raw_url)
+        return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+    def lost(self, exc: BaseException) -> float:
+        """A read failed because Redis is away: say so if it is news; how long it has been."""
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+            print(
+                f"rating-service watch: lost Redis at {self.url} ({self.reason(exc)}); reconnecting",
+                file=sys.stderr,
+                flush=True,
+            )
+        if self.bound is not None and now - self.since > self.bound:
+            raise exc
+        return now - self.since
+
+    def answers(self) -> None:
+        """A read succeeded: say so if Redis was away."""
+        if self.since is not None:
+            away = time.monotonic() - self.since
+            self.since = None
+            print(
+                f"rating-service watch: Redis at {self.url} answers again after {away:.1f} s; "
+                "following on from the last message read",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+async def _read_retrying(
+    client: Any, stream: str, last: str, args: argparse.Namespace, away: _Reconnecting
+) -> list:
+    """One XREAD of `stream` after `last`; while Redis is away, tried again with backoff
+    (0.1 s doubling to 5 s) until it answers."""
+    from service.runtime.connection import TRANSIENT, is_connection_race, xread
+
+    delay = RECONNECT_FIRST_S
+    while True:
+        try:
+            if away.since is not None:  # said back at once, not after a blocked read
+                await client.ping()
+                away.answers()
+            reply = await xread(
+                client, {stream: last}, block=args.block_ms, count=100
+            )  # on a cluster: on its owner
+        except (*TRANSIENT, AttributeError) as exc:
+            if away.stopping or (isinstance(exc, AttributeError) and not is_connection_race(exc)):
+                raise
+            away.lost(exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RECONNECT_MAX_S)
+            continue
+        return reply
+
+
 async def _follow_one(
-    client: Any, args: argparse.Namespace, stream: str, arrived: asyncio.Queue
+    client: Any,
+    args: argparse.Namespace,
+    stream: str,
+    arrived: asyncio.Queue,
+    away: _Reconnecting,
 ) -> None:
     """Put each entry of `stream` on `arrived`, from the start or from now, in stream order
     (one reader per stream: on a Redis Cluster the partitions' streams are in other slots).
-    With --count, ends after a read that waited --block-ms for nothing."""
-    from service.runtime.connection import xread
+    With --count, ends after a read that waited --block-ms for nothing. A read that Redis
+    going away cut short is tried again after the same entry (_read_retrying)."""
 
     if args.from_start:
         last = "0-0"
@@ -418,9 +511,7 @@ async def _follow_one(
         newest = await client.xrevrange(stream, count=1)
         last = newest[0][0].decode() if newest else "0-0"
     while True:
-        reply = await xread(
-            client, {stream: last}, block=args.block_ms, count=100
-        )  # on a cluster: on its owner
+        reply = await _read_retrying(client, stream, last, args, away)
         if not reply:
             if args.count is not None:
                 return
@@ -438,8 +529,11 @@ def register(commands: Any) -> None:
         "watch",
         help="follow ratings.updated and print each event's changes as a table (--rejected: the dead letters)",
         description="Follow the output stream and print each message as a table; with --rejected, the "
-        "dead-letter stream (what the service refused, and why). Exit status: 0; 130 after "
-        f"Ctrl-C; {EXIT_TIMEOUT} when --count messages did not come within --block-ms.",
+        "dead-letter stream (what the service refused, and why). Redis lost (a restart, a cut "
+        "connection): one line, reads tried again with backoff, on from the last message read, one "
+        "line when it answers again (with --count, an outage longer than --block-ms ends watch, exit 2). "
+        f"Exit status: 0; 130 after Ctrl-C; {EXIT_TIMEOUT} when --count messages did not come within "
+        "--block-ms.",
     )
     p.add_argument(
         "--rejected",

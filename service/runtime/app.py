@@ -72,6 +72,7 @@ from service.runtime.metrics import Metrics
 from service.runtime.outage import OutageLog
 from service.runtime.partitions import advertise, cluster_problem
 from service.runtime.processor import StreamProcessor
+from service.runtime.redischecks import RedisChecks
 from service.runtime.settings import Settings, load_settings, redact, redact_error
 
 log = structlog.get_logger("rating.app")
@@ -135,8 +136,9 @@ class Service:
             for s in inputs
         }
         self.health = Health(self.client, self.metrics, settings.redis_url)
+        self.checks = RedisChecks(self.client, settings, self.metrics, self.health.unready)
         self.http = (
-            _http_server(self.client, self.health, self.metrics, settings)
+            _http_server(self.client, self.health, self.metrics, settings, self.outage)
             if settings.http_port
             else None
         )
@@ -159,6 +161,8 @@ class Service:
         owner, or to this one and not committed, are not delivered again; the entries after
         it are, to this replica's subscriber, with their bodies)."""
         processor = self.processors[stream]
+        if self.health.unready:  # held off consuming (a Redis check refuses the server, D25)
+            return
         try:
             last = await processor.delivered_until()
             if last is not None:
@@ -183,7 +187,8 @@ class Service:
                 raise ServiceFailed(_http_problem(exc, settings)) from None
         processors = list(self.processors.values())
         await _until_redis_answers(
-            lambda: _start_on_redis(settings, self.guessed_kind, processors), settings
+            lambda: _start_on_redis(settings, self.guessed_kind, processors, self.checks),
+            settings,
         )
         await advertise(self.client, settings.layout)
         for processor in processors:
@@ -191,6 +196,7 @@ class Service:
         self.tasks.append(
             asyncio.create_task(_watch_groups(processors, self.health, self.outage, settings))
         )
+        self.tasks.append(asyncio.create_task(self.checks.run()))
         self.tasks.append(
             asyncio.create_task(
                 self.leases.run(lambda exc: self.outage.unreachable(_reason(exc, settings)))
@@ -268,16 +274,31 @@ def build_app(
 
 
 def _http_server(
-    client: aioredis.Redis | Any, health: Health, metrics: Metrics, settings: Settings
+    client: aioredis.Redis | Any,
+    health: Health,
+    metrics: Metrics,
+    settings: Settings,
+    outage: OutageLog,
 ) -> Any:
     """The HTTP side (service/web): operators' endpoints, the read API and the pages, served
-    by uvicorn in this event loop once the app starts."""
+    by uvicorn in this event loop once the app starts; its reads tell `outage` when Redis
+    is away (one log line per outage for the whole process), and the operators' endpoints
+    are on RATING_ADMIN_PORT when it is set."""
     from service.runtime.queries import ReadModel
     from service.web.app import create_app
     from service.web.server import HttpServer
 
     reads = ReadModel(client, list(settings.layout.inputs))
-    return HttpServer(create_app(reads, health, metrics), settings.http_host, settings.http_port)
+    app = create_app(
+        reads,
+        health,
+        metrics,
+        outage,
+        admin_port=settings.admin_port,
+        reason=lambda exc: _reason(exc, settings),
+    )
+    admin = settings.admin_port or None
+    return HttpServer(app, settings.http_host, settings.http_port, settings.admin_host, admin)
 
 
 async def serve(
@@ -381,15 +402,21 @@ async def _first(work: Awaitable | asyncio.Task, stop: asyncio.Event) -> bool:
 
 
 def _http_problem(exc: OSError, settings: Settings) -> str:
-    """The one line that says why the HTTP endpoint cannot listen."""
-    where = f"{settings.http_host}:{settings.http_port}"
-    if exc.errno == errno.EADDRINUSE:
-        return f"HTTP port {where} is already in use (RATING_HTTP_PORT)"
-    if exc.errno == errno.EACCES:
-        return f"HTTP port {where}: permission denied (a port below 1024 needs privileges; RATING_HTTP_PORT)"
-    return (
-        f"cannot listen on HTTP {where}: {exc.strerror or exc} (RATING_HTTP_HOST, RATING_HTTP_PORT)"
+    """The one line that says why the HTTP endpoint (or the operators' port) cannot listen."""
+    from service.web.server import AdminPortProblem
+
+    admin = isinstance(exc, AdminPortProblem)
+    name, port, where = (
+        ("ADMIN", "operators' port", f"{settings.admin_host}:{settings.admin_port}")
+        if admin
+        else ("HTTP", "HTTP port", f"{settings.http_host}:{settings.http_port}")
     )
+    if exc.errno == errno.EADDRINUSE:
+        return f"{port} {where} is already in use (RATING_{name}_PORT)"
+    if exc.errno == errno.EACCES:
+        return f"{port} {where}: permission denied (a port below 1024 needs privileges; RATING_{name}_PORT)"
+    listen = "the operators' port" if admin else "HTTP"
+    return f"cannot listen on {listen} {where}: {exc.strerror or exc} (RATING_{name}_HOST, RATING_{name}_PORT)"
 
 
 def _subscribe(service: Service, processor: StreamProcessor, *, reclaim: bool) -> None:
@@ -467,14 +494,19 @@ class ReadGuard:
     On a standby (the stream's lease is another replica's) the read does not ask Redis: it
     waits until the lease is this replica's (at most RATING_POLL_MS) and returns empty, so
     that no entry is delivered to, and left pending for, a replica that will not apply it.
+    Nor while a Redis check holds the replica off consuming (Health.unready; D25).
     """
 
     def __init__(self, service: Service, processor: StreamProcessor) -> None:
         self.settings, self.outage, self.processor = service.settings, service.outage, processor
         self.lease = service.leases[processor.stream]
+        self.unready = service.health.unready
         self.delay = BACKOFF_FIRST
 
     async def __call__(self, read: ReadTurn) -> None:
+        if self.unready:  # held off consuming (a Redis check refuses the server, D25)
+            await asyncio.sleep(self.settings.poll_ms / 1000)
+            return
         if not self.lease.owned.is_set():
             await self.lease.wait_owned(self.settings.poll_ms / 1000)
             return
@@ -526,11 +558,16 @@ async def _kind_now(settings: Settings) -> bool | None:
         ) from None
 
 
-async def _start_on_redis(settings: Settings, guessed: bool | None, processors) -> None:
+async def _start_on_redis(
+    settings: Settings, guessed: bool | None, processors, checks: RedisChecks
+) -> None:
     """What the start-up needs Redis for: with a guessed kind, ask it again (KindFound when
-    wrong); create the consumer groups."""
+    wrong); check the server (a refusal is a ServiceFailed: redischecks.py, D24); create the
+    consumer groups."""
     if guessed is not None and await is_cluster(settings.redis_url) != guessed:
         raise KindFound(not guessed)
+    if (refused := await checks.at_start()) is not None:
+        raise ServiceFailed(refused)
     for processor in processors:
         await processor.ensure_group()
 

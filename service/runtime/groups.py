@@ -140,9 +140,8 @@ class ConsumerGroup:
                     self.metrics.lag.labels(self.stream).set(int(group["lag"]))
         cursor = text(cursor)
         oldest = await self.client.xrange(self.stream, min=f"({cursor}" if cursor else "-", count=1)
-        self.metrics.lag_seconds.labels(self.stream).set(
-            _age(text(oldest[0][0]) if oldest else None)
-        )
+        # The lag is this entry's age at each scrape: it grows while Redis is away (D26).
+        self.metrics.oldest_unapplied(self.stream, text(oldest[0][0]) if oldest else None)
         return found
 
 

@@ -2,7 +2,9 @@
 `/health/ready` (served by `service/web/`), also used by the periodic group watcher.
 
     live   the process's event loop answers
-    ready  Redis answers a PING within a second (else 503 with the reason)
+    ready  Redis answers a PING within a second, and nothing holds the replica off
+           consuming (`unready`: a Redis check that refuses the server, D25); else 503
+           with the reason
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ class Health:
         self.client = client
         self.metrics = metrics
         self.redis_url = redis_url
+        # Why this replica holds off consuming though Redis answers, by who said so
+        # (redischecks.py); while any, it is not ready and its subscribers do not read.
+        self.unready: dict[str, str] = {}
 
     async def redis_answers(self) -> str | None:
         """None when Redis answers a PING within a second, else why not."""
@@ -50,6 +55,8 @@ class Health:
 
     async def ready(self) -> Ready:
         problem = await self.redis_answers()
+        if problem is None and self.unready:
+            return Ready(status="unready", redis="; ".join(self.unready.values()))
         if problem is None:
             return Ready(status="ready", redis="ok")
         return Ready(status="unready", redis=problem)

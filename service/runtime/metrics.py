@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import time
 from importlib import metadata
 
 from prometheus_client import (
@@ -15,6 +16,8 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
+
+from service.entryids import entry_ms
 
 DISTRIBUTION = "rating-service"
 
@@ -38,6 +41,8 @@ class Metrics:
         self._commits()
         self._backlog()
         self._replica()
+        self._outage()
+        self._http()
 
     def _process(self) -> None:
         """The process and the build."""
@@ -131,7 +136,8 @@ class Metrics:
         )
         self.lag_seconds = Gauge(
             "rating_consumer_lag_seconds",
-            "Age of the oldest entry not yet applied (after the applied cursor); 0 when none",
+            "Age of the oldest entry not yet applied (after the applied cursor), at each scrape from the "
+            "last one read: it keeps growing while Redis is away; 0 when none",
             ["stream"],
             registry=r,
         )
@@ -164,6 +170,68 @@ class Metrics:
             registry=r,
         )
         self.redis_up = Gauge("rating_redis_up", "1 when the last Redis check answered", registry=r)
+
+    def _outage(self) -> None:
+        """What the consumer sees of its Redis: commits that failed, the checks of its
+        configuration (service/runtime/redischecks.py; D24-D26)."""
+        r = self.registry
+        self.commit_failures = Counter(
+            "rating_commit_failures",
+            "Commits (a batch's cursor read, round trips, EXEC and XACK) that failed on Redis, by reason: "
+            "connection, timeout, readonly, oom, other; the batch is tried again",
+            ["stream", "reason"],
+            registry=r,
+        )
+        self.redis_check_failing = Gauge(
+            "rating_redis_check_failing",
+            "1 while a check of the Redis configuration fails on a node: eviction (maxmemory-policy not "
+            "noeviction), replica (role:slave), aof (appendonly no)",
+            ["check"],
+            registry=r,
+        )
+        self.consuming_held = Gauge(
+            "rating_consuming_held",
+            "1 while this replica holds off consuming (and is not ready) because a Redis check refuses "
+            "the server: eviction, a replica, or AOF off with RATING_REQUIRE_AOF",
+            registry=r,
+        )
+        self.redis_memory_ratio = Gauge(
+            "rating_redis_memory_used_ratio",
+            "used_memory / maxmemory of the fullest Redis (master) node, as last read; 0 when no maxmemory",
+            registry=r,
+        )
+
+    def oldest_unapplied(self, stream: str, entry_id: str | None) -> None:
+        """rating_consumer_lag_seconds{stream} from now on: the age of `entry_id`, the oldest
+        entry not yet applied as last read (None: none), computed from the clock at each
+        scrape, so that it keeps growing while Redis cannot be read (D26)."""
+        ms = None if entry_id is None else entry_ms(entry_id)
+        self.lag_seconds.labels(stream).set_function(
+            lambda: 0.0 if ms is None else max(0.0, time.time() - ms / 1000)
+        )
+
+    def _http(self) -> None:
+        """The HTTP side (service/web/edge.py): by route template, never the raw path, so that
+        the series stay few whatever the requests."""
+        r = self.registry
+        self.http_requests = Counter(
+            "rating_http_requests",
+            "HTTP requests answered, by route template (unmatched: no route), method and status class",
+            ["route", "method", "status"],
+            registry=r,
+        )
+        self.http_seconds = Histogram(
+            "rating_http_request_seconds",
+            "Time to answer one HTTP request, to the end of its body",
+            ["route"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=r,
+        )
+        self.http_unavailable = Counter(
+            "rating_http_redis_unavailable",
+            "HTTP reads answered 503 because Redis did not answer (with Retry-After)",
+            registry=r,
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -25,7 +25,7 @@ from service.readmodel import unpack_message
 from service.runtime import keys
 from service.runtime.keys import StreamKeys
 from service.runtime.partitions import DOMAINS, Layout, Partition
-from service.runtime.store import glob_escape, text
+from service.runtime.store import scan_store, text
 from service.timeline import decode_archived
 
 
@@ -70,10 +70,8 @@ async def _plan_copies(client: Any, source: str, layout: Layout, found: Plan) ->
     returns the shared hashes, by kind, to split field by field."""
     prefix = StreamKeys(source).prefix
     shared: dict[str, str] = {}
-    async for raw in client.scan_iter(match=glob_escape(prefix) + "*", count=1_000):
-        key = text(raw)
+    async for key, kind in scan_store(client, StreamKeys(source)):
         rest = key[len(prefix) :]
-        kind = rest.split(":", 1)[0]
         if kind in keys.BY_POOL:
             _, system, pool = rest.split(":", 3)[:3]
             found.copy(key, layout.route(system, pool), rest)
@@ -142,9 +140,7 @@ async def check(client: Any, source: str, layout: Layout) -> None:
             f"{text(last[0][0])}): let the service apply them, then stop it"
         )
     for partition in layout.partitions:
-        async for _ in client.scan_iter(
-            match=glob_escape(StreamKeys(partition.input).prefix) + "*", count=1_000
-        ):
+        async for _ in scan_store(client, StreamKeys(partition.input)):
             raise MigrationRefused(
                 f"partition {partition.name} has a store already ({partition.input}): "
                 f"nothing was copied"

@@ -46,6 +46,7 @@ from service.runtime.groups import ConsumerGroup
 from service.runtime.keys import StreamKeys
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
+from service.runtime.outage import failure_reason
 from service.runtime.outputs import queue_outputs
 from service.runtime.replies import text
 from service.runtime.report import CommitClock, CommitReport
@@ -187,7 +188,11 @@ class StreamProcessor:
         catch-up's would otherwise race each other's commits)."""
         handed = self.decode_batch(entry_ids, bodies) if bodies is not None else []
         async with self._handling:
-            await self._handle(entry_ids, handed)
+            try:
+                await self._handle(entry_ids, handed)
+            except (RedisError, OSError) as exc:  # counted by reason (D26); tried again above
+                self.metrics.commit_failures.labels(self.stream, failure_reason(exc)).inc()
+                raise
 
     async def _handle(self, entry_ids: Sequence[str], handed: list[Entry]) -> None:
         last = max(entry_order(e) for e in entry_ids)

@@ -8,7 +8,7 @@ Redis Cluster too.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -415,6 +415,15 @@ def xadd(client: Any, stream: str, data: bytes) -> Any:
 def glob_escape(text_: str) -> str:
     """A literal for a Redis MATCH pattern."""
     return "".join("\\" + c if c in "*?[]\\" else c for c in text_)
+
+
+async def scan_store(client: Any, keys: StreamKeys) -> AsyncIterator[tuple[str, str]]:
+    """Every key of a stream's store (SCAN MATCH its prefix), with its kind: the part of the
+    name after the prefix up to the next ":" (keys.py; migrate.py moves a store by it, backup.py
+    copies one)."""
+    async for raw in client.scan_iter(match=glob_escape(keys.prefix) + "*", count=1_000):
+        key = text(raw)
+        yield key, key[len(keys.prefix) :].split(":", 1)[0]
 
 
 async def live_pools(client: Any, keys: StreamKeys) -> list[tuple[str, str]]:

@@ -44,6 +44,7 @@ class Block:
 class Page:
     blocks: list[Block]
     serve: bool
+    new_redis: bool = False  # NEW_REDIS_URL: a second, empty database (a restore's target)
 
     @property
     def steps(self) -> list[Step]:
@@ -55,7 +56,7 @@ def parse_page(text: str, name: str = "<page>") -> Page:
     """The page's `console` blocks and markers; other fenced blocks are passed over."""
     lines = text.splitlines()
     blocks: list[Block] = []
-    serve = False
+    serve = new_redis = False
     skip: tuple[int, str] | None = None  # a skip marker waiting for its block
     number = 0
     while number < len(lines):
@@ -91,6 +92,8 @@ def parse_page(text: str, name: str = "<page>") -> Page:
             body_text = marker["body"]
             if body_text == "serve":
                 serve = True
+            elif body_text == "new-redis":
+                new_redis = True
             elif body_text.split()[:1] == ["skip"]:
                 reason = body_text[len("skip") :].strip()
                 if not reason:
@@ -103,7 +106,7 @@ def parse_page(text: str, name: str = "<page>") -> Page:
             raise PageError(f"{name}:{skip[0]}: a skip marker is not right before a console block")
     if skip is not None:
         raise PageError(f"{name}:{skip[0]}: a skip marker is not right before a console block")
-    return Page(blocks, serve)
+    return Page(blocks, serve, new_redis)
 
 
 def _dedent(line: str, indent: int) -> str:

@@ -79,6 +79,16 @@ def page_database(redis_url: str) -> Iterator[str]:
         suite.close()
 
 
+@contextmanager
+def _new_redis(page: Page, redis_url: str) -> Iterator[str | None]:
+    """A second empty database for a page with the new-redis marker (NEW_REDIS_URL)."""
+    if not page.new_redis:
+        yield None
+        return
+    with page_database(redis_url) as url:
+        yield url
+
+
 def page_environment(redis_url: str, home: Path) -> dict[str, str]:
     """A reader's environment: the installed `rating-service` first on PATH, a home and a
     temporary directory of the page's own, the page's Redis, UTC, no other RATING_ setting."""
@@ -197,8 +207,10 @@ def run_page(page: Page, name: str, redis_url: str, home: Path) -> int:
     """Run the page's steps in order; the first that fails raises PageFailed naming the page,
     the command's line, the command, and the difference (and the serve's log, when there is
     one). Returns the number of steps run."""
-    with page_database(redis_url) as url:
+    with page_database(redis_url) as url, _new_redis(page, redis_url) as new_url:
         env = page_environment(url, home)
+        if new_url is not None:
+            env["NEW_REDIS_URL"] = new_url
         shell = Shell(env, home / "shell")
         serve = Serve(env, home) if page.serve else None
         failure = None

@@ -76,6 +76,8 @@ def test_skip_marker_right_before_a_block():
 
 def test_serve_marker_and_unknown_markers():
     assert parse_page(page("<!-- docs-test: serve -->")).serve
+    assert parse_page(page("<!-- docs-test: new-redis -->")).new_redis
+    assert not parse_page(page("<!-- docs-test: serve -->")).new_redis
     assert not parse_page(page("Put `<!-- docs-test: serve -->` in a page.")).serve  # prose
     with pytest.raises(PageError, match="unknown marker"):
         parse_page(page("<!-- docs-test: srve -->"))
