@@ -44,7 +44,14 @@ def documents() -> list[tuple[str, dict]]:
 
 def test_there_are_manifests():
     kinds = {name.split(":")[1] for name, _ in documents()}
-    assert kinds == {"ConfigMap", "Deployment", "PodDisruptionBudget", "Secret", "Service"}
+    assert kinds == {
+        "ConfigMap",
+        "Deployment",
+        "NetworkPolicy",
+        "PodDisruptionBudget",
+        "Secret",
+        "Service",
+    }
 
 
 @pytest.mark.parametrize("version", [OLDEST, "latest"])
