@@ -160,6 +160,64 @@ def two_player_event(
     }
 
 
+def round_robin_event(
+    system: str,
+    records: Sequence[PlayerRecord],
+    *,
+    event_id: str = "bench-rr",
+    seed: int = 9,
+    draws: float = 0.2,
+) -> dict:
+    """A round robin `event.finished/v1` among `records`' players (the circle method: each
+    plays each once; an odd count gives one bye a round): n - 1 rounds (n for odd n)."""
+    rng = random.Random(seed)
+    ids = [r.id for r in records]
+    strength = {r.id: _strength(r, rng) for r in records}
+    seats: list[str | None] = [*ids, None] if len(ids) % 2 else list(ids)
+    games: list[dict] = []
+    byes: list[dict] = []
+    rounds = len(seats) - 1
+    for rnd in range(1, rounds + 1):
+        for a, b in zip(seats[: len(seats) // 2], reversed(seats[len(seats) // 2 :])):
+            if a is None or b is None:
+                byes.append({"round": rnd, "player": a or b, "score": 1})
+                continue
+            p_a = 1 / (1 + 10 ** ((strength[b] - strength[a]) / 400))
+            score = 0.5 if rng.random() < draws else (1.0 if rng.random() < p_a else 0.0)
+            games.append({"round": rnd, "a": a, "b": b, "score": score})
+        seats = [seats[0], seats[-1], *seats[1:-1]]
+    start, end = EVENT_DATES[system]
+    return {
+        "schema": "event.finished/v1",
+        "event_id": event_id,
+        "system": system,
+        "pool": DEFAULT_POOLS[system],
+        "name": f"Bench {system} round robin of {len(ids)}",
+        "start_date": start,
+        "end_date": end,
+        "rounds": rounds,
+        "players": [{"id": pid} for pid in ids],
+        "games": games,
+        "byes": byes,
+    }
+
+
+_SURNAMES = ("Tremblay", "Gagnon", "Roy", "Smith", "Nguyen", "Kowalski", "Müller", "Okafor")
+_GIVEN = ("Anne", "Marc", "Olga", "Pierre", "Wei", "Sara", "Ivan", "Lucía", "Tomás", "Aiko")
+
+
+def named(records: Sequence[PlayerRecord], seed: int = 3) -> list[PlayerRecord]:
+    """The records with names as federations list them (`Surname, Given`, 15-20 characters:
+    two words in the name index)."""
+    rng = random.Random(seed)
+    return [
+        msgspec.structs.replace(
+            r, name=f"{rng.choice(_SURNAMES)}-{rng.choice(_SURNAMES)}, {rng.choice(_GIVEN)}"
+        )
+        for r in records
+    ]
+
+
 def encode(message: dict) -> bytes:
     return _encoder.encode(message)
 

@@ -21,11 +21,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         else (lambda _: None)
     )
     try:
-        if args.profile:
+        if args.sizing:
+            from service.bench.sizing import render_sizing, run_sizing
+
+            report = run_sizing(args.redis_url, args.quick, progress)
+            rendered: Callable[[dict], str] = render_sizing
+        elif args.profile:
             from service.bench.profile import render_profile
 
             report = benchmark.bench_profile(args.redis_url, args.quick, progress)
-            rendered: Callable[[dict], str] = render_profile
+            rendered = render_profile
         else:
             report = benchmark.run(args.redis_url, args.quick, progress)
             rendered = benchmark.render
@@ -58,6 +63,13 @@ def register(commands: Any) -> None:
         action="store_true",
         help="only the profile of the commit path: where a two-player and a 64x7 event's time goes, "
         "stage by stage (decode, read, rate, encode, write, report, the rest), in the real service",
+    )
+    p.add_argument(
+        "--sizing",
+        action="store_true",
+        help="only the sizing figures: Redis bytes per stored item and per player-event by event size "
+        "and system (on each private server binary there is), the service's peak RSS steady and "
+        "through corrections' cascades (docs/operations/sizing.md)",
     )
     p.add_argument(
         "--quick",

@@ -150,7 +150,7 @@ class Service:
         self.health.stores = self.gate.problem
         self.checks = RedisChecks(self.client, settings, self.metrics, self.health.unready)
         self.http = (
-            _http_server(self.client, self.health, self.metrics, settings)
+            _http_server(self.client, self.health, self.metrics, settings, self.outage)
             if settings.http_port
             else None
         )
@@ -302,16 +302,31 @@ def build_app(
 
 
 def _http_server(
-    client: aioredis.Redis | Any, health: Health, metrics: Metrics, settings: Settings
+    client: aioredis.Redis | Any,
+    health: Health,
+    metrics: Metrics,
+    settings: Settings,
+    outage: OutageLog,
 ) -> Any:
     """The HTTP side (service/web): operators' endpoints, the read API and the pages, served
-    by uvicorn in this event loop once the app starts."""
+    by uvicorn in this event loop once the app starts; its reads tell `outage` when Redis
+    is away (one log line per outage for the whole process), and the operators' endpoints
+    are on RATING_ADMIN_PORT when it is set."""
     from service.runtime.queries import ReadModel
     from service.web.app import create_app
     from service.web.server import HttpServer
 
     reads = ReadModel(client, list(settings.layout.inputs))
-    return HttpServer(create_app(reads, health, metrics), settings.http_host, settings.http_port)
+    app = create_app(
+        reads,
+        health,
+        metrics,
+        outage,
+        admin_port=settings.admin_port,
+        reason=lambda exc: _reason(exc, settings),
+    )
+    admin = settings.admin_port or None
+    return HttpServer(app, settings.http_host, settings.http_port, settings.admin_host, admin)
 
 
 async def serve(
@@ -416,15 +431,21 @@ async def _first(work: Awaitable | asyncio.Task, stop: asyncio.Event) -> bool:
 
 
 def _http_problem(exc: OSError, settings: Settings) -> str:
-    """The one line that says why the HTTP endpoint cannot listen."""
-    where = f"{settings.http_host}:{settings.http_port}"
-    if exc.errno == errno.EADDRINUSE:
-        return f"HTTP port {where} is already in use (RATING_HTTP_PORT)"
-    if exc.errno == errno.EACCES:
-        return f"HTTP port {where}: permission denied (a port below 1024 needs privileges; RATING_HTTP_PORT)"
-    return (
-        f"cannot listen on HTTP {where}: {exc.strerror or exc} (RATING_HTTP_HOST, RATING_HTTP_PORT)"
+    """The one line that says why the HTTP endpoint (or the operators' port) cannot listen."""
+    from service.web.server import AdminPortProblem
+
+    admin = isinstance(exc, AdminPortProblem)
+    name, port, where = (
+        ("ADMIN", "operators' port", f"{settings.admin_host}:{settings.admin_port}")
+        if admin
+        else ("HTTP", "HTTP port", f"{settings.http_host}:{settings.http_port}")
     )
+    if exc.errno == errno.EADDRINUSE:
+        return f"{port} {where} is already in use (RATING_{name}_PORT)"
+    if exc.errno == errno.EACCES:
+        return f"{port} {where}: permission denied (a port below 1024 needs privileges; RATING_{name}_PORT)"
+    listen = "the operators' port" if admin else "HTTP"
+    return f"cannot listen on {listen} {where}: {exc.strerror or exc} (RATING_{name}_HOST, RATING_{name}_PORT)"
 
 
 def _subscribe(service: Service, processor: StreamProcessor, *, reclaim: bool) -> None:

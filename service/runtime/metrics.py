@@ -42,6 +42,7 @@ class Metrics:
         self._backlog()
         self._replica()
         self._outage()
+        self._http()
         self._stores()
 
     def _process(self) -> None:
@@ -208,6 +209,29 @@ class Metrics:
         ms = None if entry_id is None else entry_ms(entry_id)
         self.lag_seconds.labels(stream).set_function(
             lambda: 0.0 if ms is None else max(0.0, time.time() - ms / 1000)
+        )
+
+    def _http(self) -> None:
+        """The HTTP side (service/web/edge.py): by route template, never the raw path, so that
+        the series stay few whatever the requests."""
+        r = self.registry
+        self.http_requests = Counter(
+            "rating_http_requests",
+            "HTTP requests answered, by route template (unmatched: no route), method and status class",
+            ["route", "method", "status"],
+            registry=r,
+        )
+        self.http_seconds = Histogram(
+            "rating_http_request_seconds",
+            "Time to answer one HTTP request, to the end of its body",
+            ["route"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=r,
+        )
+        self.http_unavailable = Counter(
+            "rating_http_redis_unavailable",
+            "HTTP reads answered 503 because Redis did not answer (with Retry-After)",
+            registry=r,
         )
 
     def _stores(self) -> None:

@@ -360,7 +360,12 @@ class StreamProcessor:
             assert first.want is not None
             await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
             ledger = await load_cascade(
-                attempt.client, self.keys, first.message, first.want, arrival_of(first.id)
+                attempt.client,
+                self.keys,
+                first.message,
+                first.want,
+                arrival_of(first.id),
+                self.settings.max_cascade_events,
             )
             chosen = [first]
         clock.lap("read")

@@ -157,6 +157,19 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("http_port", ("RATING_HTTP_PORT",), "8080", "its port (0: no HTTP endpoint)"),
     Setting(
+        "admin_host",
+        ("RATING_ADMIN_HOST",),
+        "127.0.0.1",
+        "address of the operators' port, when RATING_ADMIN_PORT is set",
+    ),
+    Setting(
+        "admin_port",
+        ("RATING_ADMIN_PORT",),
+        "0",
+        "the operators' port: /metrics, /docs, /openapi.json and /asyncapi.json move there from the HTTP "
+        "port, health is on both (0: none, everything on the HTTP port)",
+    ),
+    Setting(
         "outage_log_ms",
         ("RATING_OUTAGE_LOG_MS",),
         "60000",
@@ -222,6 +235,8 @@ class Settings(msgspec.Struct, frozen=True):
     poll_ms: int = 1_000
     http_host: str = "0.0.0.0"
     http_port: int = 8080
+    admin_host: str = "127.0.0.1"
+    admin_port: int = 0
     outage_log_ms: int = 60_000
     create_store: bool = False
     log_level: str = "INFO"
@@ -274,6 +289,10 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
                 raise SettingsError(f"{field} {value!r}: {exc}") from None
         values[field] = value
     settings = Settings(**values)  # type: ignore[arg-type]  # each value was converted to its field's type above
+    if settings.admin_port and settings.admin_port == settings.http_port:
+        raise SettingsError(
+            f"RATING_ADMIN_PORT={settings.admin_port}: the same port as RATING_HTTP_PORT"
+        )
     try:
         _ = settings.layout
     except ValueError as exc:
@@ -313,6 +332,7 @@ def check_redis_url(url: str) -> str:
 
 _INTS = {
     "http_port",
+    "admin_port",
     "batch_size",
     "commit_players",
     "claim_idle_ms",
@@ -336,7 +356,8 @@ def _convert(field: str, raw: str) -> object:
     if field in _INTS:
         value = int(raw)
         if value < 0 or (
-            value == 0 and field not in {"output_maxlen", "http_port", "max_cascade_events"}
+            value == 0
+            and field not in {"output_maxlen", "http_port", "admin_port", "max_cascade_events"}
         ):
             raise ValueError("must be a positive whole number")
         return value

@@ -127,12 +127,19 @@ def queue_ledger_reads(
 
 
 async def load_cascade(
-    client: Any, keys: StreamKeys, message: InputMessage, want: Needs, arrival: int
+    client: Any,
+    keys: StreamKeys,
+    message: InputMessage,
+    want: Needs,
+    arrival: int,
+    max_cascade: int = 0,
 ) -> MemoryLedger:
     """Read what re-rating from `message`'s place needs (inside the commit's WATCH): its
     archive, the domain's events from the earliest place it touches, their players'
-    records and histories from there, and the domain's pool states. A reopen reads what
-    `load_reopen` reads."""
+    records and histories from there, and the domain's pool states. With more later events
+    than `max_cascade` (RATING_MAX_CASCADE_EVENTS), only the timeline and the pool states:
+    the cascade is refused from them, so a refusal costs no memory (D33). A reopen reads
+    what `load_reopen` reads."""
     if isinstance(message, PeriodReopened):
         return await load_reopen(client, keys, message, want)
     async with client.pipeline(transaction=False) as reads:
@@ -154,6 +161,9 @@ async def load_cascade(
     start = min(starts)
     members = await client.zrange(keys.timeline(want.domain), b"[" + start, b"+", bylex=True)
     ledger.load_timeline(want.domain, members)
+    if max_cascade and len(members) > max_cascade + 1:  # at most one of them is the event
+        await _load_players(client, keys, ledger, want.domain_pools, [], start)
+        return ledger
     players = await _load_archives(client, keys, ledger, members)
     if isinstance(message, EventContent):
         players.update(p.id for p in message.players)

@@ -8,19 +8,28 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Path, Query
 from starlette.requests import Request
 from starlette.responses import Response
 
-from schemas.common import SYSTEMS
+from schemas.common import EVENT_ID_PATTERN, PLAYER_ID_PATTERN, SYSTEMS
 from service.web.caching import JSON, cached_json
 from service.web.errors import NotFound, check_pool
 from service.web.source import Reads
 
 router = APIRouter(prefix="/v1", tags=["ratings"])
 
+MAX_OFFSET = 1_000_000_000  # more players than any pool has: beyond it, a 400, not Redis's error
 Limit = Annotated[int, Query(ge=1, le=500, description="Players on the page (1-500).")]
-Offset = Annotated[int, Query(ge=0, description="Players skipped before the page.")]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Players skipped before the page.")]
+PlayerId = Annotated[
+    str,
+    Path(pattern=PLAYER_ID_PATTERN, description="Player id: 1-64 characters of [A-Za-z0-9._:@/-]."),
+]
+EventId = Annotated[
+    str,
+    Path(pattern=EVENT_ID_PATTERN, description="Event id: 1-128 characters of [A-Za-z0-9._:-]."),
+]
 Search = Annotated[
     str | None,
     Query(max_length=100, description="Search: any word's beginning of the name, or the id."),
@@ -35,9 +44,10 @@ def ref(name: str) -> dict:
 
 
 def answers(
-    schema: str, description: str, *, bad_request: bool = False
+    schema: str, description: str, *, bad_request: bool = True
 ) -> dict[int | str, dict[str, Any]]:
-    """The route's documented answers: 200 with `schema`, 404 (and 400) with ApiError."""
+    """The route's documented answers: 200 with `schema`, 404 (and 400) with ApiError, 503
+    with ServerError and Retry-After."""
     documented: dict[int | str, dict[str, Any]] = {
         200: {"description": description, "content": {JSON: {"schema": ref(schema)}}},
         304: {"description": "Not modified: `If-None-Match` names the current ETag."},
@@ -51,6 +61,13 @@ def answers(
             "description": "A bad parameter, named in the message.",
             "content": {JSON: {"schema": ref("ApiError")}},
         }
+    documented[503] = {
+        "description": "Redis does not answer: try again after `Retry-After` seconds.",
+        "headers": {
+            "Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}
+        },
+        "content": {JSON: {"schema": ref("ServerError")}},
+    }
     return documented
 
 
@@ -63,7 +80,9 @@ async def pool_updated(reads: Reads, system: str, pool: str) -> dt.datetime | No
 
 
 @router.get(
-    "/pools", responses=answers("PoolList", "The pools the service rates."), summary="The pools"
+    "/pools",
+    responses=answers("PoolList", "The pools the service rates.", bad_request=False),
+    summary="The pools",
 )
 async def pools(request: Request) -> Response:
     found = await reads_of(request).pools()
@@ -73,9 +92,7 @@ async def pools(request: Request) -> Response:
 
 @router.get(
     "/pools/{system}/{pool}/players",
-    responses=answers(
-        "PlayerList", "One page of the pool's rating list, highest first.", bad_request=True
-    ),
+    responses=answers("PlayerList", "One page of the pool's rating list, highest first."),
     summary="A pool's rating list",
 )
 async def players(
@@ -103,7 +120,7 @@ async def players(
     responses=answers("PlayerHistory", "The player's events and lists in the pool, in date order."),
     summary="A player's history",
 )
-async def history(request: Request, system: str, pool: str, player_id: str) -> Response:
+async def history(request: Request, system: str, pool: str, player_id: PlayerId) -> Response:
     check_pool(system, pool)
     reads = reads_of(request)
     found = await reads.history(system, pool, player_id)
@@ -117,7 +134,7 @@ async def history(request: Request, system: str, pool: str, player_id: str) -> R
     responses=answers("PlayerView", "The player's current record in the pool, with the rank."),
     summary="A player",
 )
-async def player(request: Request, system: str, pool: str, player_id: str) -> Response:
+async def player(request: Request, system: str, pool: str, player_id: PlayerId) -> Response:
     check_pool(system, pool)
     reads = reads_of(request)
     found = await reads.player(system, pool, player_id)
@@ -133,7 +150,7 @@ async def player(request: Request, system: str, pool: str, player_id: str) -> Re
     ),
     summary="An event's result",
 )
-async def event(request: Request, event_id: str) -> Response:
+async def event(request: Request, event_id: EventId) -> Response:
     reads = reads_of(request)
     found = await reads.event(event_id)
     if found is None:

@@ -1,4 +1,4 @@
-"""The ASGI app: `create_app(reads, health, metrics)`.
+"""The ASGI app: `create_app(reads, health, metrics, outage)`.
 
     GET /health/live, /health/ready   liveness; readiness (503 when Redis does not answer)
     GET /metrics                      Prometheus text format
@@ -6,33 +6,68 @@
     GET /v1/...                       the read API (api.py), described at /openapi.json and /docs
     GET /, /pools/..., /events/...    the pages (pages.py)
 
-Without a read model (`reads` None) only the operators' endpoints are served.
+Every GET also answers HEAD; every answer has the security headers; with `admin_port` the
+operators' endpoints answer on that port only (edge.py: D29-D31). The reads go through
+`source.Guarded` (D28: 503 when Redis does not answer, said once per outage to `outage`,
+the service's OutageLog). Without a read model (`reads` None) only the operators' endpoints
+are served.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 
 import msgspec
 from fastapi import FastAPI
-from fastapi.openapi.docs import get_swagger_ui_html
-from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from schemas import asyncapi
-from service.runtime.health import Health, Live
+from service.runtime.health import Health, Live, Ready
 from service.runtime.metrics import Metrics, version
+from service.runtime.outage import OutageLog
 from service.web import api, pages
 from service.web.caching import JSON
-from service.web.errors import HANDLERS, CatchAll
+from service.web.edge import Edge
+from service.web.errors import HANDLERS, RETRY_AFTER, CatchAll
 from service.web.openapi import document
 from service.web.rendering import STATIC
-from service.web.source import Reads
+from service.web.source import READ_TIMEOUT, Guarded, Reads, describe
 
 METRICS_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 DOCS_ASSETS = "/docs/assets"
+DOCS_INIT = "/docs/swagger-init.js"
+# /docs: Swagger UI from the packaged files, started by a script of this server's rather
+# than an inline one, so that the page runs under a CSP without 'unsafe-inline' (D30).
+DOCS_PAGE = f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>rating-service read API</title>
+<link rel="stylesheet" href="{DOCS_ASSETS}/swagger-ui.css">
+<link rel="icon" type="image/png" href="{DOCS_ASSETS}/favicon-32x32.png">
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="{DOCS_ASSETS}/swagger-ui-bundle.js"></script>
+<script src="{DOCS_INIT}"></script>
+</body>
+</html>
+"""
+DOCS_SCRIPT = b"""window.ui = SwaggerUIBundle({
+  url: "/openapi.json",
+  dom_id: "#swagger-ui",
+  layout: "BaseLayout",
+  deepLinking: true,
+  showExtensions: true,
+  showCommonExtensions: true,
+  validatorUrl: null,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
+});
+"""
 
 
 def swagger_ui_files() -> Path:
@@ -43,7 +78,20 @@ def swagger_ui_files() -> Path:
     return Path(swagger_ui.__file__).parent / "static"
 
 
-def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | None) -> FastAPI:
+def create_app(
+    reads: Reads | None,
+    health: Health | None,
+    metrics: Metrics | None,
+    outage: OutageLog | None = None,
+    *,
+    admin_port: int = 0,
+    read_timeout: float = READ_TIMEOUT,
+    reason: Callable[[BaseException], str] = describe,
+) -> FastAPI:
+    """The app. `outage`: the process's OutageLog (a private one when None); `admin_port`:
+    the operators' port, where /metrics and the documents answer instead of every port
+    (0: none; D31); `read_timeout`: seconds a read may take before it is a 503; `reason`:
+    an error as the log says it."""
     app = FastAPI(
         title="rating-service read API",
         version=version(),
@@ -54,7 +102,12 @@ def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | No
     )
     app.openapi = lambda: document(app)  # type: ignore[method-assign]  # FastAPI's documented way to replace the OpenAPI document
     app.add_middleware(CatchAll)
-    app.state.reads = reads
+    app.add_middleware(Edge, metrics=metrics, admin_port=admin_port)
+    app.state.reads = (
+        Guarded(reads, outage or OutageLog(), read_timeout, reason) if reads is not None else None
+    )
+    app.state.metrics = metrics
+    app.state.public_docs = not admin_port
     operations: list[str | Enum] = ["operations"]
     live_body = msgspec.json.encode(Live())
     asyncapi_body = asyncapi.render().encode()
@@ -67,12 +120,16 @@ def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | No
         "/health/ready",
         tags=operations,
         summary="Readiness: 200 when Redis answers a PING within a second, else 503 with the reason",
+        responses={
+            503: {
+                "description": "Redis does not answer: `redis` is the kind of error "
+                "(ConnectionError, TimeoutError, BusyLoadingError ...), never its address; "
+                "with Retry-After."
+            }
+        },
     )
     async def ready() -> Response:
-        answer = await health.ready()  # type: ignore[union-attr]  # the route exists only with a health check
-        return Response(
-            msgspec.json.encode(answer), 200 if answer.status == "ready" else 503, media_type=JSON
-        )
+        return await readiness(health)  # type: ignore[arg-type]  # the route exists only with a health check
 
     @app.get("/metrics", tags=operations, summary="Prometheus metrics")
     async def scrape() -> Response:
@@ -82,19 +139,42 @@ def create_app(reads: Reads | None, health: Health | None, metrics: Metrics | No
     async def channels() -> Response:
         return Response(asyncapi_body, media_type=JSON)
 
-    @app.get("/docs", include_in_schema=False)
-    async def docs(request: Request) -> HTMLResponse:
-        return get_swagger_ui_html(
-            openapi_url="/openapi.json",
-            title="rating-service read API",
-            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
-        )
-
     if reads is not None:
         app.include_router(api.router)
         app.include_router(pages.router)
-    app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_files()), name="docs-assets")
+    add_docs(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
+
+
+async def readiness(health: Health) -> Response:
+    """200 with `ready`, else 503 with Retry-After. A check's hold (redischecks.py) says why
+    without an address; a PING that failed says its error's kind only (ConnectionError,
+    TimeoutError, BusyLoadingError ...): its text names Redis's address, which the log has
+    (D28)."""
+    answer = await health.ready()
+    if answer.status == "ready":
+        return Response(msgspec.json.encode(answer), media_type=JSON)
+    held = "; ".join(health.unready.values())
+    said = (
+        answer
+        if answer.redis == held
+        else Ready(status=answer.status, redis=answer.redis.partition(":")[0])
+    )
+    return Response(
+        msgspec.json.encode(said), 503, headers={"Retry-After": str(RETRY_AFTER)}, media_type=JSON
+    )
+
+
+def add_docs(app: FastAPI) -> None:
+    """/docs: Swagger UI from the packaged files, started by DOCS_SCRIPT (D30)."""
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return HTMLResponse(DOCS_PAGE)
+
+    @app.get(DOCS_INIT, include_in_schema=False)
+    async def docs_init() -> Response:
+        return Response(DOCS_SCRIPT, media_type="text/javascript; charset=utf-8")
+
+    app.mount(DOCS_ASSETS, StaticFiles(directory=swagger_ui_files()), name="docs-assets")

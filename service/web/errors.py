@@ -1,6 +1,8 @@
 """What goes wrong, answered the same way everywhere: 404 and 400 with an ApiError body
-(an HTML page on the pages), 500 with `{"error": "internal", ...}` and the traceback in the
-log only. FastAPI's 422 for a bad parameter becomes 400 naming the parameter."""
+(an HTML page on the pages), 503 with `Retry-After` when Redis does not answer (D28: the
+body names no address, the log says it once per outage), 500 with `{"error": "internal",
+...}` and the traceback in the log only. FastAPI's 422 for a bad parameter becomes 400
+naming the parameter."""
 
 from __future__ import annotations
 
@@ -17,17 +19,23 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from schemas.common import POOLS, SYSTEMS
 from schemas.reads import ApiError
 from service.web.caching import HTML, JSON
-from service.web.rendering import render
+from service.web.rendering import render_page
+from service.web.source import Unavailable
 
 log = structlog.get_logger("rating.web")
 PAGE_PREFIXES = ("/pools/", "/events/")
 NOT_PAGES = ("/v1/", "/health/", "/metrics", "/asyncapi.json", "/openapi.json", "/docs", "/static/")
+RETRY_AFTER = 5  # seconds, in a 503's Retry-After: about how often the service asks Redis again
+UNAVAILABLE = f"the ratings cannot be read right now (the database does not answer); try again in {RETRY_AFTER} s"
+TITLES = {400: "Bad request", 404: "Not found", 405: "Method not allowed", 503: "Unavailable"}
 
 
 class ServerError(msgspec.Struct, frozen=True):
-    """The body of a 5xx (and 405) answer: never a traceback."""
+    """The body of a 5xx (and 405) answer: never a traceback, nor an address. `error` is
+    `internal` (500), `unavailable` (503: try again after `Retry-After` seconds) or
+    `method_not_allowed` (405)."""
 
-    error: Literal["internal", "method_not_allowed"]
+    error: Literal["internal", "unavailable", "method_not_allowed"]
     message: str
 
 
@@ -60,14 +68,15 @@ def is_page(request: Request) -> bool:
     return "text/html" in request.headers.get("accept", "")
 
 
-def problem(request: Request, status: int, error: str, message: str) -> Response:
+def problem(
+    request: Request, status: int, error: str, message: str, headers: dict[str, str] | None = None
+) -> Response:
     if is_page(request):
-        title = {404: "Not found", 400: "Bad request", 405: "Method not allowed"}.get(
-            status, "Error"
-        )
+        title = TITLES.get(status, "Error")
         return Response(
-            render("error.html", title=title, message=message, status=status),
+            render_page(request, "error.html", title=title, message=message, status=status),
             status,
+            headers=headers,
             media_type=HTML,
         )
     body: msgspec.Struct = (
@@ -75,11 +84,21 @@ def problem(request: Request, status: int, error: str, message: str) -> Response
         if status < 405
         else ServerError(error=error, message=message)  # type: ignore[arg-type]  # (as above)
     )
-    return Response(msgspec.json.encode(body), status, media_type=JSON)
+    return Response(msgspec.json.encode(body), status, headers=headers, media_type=JSON)
 
 
 async def not_found(request: Request, exc: NotFound) -> Response:
     return problem(request, 404, "not_found", exc.message)
+
+
+async def unavailable(request: Request, exc: Unavailable) -> Response:
+    """503: Redis did not answer (the OutageLog has said why, once per outage; D28)."""
+    metrics = getattr(request.app.state, "metrics", None)
+    if metrics is not None:
+        metrics.http_unavailable.inc()
+    return problem(
+        request, 503, "unavailable", UNAVAILABLE, headers={"Retry-After": str(RETRY_AFTER)}
+    )
 
 
 async def bad_parameter(request: Request, exc: RequestValidationError) -> Response:
@@ -97,7 +116,11 @@ async def http_error(request: Request, exc: HTTPException) -> Response:
         return problem(request, 404, "not_found", f"no such path: {request.url.path}")
     if exc.status_code == 405:
         return problem(
-            request, 405, "method_not_allowed", f"{request.method} is not allowed here (GET only)"
+            request,
+            405,
+            "method_not_allowed",
+            f"{request.method} is not allowed here (GET and HEAD only)",
+            headers={"Allow": "GET, HEAD"},
         )
     return problem(request, 400, "bad_request", str(exc.detail))
 
@@ -126,7 +149,8 @@ class CatchAll:
         try:
             await self.app(scope, receive, watch)
         except Exception:
-            log.exception("http request failed", method=scope.get("method"), path=scope.get("path"))
+            method = scope.get("rating.method", scope.get("method"))  # HEAD, not the GET of edge.py
+            log.exception("http request failed", method=method, path=scope.get("path"))
             if started:
                 raise  # the answer is half sent: the server can only cut the connection
             body = msgspec.json.encode(
@@ -137,6 +161,7 @@ class CatchAll:
 
 HANDLERS: dict[Any, Any] = {
     NotFound: not_found,
+    Unavailable: unavailable,
     RequestValidationError: bad_parameter,
     HTTPException: http_error,
 }

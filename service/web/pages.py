@@ -11,11 +11,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from schemas.common import SYSTEMS
-from service.web.api import reads_of
+from service.web.api import MAX_OFFSET, EventId, PlayerId, reads_of
 from service.web.caching import HTML, cached
 from service.web.chart import rating_chart
 from service.web.errors import NotFound, check_pool
-from service.web.rendering import render
+from service.web.rendering import render_page
 
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 50
@@ -29,7 +29,10 @@ async def home(request: Request) -> Response:
     found = await reads_of(request).pools()
     updates = [p.last_update for p in found.pools if p.last_update is not None]
     return cached(
-        request, render("home.html", pools=found.pools), HTML, max(updates) if updates else None
+        request,
+        render_page(request, "home.html", pools=found.pools),
+        HTML,
+        max(updates) if updates else None,
     )
 
 
@@ -38,7 +41,7 @@ async def pool_list(
     request: Request,
     system: str,
     pool: str,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     q: Annotated[str | None, Query(max_length=100)] = None,
     unrated: bool = False,
 ) -> Response:
@@ -51,12 +54,12 @@ async def pool_list(
         raise NotFound(f"no players in pool {system}/{pool}")
     previous = max(offset - PAGE_SIZE, 0) if offset > 0 else None
     following = offset + PAGE_SIZE if offset + PAGE_SIZE < page.total else None
-    body = render("pool.html", page=page, previous=previous, following=following)
+    body = render_page(request, "pool.html", page=page, previous=previous, following=following)
     return cached(request, body, HTML, await reads.last_update(system, pool))
 
 
 @router.get("/pools/{system}/{pool}/players/{player_id:path}")
-async def player(request: Request, system: str, pool: str, player_id: str) -> Response:
+async def player(request: Request, system: str, pool: str, player_id: PlayerId) -> Response:
     check_pool(system, pool)
     reads = reads_of(request)
     view = await reads.player(system, pool, player_id)
@@ -65,19 +68,21 @@ async def player(request: Request, system: str, pool: str, player_id: str) -> Re
     history = await reads.history(system, pool, player_id)
     entries = history.entries if history is not None else []
     chart = rating_chart(entries, name=view.name or view.id)
-    body = render("player.html", view=view, entries=entries, chart=chart)
+    body = render_page(request, "player.html", view=view, entries=entries, chart=chart)
     return cached(request, body, HTML, await reads.last_update(system, pool))
 
 
 @router.get("/events/{event_id}")
-async def event(request: Request, event_id: str, games: bool = False) -> Response:
+async def event(request: Request, event_id: EventId, games: bool = False) -> Response:
     reads = reads_of(request)
     found = await reads.event(event_id)
     if found is None:
         raise NotFound(f"no event {event_id!r}")
     players = [{"result": p, **figures(p.details)} for p in found.players]
     names = {p.id: p.name for p in found.players if p.name}
-    body = render("event.html", event=found, players=players, games=games, names=names)
+    body = render_page(
+        request, "event.html", event=found, players=players, games=games, names=names
+    )
     updated = await reads.last_update(found.system, found.pool) if found.system in SYSTEMS else None
     return cached(request, body, HTML, updated)
 

@@ -86,3 +86,10 @@ environment.globals.update(pool_url=pool_url, player_url=player_url, event_url=e
 
 def render(template: str, **context: Any) -> bytes:
     return environment.get_template(template).render(**context).encode()
+
+
+def render_page(request: Any, template: str, **context: Any) -> bytes:
+    """A page of the app serving `request`: its links to the API's documentation only where
+    `/docs` is served on this port (D31: not with an operators' port)."""
+    docs = getattr(request.app.state, "public_docs", True)
+    return render(template, docs_link="/docs" if docs else None, **context)

@@ -4,7 +4,8 @@ The service owns the process: uvicorn installs no signal handlers here (its `ser
 this runs `startup`, `main_loop` and `shutdown` itself), configures no logging (its lines
 go through the root logger into structlog's JSON) and has no lifespan. The listening socket
 is bound here, so that a taken port is an OSError the service reports in one line (uvicorn
-would log and `sys.exit(1)`)."""
+would log and `sys.exit(1)`). With an operators' port (D31) the one server listens on both
+sockets; the app tells them apart by the port a request came in on (edge.py)."""
 
 from __future__ import annotations
 
@@ -36,12 +37,21 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-class HttpServer:
-    """`start()` binds and serves; `port` is the bound port; `stop()` ends it gracefully."""
+class AdminPortProblem(OSError):
+    """The operators' port cannot be bound (the OSError's errno and text are its cause's)."""
 
-    def __init__(self, app: Any, host: str, port: int):
+
+class HttpServer:
+    """`start()` binds and serves; `port` is the bound port (`admin_port` the operators' one,
+    when asked for); `stop()` ends it gracefully."""
+
+    def __init__(
+        self, app: Any, host: str, port: int, admin_host: str = "", admin_port: int | None = None
+    ):
         self.host = host
         self.port = port
+        self.admin_host = admin_host
+        self.admin_port = admin_port
         self.config = uvicorn.Config(
             app,
             host=host,
@@ -55,23 +65,31 @@ class HttpServer:
             timeout_graceful_shutdown=GRACE_SECONDS,
         )
         self.server = uvicorn.Server(self.config)
-        self._socket: socket.socket | None = None
+        self._sockets: list[socket.socket] = []
         self._loop: asyncio.Task | None = None
 
     async def start(self) -> None:
-        self._socket = listen(self.host, self.port)
-        self.port = self._socket.getsockname()[1]
+        """Bind (OSError; AdminPortProblem for the operators' port) and serve."""
+        self._sockets = [listen(self.host, self.port)]
+        self.port = self._sockets[0].getsockname()[1]
+        if self.admin_port is not None:
+            try:
+                self._sockets.append(listen(self.admin_host, self.admin_port))
+            except OSError as exc:
+                self._sockets.pop().close()
+                raise AdminPortProblem(exc.errno, exc.strerror) from exc
+            self.admin_port = self._sockets[1].getsockname()[1]
         self.config.load()
         self.server.lifespan = self.config.lifespan_class(self.config)
-        await self.server.startup(sockets=[self._socket])
+        await self.server.startup(sockets=self._sockets)
         self._loop = asyncio.create_task(self.server.main_loop(), name="http")
 
     async def stop(self) -> None:
         if self._loop is None:
-            if self._socket is not None:
-                self._socket.close()
+            for sock in self._sockets:
+                sock.close()
             return
         self.server.should_exit = True
         await asyncio.gather(self._loop, return_exceptions=True)
         self._loop = None
-        await self.server.shutdown(sockets=[self._socket] if self._socket is not None else None)
+        await self.server.shutdown(sockets=self._sockets or None)

@@ -232,3 +232,82 @@ def test_the_host_network_override_covers_every_service():
         assert (
             override[name]["environment"]["RATING_HTTP_PORT"] == "0"
         )  # all on one network: no endpoint
+
+
+# ------------------------------------------------------------------ sizing (D32)
+
+
+def k8s_documents() -> dict[str, dict]:
+    return {
+        doc["kind"]: doc
+        for path in sorted((ROOT / "deploy" / "k8s").glob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc
+    }
+
+
+def mebibytes(quantity: str) -> float:
+    """A Kubernetes / Compose memory quantity in MiB ("768Mi", "1Gi", "800M", "1g")."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(Ki|Mi|Gi|k|M|G|m|g|b)?", str(quantity))
+    assert match, f"not a memory quantity: {quantity!r}"
+    number, unit = float(match.group(1)), match.group(2) or "b"
+    factor = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "k": 1e3, "M": 1e6, "G": 1e9}
+    factor.update({"m": 2**20, "g": 2**30, "b": 1})  # Compose: m and g are binary
+    return number * factor[unit] / 2**20
+
+
+def test_the_memory_limit_is_above_the_measured_peaks_with_margin():
+    """The limit is above the peak of the largest cascade the ConfigMap allows (and of the
+    steady state), as recorded from `rating-service bench --sizing` (RECORDED): a refreshed
+    figure above the limit fails here, and the manifests and the page say the figure."""
+    from service.bench.sizing import MARGIN, RECORDED
+
+    documents = k8s_documents()
+    assert documents["ConfigMap"]["data"]["RATING_MAX_CASCADE_EVENTS"] == str(
+        RECORDED.cascade_events
+    )
+    container = documents["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    limit = mebibytes(container["resources"]["limits"]["memory"])
+    request = mebibytes(container["resources"]["requests"]["memory"])
+    peak = max(RECORDED.cascade_peak_rss_mib, RECORDED.steady_peak_rss_mib)
+    assert peak > 0 and limit >= peak * MARGIN, f"limit {limit} MiB, peak {peak} MiB"
+    assert request == limit  # no overcommit: a node short of memory kills others first
+    figure = f"{RECORDED.cascade_peak_rss_mib:.0f} MiB"
+    for page in (
+        ROOT / "deploy" / "k8s" / "deployment.yaml",
+        ROOT / "docs" / "operations" / "kubernetes.md",
+        ROOT / "docs" / "operations" / "sizing.md",
+    ):
+        assert figure in page.read_text(), f"{page.name} does not say {figure}"
+    replica = compose()["services"]["rating-service-1"]
+    assert mebibytes(replica["mem_limit"]) >= peak * MARGIN
+    assert replica["environment"]["RATING_MAX_CASCADE_EVENTS"] == str(RECORDED.cascade_events)
+
+
+def test_pods_spread_over_nodes_and_carry_no_service_account_token():
+    spec = k8s_documents()["Deployment"]["spec"]["template"]["spec"]
+    assert spec["automountServiceAccountToken"] is False
+    hard = [
+        c for c in spec["topologySpreadConstraints"] if c["whenUnsatisfiable"] == "DoNotSchedule"
+    ]
+    assert [c["topologyKey"] for c in hard] == ["kubernetes.io/hostname"]
+    labels = k8s_documents()["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    assert all(c["labelSelector"]["matchLabels"] == labels for c in hard)
+
+
+def test_the_network_policy_lets_in_the_http_port_and_out_redis_and_dns_only():
+    documents = k8s_documents()
+    policy = documents["NetworkPolicy"]["spec"]
+    labels = documents["Deployment"]["spec"]["template"]["metadata"]["labels"]
+    assert policy["podSelector"]["matchLabels"] == labels
+    assert set(policy["policyTypes"]) == {"Ingress", "Egress"}
+    container = documents["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    ports = {p["name"] for p in container["ports"]}
+    assert [p["port"] for rule in policy["ingress"] for p in rule["ports"]] == ["http"]
+    assert "http" in ports
+    redis_url = documents["Secret"]["stringData"]["url"]
+    redis_port = int(redis_url.rsplit(":", 1)[1].split("/")[0])
+    egress = sorted(
+        {(p["protocol"], p["port"]) for rule in policy["egress"] for p in rule["ports"]}
+    )
+    assert egress == sorted({("TCP", redis_port), ("UDP", 53), ("TCP", 53)})

@@ -44,7 +44,15 @@ def documents() -> list[tuple[str, dict]]:
 
 def test_there_are_manifests():
     kinds = {name.split(":")[1] for name, _ in documents()}
-    assert kinds == {"ConfigMap", "Deployment", "Job", "PodDisruptionBudget", "Secret", "Service"}
+    assert kinds == {
+        "ConfigMap",
+        "Deployment",
+        "Job",
+        "NetworkPolicy",
+        "PodDisruptionBudget",
+        "Secret",
+        "Service",
+    }
 
 
 @pytest.mark.parametrize("version", [OLDEST, "latest"])
