@@ -418,11 +418,12 @@ class Workloads:
 def _start(args: list[str], env: dict[str, str], launcher: Sequence[str] = ()) -> subprocess.Popen:
     """A bench process (`launcher`: what runs Python, e.g. valgrind); its standard error goes
     to a temporary file (a pipe nobody reads would fill with the service's log lines and stop
-    it), read back by `stderr_tail`."""
+    it), read back by `stderr_tail`. The bench's servers are throwaway: a `serve` creates
+    its stores' records (RATING_CREATE_STORE, docs/operations/upgrades.md)."""
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
         [*launcher, sys.executable, *args],
-        env={**os.environ, **env},
+        env={**os.environ, "RATING_CREATE_STORE": "true", **env},
         stdout=subprocess.DEVNULL,
         stderr=log,
     )

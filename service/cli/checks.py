@@ -7,7 +7,9 @@ what the service itself reads and decides (service/rating/apply.py `apply_messag
 A finding is a warning (printed, the message is sent) or a refusal (UserError: one line, exit
 2, nothing appended): an event most of whose players have no record (`--new-players`), a name
 that is not the record's (`--accept-names`), an unknown event id, a close that is not due.
-`--no-check` skips the look-up.
+Before all of them, every writing command (these, `import`, `rejected redrive`) looks for the
+target stores' identity records (`require_stores`: no record, no service reads the store;
+service/runtime/storeid.py). `--no-check` skips the look-up.
 """
 
 from __future__ import annotations
@@ -173,6 +175,72 @@ def unknown_event(event_id: str, stream: str, known: Iterable[str]) -> str:
 
 
 # ---------------------------------------------------------------------------- the look-ups
+async def require_stores(client: Any, args: Any, layout: Any, streams: Iterable[str]) -> None:
+    """Before a writing command appends to (or loads into) `streams`: UserError unless each
+    one's store has its identity record, of this store format and not migrated away (decision
+    D17); with RATING_CREATE_STORE=true a store without one gets it. `--no-check` skips it."""
+    from service.cli.settings import cli_settings, redis_url
+    from service.runtime.settings import redact
+    from service.runtime.storeid import (
+        BEFORE_FORMATS,
+        StoreRefused,
+        decode,
+        encode,
+        probe,
+        record_for,
+    )
+
+    if getattr(args, "no_check", False):
+        return
+    for stream in dict.fromkeys(streams):
+        found = await probe(client, stream)
+        if found.raw is not None:
+            try:
+                record = decode(found.raw, stream)
+            except StoreRefused as exc:
+                raise UserError(f"{exc}; nothing appended") from None
+            if record.migrated_to is not None:
+                raise UserError(
+                    f"the store of {stream} was migrated to the {record.migrated_to} layout: no "
+                    f"service reads {stream} any more (give no --stream: the commands route to "
+                    f"the partitions; RATING_PARTITIONS={record.migrated_to}); nothing appended"
+                )
+            continue
+        url = redact(redis_url(args))
+        if cli_settings().create_store:
+            own, partition = _own_layout(layout, stream)
+            earlier = BEFORE_FORMATS if found.keys else None
+            record = record_for(own, partition, upgraded_from=earlier)
+            await client.set(found.key, encode(record), nx=True)
+            continue
+        if found.keys:
+            raise UserError(
+                f"the store of {stream} at {url} was written before store format 1: run "
+                "`rating-service upgrade-store` (--no-check appends anyway); nothing appended"
+            )
+        raise UserError(
+            f"no store at {url} for {stream}: is serve running against this Redis? a new "
+            "deployment: run `rating-service init-store` once (--no-check appends anyway); "
+            "nothing appended"
+        )
+
+
+def _own_layout(layout: Any, stream: str) -> tuple[Any, Any]:
+    """The layout and partition a store of `stream` belongs to (a partition's own stream given
+    with --stream is the domains layout's, routing.layout_for makes it a single one)."""
+    from service.runtime.keys import untagged
+    from service.runtime.partitions import layout_of
+
+    partition = layout.of_stream(stream)
+    if layout.layout == "single" and partition.name != partition.input:
+        first = layout.partitions[0]
+        whole = layout_of(
+            "domains", (untagged(stream),), untagged(first.output), untagged(first.dead_letter)
+        )
+        return whole, whole.of_stream(stream)
+    return layout, partition
+
+
 async def pool_records(
     client: Any, keys: StreamKeys, system: str, pools: Sequence[str], ids: Sequence[str]
 ) -> dict[str, PlayerRecord]:

@@ -270,6 +270,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         counts = await rerate(client, args.stream, default_registry(), ledger, args.page, progress)
         progress.finish()
         written = await write_ledger(client, target, ledger, counts.last_id)
+        await _replay_record(client, args.stream, args.into)
         diffs, markers, states = await compare(client, live, ledger)
         lines = [f"wrote {written:,} records under {target.prefix}*"]
         return summary(counts, diffs, markers, states, args.show) + lines
@@ -277,6 +278,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for line in run_redis(args, work):
         print(line)
     return 0
+
+
+async def _replay_record(client: Any, stream: str, namespace: str) -> None:
+    """The identity record of the store a replay wrote (service/runtime/storeid.py)."""
+    from service.runtime.storeid import StoreRefused, decode, encode, replay_record
+
+    raw = await client.get(StreamKeys(stream).store)
+    try:
+        live = decode(raw, stream) if raw is not None else None
+    except StoreRefused:
+        live = None
+    record = replay_record(live, stream, namespace)
+    await client.set(StreamKeys(stream, namespace=namespace).store, encode(record))
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -289,6 +303,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         by_stream: dict[str, list[PlayerRecord]] = {}
         for record in records:
             by_stream.setdefault(layout.route(record.system, record.pool).input, []).append(record)
+        await checks.require_stores(client, args, layout, by_stream)
         for stream, chunk in by_stream.items():
             await guard_import(client, StreamKeys(stream), chunk, args.force)
         counts = [
@@ -378,6 +393,7 @@ def send_messages(
     async def send(client) -> int:
         layout = await layout_for(client, args.stream)
         routed = [layout.route(*system_pool(raw)) for raw in messages]
+        await checks.require_stores(client, args, layout, [p.input for p in routed])
         looked = [(StreamKeys(p.input), decode_input(raw)) for p, raw in zip(routed, messages)]
         said = await checks.before_append(client, args, looked, given)
         if said is not None:
@@ -486,7 +502,9 @@ async def check_reopenable(
     """UserError unless `period` is the pool's latest close and one a reopen can undo (what
     the service checks first: docs/rules/fide.md "F11 A close can be undone")."""
     pool = pool or DEFAULT_POOL[args.system]
-    partition = (await layout_for(client, args.stream)).route(args.system, pool)
+    layout = await layout_for(client, args.stream)
+    partition = layout.route(args.system, pool)
+    await checks.require_stores(client, args, layout, [partition.input])
     raw = await client.hget(StreamKeys(partition.input).pools, f"{args.system}:{pool}")
     state = msgspec.json.decode(raw, type=PoolState) if raw is not None else None
     where = f"{args.system}/{pool}"
@@ -695,6 +713,11 @@ def _register_import(commands: Any) -> None:
         "--force",
         action="store_true",
         help="overwrite records that differ from the list (rated since)",
+    )
+    p.add_argument(
+        "--no-check",
+        action="store_true",
+        help="load without looking for the store's identity record first (for scripts)",
     )
     p.add_argument("--stream", help=STREAM_HELP)
     p.add_argument("--redis-url", help=REDIS_HELP)

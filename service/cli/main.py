@@ -1,5 +1,5 @@
 """The `rating-service` command line: the parser, and one module per command family
-(offline, serve, data, lookup, watch, calc, bench) that adds its own subcommands.
+(offline, serve, stores, data, lookup, watch, calc, bench) that adds its own subcommands.
 
 Bad input gets one line naming the file, line and field, and exit code 2; a failed
 check (`validate`, `schemas --check`) exits 1. Never a traceback for the user's input.
@@ -12,7 +12,19 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from service.cli import backup, bench, calc, data, lookup, offline, rejected, serve, streams, watch
+from service.cli import (
+    backup,
+    bench,
+    calc,
+    data,
+    lookup,
+    offline,
+    rejected,
+    serve,
+    stores,
+    streams,
+    watch,
+)
 from service.cli.errors import EXIT_OK, EXIT_USAGE, UserError
 from service.formats.jsonlines import FileProblem
 from service.runtime.settings import SettingsError
@@ -25,7 +37,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version, help="print the installed version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for family in (offline, serve, data, streams, backup, lookup, watch, rejected, calc, bench):
+    for family in (
+        offline,
+        serve,
+        stores,
+        data,
+        streams,
+        backup,
+        lookup,
+        watch,
+        rejected,
+        calc,
+        bench,
+    ):
         family.register(commands)
     return parser
 

@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from schemas.rejected import REASONS, EventRejected
+from service.cli.checks import require_stores
 from service.cli.data import checked
 from service.cli.errors import EXIT_OK, UserError
 from service.cli.redisclient import run_redis
@@ -290,6 +291,7 @@ def cmd_redrive(args: argparse.Namespace) -> int:
         layout = await layout_for(client, None)
         plans = [await _plan(client, args, layout, i, fixed) for i in args.ids]
         sources = list(dict.fromkeys(plan.letter.source_stream for plan in plans))
+        await require_stores(client, args, layout, [s for s in sources if s in layout.inputs])
         watched = [watched_streams(args, _partition(layout, source)) for source in sources]
         since = await tails(client, *(s for w in watched for s in w[1:])) if waiting else {}
         done = []

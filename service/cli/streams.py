@@ -64,6 +64,10 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         found = await migrate.plan(client, source, layout)
         if args.yes:
             await migrate.apply(client, found)
+            try:
+                await migrate.write_records(client, source, layout)
+            except migrate.MigrationRefused as exc:
+                raise UserError(str(exc)) from None
         return found
 
     found = run_redis(args, work)
@@ -83,6 +87,10 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     if not args.yes:
         print("nothing was written: give --yes to copy (the service stopped; the old keys stay)")
     else:
+        print(
+            f"wrote the partitions' store records, marked {source}'s store migrated (a replica "
+            "without RATING_PARTITIONS=domains refuses it) and advertised the domains layout"
+        )
         print(
             "next: start the service with RATING_PARTITIONS=domains (publish and import route by themselves)"
         )

@@ -74,6 +74,9 @@ from service.runtime.partitions import advertise, cluster_problem
 from service.runtime.processor import StreamProcessor
 from service.runtime.redischecks import RedisChecks
 from service.runtime.settings import Settings, load_settings, redact, redact_error
+from service.runtime.storegate import StoreGate
+from service.runtime.storeid import StoreRefused
+from service.runtime.unread import Unread
 
 log = structlog.get_logger("rating.app")
 T = TypeVar("T")
@@ -87,8 +90,8 @@ REDIS_AWAY = TRANSIENT
 
 class ServiceFailed(Exception):
     """A failure that retrying cannot fix (the HTTP port is taken, Redis refuses a command the
-    service needs at start-up, a subscriber stopped for good): said in one line, and the
-    process exits non-zero."""
+    service needs at start-up, a store it must not serve (storeid.py), a subscriber stopped
+    for good): said in one line, and the process exits non-zero."""
 
 
 class KindFound(Exception):
@@ -127,15 +130,24 @@ class Service:
         self.outage = OutageLog(settings.outage_log_ms / 1000)
         self.stopping = asyncio.Event()  # set when the shutdown starts: handlers stop waiting
         self.exit_requested = asyncio.Event()
+        self.fatal: str | None = None  # why the service stops, found while running (the gate)
         inputs = settings.layout.inputs
+        self.gate = StoreGate(self.client, settings, self.metrics, self._stop_for)
         self.leases = Leases(
-            self.client, settings.consumer, inputs, settings.lease_ms, self.metrics, self.catch_up
+            self.client,
+            settings.consumer,
+            inputs,
+            settings.lease_ms,
+            self.metrics,
+            self.catch_up,
+            gate=self.gate,
         )
         self.processors = {
             s: StreamProcessor(self.client, settings, s, registry, self.metrics, self.leases[s])
             for s in inputs
         }
         self.health = Health(self.client, self.metrics, settings.redis_url)
+        self.health.stores = self.gate.problem
         self.checks = RedisChecks(self.client, settings, self.metrics, self.health.unready)
         self.http = (
             _http_server(self.client, self.health, self.metrics, settings, self.outage)
@@ -154,6 +166,11 @@ class Service:
             on_shutdown=[self.stop_side_tasks],
             after_shutdown=[self.close_client],
         )
+
+    def _stop_for(self, reason: str) -> None:
+        """A store this replica must not serve, found while running: exit 1, saying why."""
+        self.fatal = reason
+        self.exit_requested.set()
 
     async def catch_up(self, stream: str) -> None:
         """Apply whatever is after the cursor up to the last entry the consumer group has
@@ -176,8 +193,10 @@ class Service:
 
     async def start(self) -> None:
         """The app's start-up hook: the HTTP side (live at once, ready once Redis answers),
-        then, once Redis answers, the consumer groups, the layout, the index of the existing
-        entries, and the side tasks (the groups' observer, the leases)."""
+        then, once Redis answers, the stores' records (refused: ServiceFailed, before anything
+        is written), the consumer groups, the layout, the index of the existing entries, and
+        the side tasks (the groups' observer, the leases, the records' look, the unread
+        streams' look)."""
         settings = self.settings
         configure_logging(settings.log_level, settings.log_json)
         if self.http is not None:
@@ -187,21 +206,30 @@ class Service:
                 raise ServiceFailed(_http_problem(exc, settings)) from None
         processors = list(self.processors.values())
         await _until_redis_answers(
-            lambda: _start_on_redis(settings, self.guessed_kind, processors, self.checks),
+            lambda: _start_on_redis(
+                settings, self.guessed_kind, processors, self.checks, self.gate
+            ),
             settings,
         )
         await advertise(self.client, settings.layout)
         for processor in processors:
             await processor.index_existing()
-        self.tasks.append(
-            asyncio.create_task(_watch_groups(processors, self.health, self.outage, settings))
-        )
+
+        def away(exc: BaseException) -> None:
+            self.outage.unreachable(_reason(exc, settings))
+
         self.tasks.append(asyncio.create_task(self.checks.run()))
         self.tasks.append(
             asyncio.create_task(
-                self.leases.run(lambda exc: self.outage.unreachable(_reason(exc, settings)))
+                _watch_groups(processors, self.health, self.outage, settings, self.gate.gone)
             )
         )
+        self.tasks.append(asyncio.create_task(self.leases.run(away)))
+        self.tasks.append(asyncio.create_task(self.gate.run(self.leases, away)))
+        unread = Unread(
+            self.client, settings.layout, self.metrics, self.leases[settings.layout.inputs[0]]
+        )
+        self.tasks.append(asyncio.create_task(unread.run(away)))
         log.info(
             "starting",
             partitions=settings.partitions,
@@ -382,7 +410,8 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
     await service.app.stop()
     if not stop.is_set():
         raise ServiceFailed(
-            "a subscriber stopped for good (see the log above); restart the service"
+            service.fatal
+            or "a subscriber stopped for good (see the log above); restart the service"
         )
 
 
@@ -559,15 +588,24 @@ async def _kind_now(settings: Settings) -> bool | None:
 
 
 async def _start_on_redis(
-    settings: Settings, guessed: bool | None, processors, checks: RedisChecks
+    settings: Settings,
+    guessed: bool | None,
+    processors,
+    checks: RedisChecks,
+    gate: StoreGate,
 ) -> None:
     """What the start-up needs Redis for: with a guessed kind, ask it again (KindFound when
-    wrong); check the server (a refusal is a ServiceFailed: redischecks.py, D24); create the
-    consumer groups."""
+    wrong); check the server (a refusal is a ServiceFailed: redischecks.py, D24); the stores'
+    records (a ServiceFailed for a store this replica must not serve, before anything is
+    written: storeid.py, D16-D17); create the consumer groups."""
     if guessed is not None and await is_cluster(settings.redis_url) != guessed:
         raise KindFound(not guessed)
     if (refused := await checks.at_start()) is not None:
         raise ServiceFailed(refused)
+    try:
+        await gate.check_start()
+    except StoreRefused as exc:
+        raise ServiceFailed(str(exc)) from None
     for processor in processors:
         await processor.ensure_group()
 
@@ -612,11 +650,13 @@ async def _watch_groups(
     health: Health,
     outage: OutageLog,
     settings: Settings,
+    gone: set[str],
     every: float = 2.0,
 ) -> None:
     """Every `every` seconds: tell the OutageLog whether Redis answers a PING (and keep
     `rating_redis_up`), update the gauges (consumer groups, lag, dead-letter stream), and
-    create a consumer group again if it is gone."""
+    create a consumer group again if it is gone (not for a stream whose store record is
+    `gone`: it is not consumed until the record is back, storegate.py)."""
     problem_said = None
     while True:
         problem = await health.redis_answers()
@@ -626,6 +666,8 @@ async def _watch_groups(
             outage.reachable()
             try:
                 for processor in processors:
+                    if processor.stream in gone:
+                        continue
                     if not await processor.observe_group():
                         await processor.recover_group()
                 problem_said = None

@@ -48,6 +48,7 @@ URL_FILE = "redis.url"
 LOCK_FILE = "lock"
 PID_FILE = "server.pid"
 LOG_FILE = "server.log"
+AOF_NAMES = ("appendonlydir", "appendonly.aof")  # Redis 7 / Valkey, and Redis 6.2's
 _VERSION = re.compile(r"\b(Redis|Valkey|KeyDB) server v=(\d+)\.(\d+)\.(\d+)", re.IGNORECASE)
 
 
@@ -521,7 +522,10 @@ def redis_for_serve(settings: Settings, configured: bool) -> Iterator[Settings]:
     """The settings `serve` runs with. A configured URL, or a Redis answering on the
     default address, is used as it is. Otherwise an embedded server is started on the data
     directory (one log line with its URL), and stopped when the block ends, however it
-    ends: the service stopped by SIGTERM / SIGINT, or failed to start."""
+    ends: the service stopped by SIGTERM / SIGINT, or failed to start. On a data directory
+    with no append-only file yet (one this server creates), the service creates its stores'
+    records (RATING_CREATE_STORE; decision D16): a data directory that has one is a store,
+    refused when empty (a copy that did not load)."""
     if configured or settings.redis_url != DEFAULT_REDIS_URL or answers(settings.redis_url):
         yield settings
         return
@@ -532,6 +536,7 @@ def redis_for_serve(settings: Settings, configured: bool) -> Iterator[Settings]:
     configure_logging(settings.log_level, settings.log_json)
     log = structlog.get_logger("rating.embedded")
     server = EmbeddedServer(settings.data_dir)
+    new = not any((Path(settings.data_dir) / name).exists() for name in AOF_NAMES)
     previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)  # a SIGTERM while it starts stops it
     try:
         server.start()
@@ -542,7 +547,9 @@ def redis_for_serve(settings: Settings, configured: bool) -> Iterator[Settings]:
             server=server.binary.path,  # type: ignore[union-attr]  # a server that was launched has a binary
             pid=server.pid,
         )
-        yield msgspec.structs.replace(settings, redis_url=server.url)
+        yield msgspec.structs.replace(
+            settings, redis_url=server.url, create_store=settings.create_store or new
+        )
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # stopping already: let it finish
         try:

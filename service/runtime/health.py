@@ -2,14 +2,16 @@
 `/health/ready` (served by `service/web/`), also used by the periodic group watcher.
 
     live   the process's event loop answers
-    ready  Redis answers a PING within a second, and nothing holds the replica off
-           consuming (`unready`: a Redis check that refuses the server, D25); else 503
-           with the reason
+    ready  Redis answers a PING within a second, nothing holds the replica off consuming
+           (`unready`: a Redis check that refuses the server, D25), and every store it
+           serves has its identity record (`stores`: storegate.py, D17); else 503 with the
+           reason
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -24,11 +26,13 @@ class Live(msgspec.Struct, frozen=True):
     status: str = "live"
 
 
-class Ready(msgspec.Struct, frozen=True):
-    """`status` ready or unready; `redis` ok, or why Redis is not answering."""
+class Ready(msgspec.Struct, frozen=True, omit_defaults=True):
+    """`status` ready or unready; `redis` ok, or why Redis is not answering; `stores` (only
+    when something is wrong) why a store is not served."""
 
     status: str
     redis: str
+    stores: str | None = None
 
 
 class Health:
@@ -41,6 +45,7 @@ class Health:
         # Why this replica holds off consuming though Redis answers, by who said so
         # (redischecks.py); while any, it is not ready and its subscribers do not read.
         self.unready: dict[str, str] = {}
+        self.stores: Callable[[], str | None] = lambda: None  # storegate.StoreGate.problem
 
     async def redis_answers(self) -> str | None:
         """None when Redis answers a PING within a second, else why not."""
@@ -55,8 +60,11 @@ class Health:
 
     async def ready(self) -> Ready:
         problem = await self.redis_answers()
-        if problem is None and self.unready:
+        if problem is not None:
+            return Ready(status="unready", redis=problem)
+        if self.unready:
             return Ready(status="unready", redis="; ".join(self.unready.values()))
-        if problem is None:
-            return Ready(status="ready", redis="ok")
-        return Ready(status="unready", redis=problem)
+        stores = self.stores()
+        if stores is not None:
+            return Ready(status="unready", redis="ok", stores=stores)
+        return Ready(status="ready", redis="ok")

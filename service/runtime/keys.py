@@ -1,7 +1,8 @@
 """The name of every Redis key and stream the service keeps, made here and nowhere else
 (tests/unit/test_layout.py checks it): the store, read model and leases of each input stream
-(StreamKeys), the partitions' streams (in_slot_of), the redrive ledger of a dead-letter stream
-(redriven_key), the advertised partition layout (layout_key).
+(StreamKeys, with the store's identity record `{S}:store`: storeid.py), the partitions' streams
+(in_slot_of), the redrive ledger of a dead-letter stream (redriven_key), the advertised partition
+layout (layout_key).
 
 Every key of one input stream shares its slot: the keys are prefixed by the stream's name
 when it carries a hash tag (`{fide.standard}:events.finished`, the domains layout of
@@ -39,12 +40,13 @@ RANKING = "ranking"
 NAMES = "names"
 LEASE = "lease"  # and its fence and token counter: `{S}:lease:fence`, `{S}:lease:token`
 REPLICAS = "replicas"
+STORE = "store"  # the store's identity record (service/runtime/storeid.py)
 
 # The kinds grouped by what their names and fields belong to (migrate.py moves a store by it).
 BY_POOL = (PLAYERS, HISTORY, ENTRIES, RANKING, NAMES)  # `:<system>:<pool>[:<player id>]`
 BY_DOMAIN = (TIMELINE,)  # `:<domain>`
 SHARED = (POOLS, CATALOG, EVENTS, RESULTS, MARKERS)  # one hash, fields of several pools
-PER_STREAM = (CURSOR, ATTEMPTS, LEASE, REPLICAS)  # the stream's progress and owner
+PER_STREAM = (CURSOR, ATTEMPTS, LEASE, REPLICAS, STORE)  # the stream's progress, owner, identity
 
 _FENCE = "fence"
 _TOKEN = "token"
@@ -109,6 +111,7 @@ class StreamKeys:
         self.lease_fence = f"{self.lease}:{_FENCE}"
         self.lease_token = f"{self.lease}:{_TOKEN}"
         self.replicas = self.prefix + REPLICAS
+        self.store = self.prefix + STORE
 
     def players(self, system: str, pool: str) -> str:
         return f"{self._players}:{system}:{pool}"
@@ -221,4 +224,11 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
         ),
         KeyDoc(k.lease_token, "string", "the fencing token counter (INCR on every acquisition)"),
         KeyDoc(k.replicas, "sorted set", "consumer -> heartbeat expiry (ms): the live replicas"),
+        KeyDoc(
+            k.store,
+            "string",
+            "the store's identity record (JSON): its store format, layout, partition, namespace, "
+            "when and by which version it was created and last written, whether it was migrated; "
+            "checked by every replica before it serves the stream (docs/operations/upgrades.md)",
+        ),
     )

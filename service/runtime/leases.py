@@ -42,9 +42,11 @@ from service.runtime.replies import text
 log = structlog.get_logger("rating.leases")
 STANDBY_POLL = 0.2  # seconds: how often a standby looks for a free lease (at most lease / 3)
 
-# KEYS[1] lease, KEYS[2] token counter, KEYS[3] fence; ARGV[1] consumer, ARGV[2] lease ms,
-# ARGV[3] '1' to take a lease held under this consumer's own name (a predecessor's).
+# KEYS[1] lease, KEYS[2] token counter, KEYS[3] fence, KEYS[4] the store's record; ARGV[1]
+# consumer, ARGV[2] lease ms, ARGV[3] '1' to take a lease held under this consumer's own name
+# (a predecessor's), ARGV[4] '1' to take none while the store has no record (0: storegate.py).
 _ACQUIRE = """
+if ARGV[4] == '1' and redis.call('EXISTS', KEYS[4]) == 0 then return 0 end
 local held = redis.call('GET', KEYS[1])
 if held then
   if ARGV[3] ~= '1' or string.sub(held, -(#ARGV[1] + 1)) ~= ' ' .. ARGV[1] then return false end
@@ -94,6 +96,7 @@ class StreamLease:
         self.token_key = keys.lease_token
         self.fence_key = keys.lease_fence
         self.replicas_key = keys.replicas
+        self.store_key = keys.store
         self.value: str | None = None  # "<token> <consumer>" while this replica owns the stream
         self.held: str | None = None  # the value to give back in Redis (kept past stand_down)
         self.lock = asyncio.Lock()  # one commit or release at a time
@@ -125,8 +128,12 @@ class Leases:
         lease_ms: int,
         metrics: Metrics,
         catch_up: Callable[[str], Coroutine[Any, Any, None]],
+        gate: Any = None,
     ):
+        """`gate`: the stores' records (storegate.StoreGate): no lease is taken on a store
+        without one, nor kept on one the gate does not admit; None: not looked at."""
         self.client = client
+        self.gate = gate
         self.consumer = consumer
         self.lease_ms = lease_ms
         self.metrics = metrics
@@ -204,12 +211,18 @@ class Leases:
         # once rather than after it expires; the new token fences the predecessor out.
         own = "0" if self._started else "1"
         value = await self._acquire(
-            keys=[lease.key, lease.token_key, lease.fence_key],
-            args=[self.consumer, self.lease_ms, own],
+            keys=[lease.key, lease.token_key, lease.fence_key, lease.store_key],
+            args=[self.consumer, self.lease_ms, own, "1" if self.gate is not None else "0"],
         )
+        if value == 0:  # the store has no record
+            await self.gate.missing(lease.stream)
+            return False
         if value is None:
             if not lease.said_waiting:
                 await self._say_waiting(lease)
+            return False
+        if self.gate is not None and not await self.gate.admits(lease.stream):
+            await self._release(keys=[lease.key], args=[text(value)])
             return False
         lease.value = lease.held = text(value)
         lease.said_waiting = False

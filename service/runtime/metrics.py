@@ -43,6 +43,7 @@ class Metrics:
         self._replica()
         self._outage()
         self._http()
+        self._stores()
 
     def _process(self) -> None:
         """The process and the build."""
@@ -230,6 +231,25 @@ class Metrics:
         self.http_unavailable = Counter(
             "rating_http_redis_unavailable",
             "HTTP reads answered 503 because Redis did not answer (with Retry-After)",
+            registry=r,
+        )
+
+    def _stores(self) -> None:
+        """The stores' identity records, and entries on streams nobody reads
+        (docs/operations/upgrades.md)."""
+        r = self.registry
+        self.store_ok = Gauge(
+            "rating_store_record_ok",
+            "1 while the stream's store record is there and agrees with this replica's settings; 0: the "
+            "stream is not consumed (a FLUSHALL, a restore that did not load)",
+            ["stream"],
+            registry=r,
+        )
+        self.misrouted = Counter(
+            "rating_misrouted_entries",
+            "Entries appended to an input stream the partition layout does not read (not rated: "
+            "`rating-service streams` names the right one)",
+            ["stream"],
             registry=r,
         )
 

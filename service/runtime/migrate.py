@@ -12,6 +12,11 @@ copied, not moved (the single layout keeps working on them until they are delete
 hand); the applied cursor, attempt counts and leases are not copied (the partitions'
 streams are new). It runs with the service stopped, against one Redis (not a cluster:
 the single layout cannot run on one).
+
+The stores' identity records (storeid.py; docs/operations/upgrades.md): each partition gets
+its own, the old store's is marked migrated (written first if it had none), and the domains
+layout is advertised, so that a replica started without RATING_PARTITIONS=domains refuses the
+old store instead of rating on it, and `publish` routes to the partitions at once.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ import msgspec
 from schemas.common import DEFAULT_POOL
 from service.readmodel import unpack_message
 from service.runtime import keys
-from service.runtime.keys import StreamKeys
-from service.runtime.partitions import DOMAINS, Layout, Partition
+from service.runtime.keys import StreamKeys, untagged
+from service.runtime.partitions import DOMAINS, Layout, Partition, advertise, layout_of
 from service.runtime.store import scan_store, text
+from service.runtime.storeid import StoreRefused, decode, encode, probe, record_for
+from service.runtime.storeplans import mark_migrated
 from service.timeline import decode_archived
 
 
@@ -132,6 +139,16 @@ async def check(client: Any, source: str, layout: Layout) -> None:
     old = StreamKeys(source)
     if await client.exists(old.lease):
         raise MigrationRefused(f"a service holds the lease of {source}: stop it first (SIGTERM)")
+    raw = await client.get(old.store)
+    try:
+        record = decode(raw, source) if raw is not None else None
+    except StoreRefused as exc:
+        raise MigrationRefused(str(exc)) from None
+    if record is not None and record.migrated_to is not None:
+        raise MigrationRefused(
+            f"the store of {source} was migrated to the {record.migrated_to} layout already "
+            f"({record.migrated_at}): nothing was copied"
+        )
     last = await client.xrevrange(source, count=1)
     cursor = text(await client.get(old.cursor))
     if last and cursor != text(last[0][0]):
@@ -156,3 +173,18 @@ async def apply(client: Any, found: Plan, batch: int = 500) -> None:
             await pipe.execute()
     for key, mapping in found.fields.items():
         await client.hset(key, mapping=mapping)
+
+
+async def write_records(client: Any, source: str, layout: Layout) -> None:
+    """After the copy: each partition's store record, the old store's marked migrated, the
+    domains layout advertised (see the module's docstring)."""
+    for partition in layout.partitions:
+        record = encode(record_for(layout, partition))
+        await client.set(StreamKeys(partition.input).store, record, nx=True)
+    first = layout.partitions[0]
+    old = layout_of("single", (source,), untagged(first.output), untagged(first.dead_letter))
+    try:
+        await mark_migrated(client, await probe(client, source), old, layout.layout)
+    except StoreRefused as exc:
+        raise MigrationRefused(str(exc)) from None
+    await advertise(client, layout)

@@ -146,10 +146,13 @@ def misrouted(partition: Partition, layout: Layout, system: str, pool: str) -> s
     return f"{system}/{pool} events belong on {right.input} (partition {right.name}: {pools}), not {partition.input}"
 
 
-async def advertise(client: Any, layout: Layout) -> None:
+async def advertise(client: Any, layout: Layout, *, if_missing: bool = False) -> bool:
     """Say which partitions the service reads (`publish` and the other producing commands
-    route by it; `rating-service streams` prints it)."""
-    await client.set(layout_key(layout.base), msgspec.json.encode(layout))
+    route by it; `rating-service streams` prints it). `if_missing`: only where no layout is
+    advertised (the running service's look, storegate.py). Whether it was written."""
+    return bool(
+        await client.set(layout_key(layout.base), msgspec.json.encode(layout), nx=if_missing)
+    )
 
 
 async def advertised(client: Any, base: str) -> Layout | None:

@@ -176,6 +176,14 @@ SETTINGS: tuple[Setting, ...] = (
         "while Redis stays unreachable, how often (ms) the log says so again",
     ),
     Setting(
+        "create_store",
+        ("RATING_CREATE_STORE",),
+        "false",
+        "true: a store found without its identity record (empty, or written before store formats) gets one "
+        "at once, by serve or a writing command, instead of being refused (throwaway setups; else "
+        "`rating-service init-store` or `upgrade-store`, docs/operations/upgrades.md)",
+    ),
+    Setting(
         "log_level",
         ("RATING_LOG_LEVEL",),
         "INFO",
@@ -230,6 +238,7 @@ class Settings(msgspec.Struct, frozen=True):
     admin_host: str = "127.0.0.1"
     admin_port: int = 0
     outage_log_ms: int = 60_000
+    create_store: bool = False
     log_level: str = "INFO"
     log_json: bool | None = None
     allow_eviction: bool = False
@@ -340,7 +349,7 @@ _INTS = {
 }
 
 
-_BOOLS = {"allow_eviction", "require_aof"}
+_BOOLS = {"allow_eviction", "require_aof", "create_store"}
 
 
 def _convert(field: str, raw: str) -> object:

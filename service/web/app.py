@@ -151,7 +151,7 @@ async def readiness(health: Health) -> Response:
     """200 with `ready`, else 503 with Retry-After. A check's hold (redischecks.py) says why
     without an address; a PING that failed says its error's kind only (ConnectionError,
     TimeoutError, BusyLoadingError ...): its text names Redis's address, which the log has
-    (D28)."""
+    (D28); a store without its record (storegate.py) names the stream and the key."""
     answer = await health.ready()
     if answer.status == "ready":
         return Response(msgspec.json.encode(answer), media_type=JSON)
@@ -159,7 +159,7 @@ async def readiness(health: Health) -> Response:
     said = (
         answer
         if answer.redis == held
-        else Ready(status=answer.status, redis=answer.redis.partition(":")[0])
+        else Ready(status=answer.status, redis=answer.redis.partition(":")[0], stores=answer.stores)
     )
     return Response(
         msgspec.json.encode(said), 503, headers={"Retry-After": str(RETRY_AFTER)}, media_type=JSON

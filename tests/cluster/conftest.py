@@ -33,3 +33,10 @@ def cluster_prefix(redis_cluster: ClusterUnderTest) -> Iterator[str]:
     prefix = f"t{uuid.uuid4().hex[:12]}"
     yield prefix
     redis_cluster.delete_matching(f"*{prefix}*")
+
+
+@pytest.fixture(autouse=True)
+def new_stores_get_their_record(monkeypatch):
+    """Every test's store is new: the commands it runs in this process create the stores'
+    records (RATING_CREATE_STORE, docs/operations/upgrades.md)."""
+    monkeypatch.setenv("RATING_CREATE_STORE", "true")

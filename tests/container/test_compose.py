@@ -1,5 +1,6 @@
 """The image and compose.yaml, run for real on a Docker engine: deploy/Dockerfile is built,
-Redis and the two replicas come up and answer /health/ready, the demo profile rates the
+the stores are made (`docker compose run --rm init-store`), Redis and the two replicas come
+up and answer /health/ready, the demo profile rates the
 examples, the figures on the output stream equal the offline `rating-service rate` of the
 same examples, and the demo subscriber (`watch`) is still running when the stream has been
 idle for more than 10 s, having printed the four tables.
@@ -105,7 +106,13 @@ class Stack:
         self.override = workdir / "compose.test.yaml"
         services = {
             name: {"image": self.image}
-            for name in ("rating-service-1", "rating-service-2", "demo-producer", "demo-subscriber")
+            for name in (
+                "rating-service-1",
+                "rating-service-2",
+                "init-store",
+                "demo-producer",
+                "demo-subscriber",
+            )
         }
         for name in ("rating-service-1", "rating-service-2"):
             services[name]["healthcheck"] = {"interval": "1s"}
@@ -206,6 +213,7 @@ def stack(tmp_path_factory) -> Iterator[Stack]:
             timeout=900,
         )
         s.built_s = time.monotonic() - started
+        s.compose("run", "--rm", "init-store")  # once per volume (docs/operations/compose.md)
         s.compose("up", "-d", "--no-build")
         deadline = time.monotonic() + 120
         s.ready = [wait_ready(port, deadline) for port in s.http_ports]

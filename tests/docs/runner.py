@@ -109,9 +109,16 @@ def page_environment(redis_url: str, home: Path) -> dict[str, str]:
 
 
 class Serve:
-    """`rating-service serve` for one page: started, waited for until ready, stopped."""
+    """`rating-service serve` for one page: started, waited for until ready, stopped. Its
+    store is made first (`rating-service init-store`, as an operator does once: serve refuses
+    an empty store; the reader's embedded server on a new data directory makes it itself)."""
 
     def __init__(self, env: dict[str, str], home: Path):
+        made = subprocess.run(
+            ["rating-service", "init-store"], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        if made.returncode != 0:
+            raise PageFailed(f"rating-service init-store: {made.stdout}{made.stderr}")
         self.port = free_port()
         self.log_path = home / "serve.log"
         env = dict(env, RATING_HTTP_PORT=str(self.port), RATING_HTTP_HOST="127.0.0.1")

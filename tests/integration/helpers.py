@@ -12,8 +12,11 @@ from service.runtime.settings import Settings, load_settings
 
 
 def settings_for(redis_url: str, prefix: str, **overrides: Any) -> Settings:
-    """Settings whose streams (and so all keys) carry the test's own prefix."""
+    """Settings whose streams (and so all keys) carry the test's own prefix; the store's
+    record is created at start (RATING_CREATE_STORE: every test's store is new; the tests of
+    the records themselves give create_store=False)."""
     values: dict[str, Any] = dict(
+        create_store=True,
         input_streams=(f"{prefix}.events",),
         output_stream=f"{prefix}.ratings",
         dead_letter_stream=f"{prefix}.rejected",

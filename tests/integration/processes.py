@@ -93,6 +93,7 @@ class Services:
             "RATING_LOG_JSON": "true",
             "RATING_LOG_LEVEL": "WARNING",
             "RATING_HTTP_PORT": "0",
+            "RATING_CREATE_STORE": "true" if settings.create_store else "false",
         }
         self.env.pop("RATING_CONSUMER", None)
         self.command = command or ("-m", "tests.integration.service_runner", engines)

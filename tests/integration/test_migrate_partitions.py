@@ -111,7 +111,7 @@ def test_a_single_layout_store_moves_into_partitions_and_goes_on(tmp_path, redis
     for name in ("cfc.regular", "fide.standard", "naspa"):
         assert f"  {name} " in done.stdout
     again = cli(env, "migrate-partitions", "--yes")
-    assert again.returncode == 2 and "has a store already" in again.stderr
+    assert again.returncode == 2 and "migrated to the domains layout already" in again.stderr
 
     async def after() -> None:
         client = aioredis.Redis.from_url(redis_url)

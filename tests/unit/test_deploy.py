@@ -54,6 +54,16 @@ def test_demo_profile_publishes_every_example_that_exists():
     assert "demo" in compose()["services"]["demo-subscriber"]["profiles"]
 
 
+def test_compose_makes_the_stores_in_a_one_off_step():
+    """`docker compose run --rm init-store`, once per volume: not part of `up` (a second
+    init-store is refused, and a replica must refuse an empty store: a restore that did not
+    load)."""
+    init = compose()["services"]["init-store"]
+    assert init["command"] == ["init-store"] and init["profiles"] == ["init"]
+    assert init["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert init["environment"]["RATING_PARTITIONS"] == "domains"
+
+
 def test_kubernetes_manifests_match_the_service():
     documents = {}
     for path in sorted((ROOT / "deploy" / "k8s").glob("*.yaml")):
@@ -201,7 +211,13 @@ def test_the_host_network_override_covers_every_service():
     assert redis_port == "16379"  # what the CI machine's docker-local.sh uses too
     assert "${HOST_REDIS_PORT:-16379}" in override["redis"]["command"]
     assert "${HOST_REDIS_PORT:-16379}" in override["redis"]["healthcheck"]["test"]
-    for name in ("rating-service-1", "rating-service-2", "demo-producer", "demo-subscriber"):
+    for name in (
+        "rating-service-1",
+        "rating-service-2",
+        "init-store",
+        "demo-producer",
+        "demo-subscriber",
+    ):
         env = override[name]["environment"]
         assert env["RATING_REDIS_URL"] == "redis://127.0.0.1:${HOST_REDIS_PORT:-16379}/0"
         assert env["RATING_HTTP_HOST"] == "127.0.0.1"
@@ -212,7 +228,7 @@ def test_the_host_network_override_covers_every_service():
         # The default is the port compose.yaml publishes; the health check asks that port.
         assert base[name]["ports"] == [f"127.0.0.1:{default_of(text, variable)}:8080"]
         assert f"http://127.0.0.1:{port}/health/ready" in override[name]["healthcheck"]["test"][-1]
-    for name in ("demo-producer", "demo-subscriber"):
+    for name in ("init-store", "demo-producer", "demo-subscriber"):
         assert (
             override[name]["environment"]["RATING_HTTP_PORT"] == "0"
         )  # all on one network: no endpoint

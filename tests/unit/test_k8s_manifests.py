@@ -47,6 +47,7 @@ def test_there_are_manifests():
     assert kinds == {
         "ConfigMap",
         "Deployment",
+        "Job",
         "NetworkPolicy",
         "PodDisruptionBudget",
         "Secret",

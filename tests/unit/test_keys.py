@@ -64,6 +64,15 @@ def test_the_lease_keys():
         )
 
 
+def test_the_store_record():
+    assert StreamKeys("events.finished").store == "{events.finished}:store"
+    assert (
+        StreamKeys("{fide.standard}:events.finished").store
+        == "{fide.standard}:events.finished:store"
+    )
+    assert StreamKeys("events.finished", "fix1").store == "fix1:{events.finished}:store"
+
+
 def test_the_redrive_ledger_and_the_advertised_layout():
     assert redriven_key("events.rejected") == "events.rejected:redriven"
     assert (
@@ -117,6 +126,7 @@ def test_the_documented_layout():
         "{S}:lease:fence",
         "{S}:lease:token",
         "{S}:replicas",
+        "{S}:store",
     ]
 
 
