@@ -32,7 +32,7 @@ def run_redis(
     its own ConnectionError): it goes up to `main`, which ends quietly."""
     import asyncio
 
-    from redis.exceptions import RedisClusterException, RedisError
+    from redis.exceptions import OutOfMemoryError, RedisClusterException, RedisError
 
     from service.runtime.connection import connect
 
@@ -63,6 +63,11 @@ def run_redis(
         hint = ""
         if url == DEFAULT_REDIS_URL and not args.redis_url and not redis_url_configured():
             hint = no_embedded_server_hint()
+        if isinstance(exc, OutOfMemoryError):
+            hint = (
+                " (Redis is full: maxmemory reached under noeviction; nothing was written;"
+                " docs/operations/sizing.md)"
+            )
         raise UserError(f"Redis at {redact(url)}: {redact_error(exc, url)}{hint}") from None
 
 

@@ -69,7 +69,7 @@ from service.runtime.health import Health
 from service.runtime.leases import LeaseLost, Leases
 from service.runtime.logconfig import configure_logging
 from service.runtime.metrics import Metrics
-from service.runtime.outage import OutageLog
+from service.runtime.outage import REFUSING, OutageLog, refuses_writes
 from service.runtime.partitions import advertise, cluster_problem
 from service.runtime.processor import StreamProcessor
 from service.runtime.redischecks import RedisChecks
@@ -128,6 +128,7 @@ class Service:
         self.client = client_for(settings.redis_url, cluster)
         self.metrics = Metrics()
         self.outage = OutageLog(settings.outage_log_ms / 1000)
+        self.refusing = OutageLog(settings.outage_log_ms / 1000, said=REFUSING)  # D34
         self.stopping = asyncio.Event()  # set when the shutdown starts: handlers stop waiting
         self.exit_requested = asyncio.Event()
         self.fatal: str | None = None  # why the service stops, found while running (the gate)
@@ -188,8 +189,11 @@ class Service:
             self.leases.lost(stream)
         except REDIS_AWAY as exc:
             self.outage.unreachable(_reason(exc, self.settings))
-        except Exception:  # a failing entry (counted towards poison) or a Redis refusal:
-            log.exception("catch-up failed", stream=stream)  # the next renewal tries again
+        except Exception as exc:  # a failing entry (counted towards poison) or a Redis refusal:
+            if refuses_writes(exc):  # the next renewal tries again
+                self.refusing.unreachable(_reason(exc, self.settings))
+            else:
+                log.exception("catch-up failed", stream=stream)
 
     async def start(self) -> None:
         """The app's start-up hook: the HTTP side (live at once, ready once Redis answers),
@@ -215,8 +219,9 @@ class Service:
         for processor in processors:
             await processor.index_existing()
 
-        def away(exc: BaseException) -> None:
-            self.outage.unreachable(_reason(exc, settings))
+        def away(exc: BaseException) -> None:  # away, or answering but refusing writes (D34)
+            said = self.refusing if refuses_writes(exc) else self.outage
+            said.unreachable(_reason(exc, settings))
 
         self.tasks.append(asyncio.create_task(self.checks.run()))
         self.tasks.append(
@@ -224,7 +229,7 @@ class Service:
                 _watch_groups(processors, self.health, self.outage, settings, self.gate.gone)
             )
         )
-        self.tasks.append(asyncio.create_task(self.leases.run(away)))
+        self.tasks.append(asyncio.create_task(self.leases.run(away, self.refusing.reachable)))
         self.tasks.append(asyncio.create_task(self.gate.run(self.leases, away)))
         unread = Unread(
             self.client, settings.layout, self.metrics, self.leases[settings.layout.inputs[0]]
@@ -381,8 +386,11 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
             cluster = found.cluster
             log.info("redis answers: building the service again for it", redis=str(found))
             continue
-        except REDIS_AWAY as exc:
+        except (*REDIS_AWAY, ResponseError) as exc:
             await service.release()
+            if isinstance(exc, ResponseError) and not refuses_writes(exc):
+                raise _refused(exc, settings) from None  # e.g. an ACL without a command
+            # Away, or refusing writes (full under noeviction: D34): wait, start again.
             log.warning(
                 "start-up interrupted, starting again", error=_reason(exc, settings), retry_in=delay
             )
@@ -393,9 +401,7 @@ async def _run_until(stop: asyncio.Event, settings: Settings, registry: Registry
             continue
         except RedisError as exc:  # e.g. an ACL without a command the service needs
             await service.release()
-            raise ServiceFailed(
-                f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}"
-            ) from None
+            raise _refused(exc, settings) from None
         except BaseException:
             await service.release()
             raise
@@ -490,6 +496,7 @@ def _entries_handler(
             try:
                 await processor.handle(*ids, bodies=bodies)
                 outage.reachable()
+                service.refusing.reachable()
                 return
             except LeaseLost:
                 # Read just before the lease went: the entries stay pending, unacked; the
@@ -501,6 +508,15 @@ def _entries_handler(
                 # done (each commit is one MULTI/EXEC); try again when it is back, in order.
                 # On shutdown, leave the entries pending (reclaimed or caught up later).
                 outage.unreachable(_reason(exc, settings))
+                if not await _first(asyncio.sleep(delay), service.stopping):
+                    return
+                delay = min(delay * 2, BACKOFF_MAX)
+            except ResponseError as exc:
+                if not refuses_writes(exc):
+                    raise
+                # Redis full (noeviction), read-only or unable to persist: nothing of the
+                # commit was done; said once, tried again with backoff, in order (D34).
+                service.refusing.unreachable(_reason(exc, settings))
                 if not await _first(asyncio.sleep(delay), service.stopping):
                     return
                 delay = min(delay * 2, BACKOFF_MAX)
@@ -582,9 +598,7 @@ async def _kind_now(settings: Settings) -> bool | None:
     except REDIS_AWAY:
         return None
     except (RedisError, RedisClusterException) as exc:
-        raise ServiceFailed(
-            f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}"
-        ) from None
+        raise _refused(exc, settings) from None
 
 
 async def _start_on_redis(
@@ -638,6 +652,13 @@ async def _until_redis_answers(work: Callable[[], Awaitable[T]], settings: Setti
             said_kind = kind
             await asyncio.sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
+
+
+def _refused(exc: BaseException, settings: Settings) -> ServiceFailed:
+    """The one line of a start-up Redis refused (an ACL without a command the service needs)."""
+    return ServiceFailed(
+        f"Redis at {redact(settings.redis_url)} refused the start-up: {_reason(exc, settings)}"
+    )
 
 
 def _reason(exc: BaseException, settings: Settings) -> str:

@@ -156,12 +156,15 @@ class Leases:
     def poll(self) -> float:
         return min(STANDBY_POLL, self.lease_ms / 3000)
 
-    async def run(self, on_error: Callable[[BaseException], None]) -> None:
+    async def run(
+        self, on_error: Callable[[BaseException], None], on_ok: Callable[[], None] = lambda: None
+    ) -> None:
         """Every `poll` seconds: heartbeat, renew (every lease / 3), give back what is over
-        the fair share, take what is free while under it."""
+        the fair share, take what is free while under it (`on_ok` after a round that wrote)."""
         while True:
             try:
                 await self.tick()
+                on_ok()
             except (
                 RedisError,
                 *TRANSIENT,

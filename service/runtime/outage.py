@@ -24,12 +24,23 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 log = structlog.get_logger("rating.redis")
 
 
+UNREACHABLE = ("redis unreachable", "redis still unreachable", "redis reachable again")
+# Redis answers but refuses to write (maxmemory reached under noeviction, a replica, a failed
+# snapshot under stop-writes-on-bgsave-error): said the same way, once per change (D34).
+REFUSING = ("redis refuses writes", "redis still refuses writes", "redis takes writes again")
+
+
 class OutageLog:
     """The state of Redis as this process sees it, and the log lines of its changes."""
 
     def __init__(
-        self, every: float = 60.0, settle: float = 1.0, clock: Callable[[], float] = time.monotonic
+        self,
+        every: float = 60.0,
+        settle: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        said: tuple[str, str, str] = UNREACHABLE,
     ):
+        self.lines = said  # what is said when it starts, goes on and ends
         self.every = every
         self.settle = settle
         self.clock = clock
@@ -47,12 +58,10 @@ class OutageLog:
         now = self._failed = self.clock()
         if self.since is None:
             self.since = self._said = now
-            log.error("redis unreachable", error=error)
+            log.error(self.lines[0], error=error)
         elif now - self._said >= self.every:
             self._said = now
-            log.error(
-                "redis still unreachable", error=error, down_seconds=round(now - self.since, 1)
-            )
+            log.error(self.lines[1], error=error, down_seconds=round(now - self.since, 1))
 
     def reachable(self) -> None:
         """Something Redis had to answer succeeded: say so if Redis was away."""
@@ -61,10 +70,16 @@ class OutageLog:
             if now - self._failed >= self.settle:
                 down = round(now - self.since, 1)
                 self.since = None
-                log.warning("redis reachable again", down_seconds=down)
+                log.warning(self.lines[2], down_seconds=down)
 
 
 FAILURE_REASONS = ("connection", "timeout", "readonly", "oom", "other")
+
+
+def refuses_writes(exc: BaseException) -> bool:
+    """Whether Redis answered but refused a write it may take later (OOM, READONLY,
+    MISCONF): nothing of the commit was done; tried again, said by a REFUSING OutageLog."""
+    return failure_reason(exc) in ("oom", "readonly") or str(exc).startswith("MISCONF")
 
 
 def failure_reason(exc: BaseException) -> str:

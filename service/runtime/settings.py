@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
@@ -410,8 +411,17 @@ def redact(url: str) -> str:
     return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
 
 
+_PIPELINE_PREFIX = re.compile(r"^Command # \d+ \(.*?\) of pipeline caused error: ", re.S)
+
+
 def redact_error(exc: BaseException, url: str) -> str:
-    """An error's text without the URL's password, whatever the library put in it."""
+    """An error's text without the URL's password, whatever the library put in it, and
+    without the command redis-py quotes when a pipeline's command fails (an XADD quotes the
+    whole message; the error is what a person needs)."""
     text = str(exc)
+    if _PIPELINE_PREFIX.match(text):
+        text = _PIPELINE_PREFIX.sub("", text, count=1)
+        if text.startswith("('") or text.startswith('("'):  # the error's args, as a tuple
+            text = text[2:].rstrip(",)")[:-1]
     password = urlsplit(url).password
     return text.replace(password, "***") if password else text

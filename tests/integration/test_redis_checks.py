@@ -360,3 +360,41 @@ async def test_commits_refused_out_of_memory_or_by_a_replica_are_counted_by_reas
     finally:
         await client.aclose()
         await on_replica.aclose()
+
+
+async def test_a_full_redis_under_a_running_replica_is_said_once_and_waited_out(
+    private, tmp_path
+):
+    """Redis full under noeviction (maxmemory reached) just after an entry is appended: the
+    replica's commits are refused OOM; it says so once ("redis refuses writes", no traceback,
+    no "entry failed"), consumes nothing, counts the failures, and once Redis has room again
+    says so and rates the entry exactly once (D34)."""
+    server = await private()
+    settings = settings_for(server.url, "full")
+    stream = settings.input_streams[0]
+    client = aioredis.Redis.from_url(server.url)
+    await load_club(client, settings)
+    events = random_events(6, 43)
+    services = Services(settings)
+    try:
+        process = await started(services)
+        await publish(client, settings, *events[:5])
+        while len(await outputs(client, settings)) < 5:
+            await asyncio.sleep(0.1)
+        cursor = await client.get(StreamKeys(stream).cursor)
+        async with client.pipeline(transaction=True) as pipe:  # the entry, then no more room
+            pipe.xadd(stream, {"__data__": json.dumps(events[5]).encode()})
+            pipe.config_set("maxmemory", 1)
+            await pipe.execute()
+        log = await log_containing(services, process, '"redis refuses writes"')
+        await asyncio.sleep(3 * settings.lease_ms / 1000)  # several retries and lease rounds
+        assert await client.get(StreamKeys(stream).cursor) == cursor  # nothing consumed
+        await client.config_set("maxmemory", 0)
+        await check_final_state(client, settings, events, tmp_path, services=services)
+        log = await log_containing(services, process, '"redis takes writes again"')
+        said = [json.loads(line).get("event") for line in log.splitlines() if line.startswith("{")]
+        assert said.count("redis refuses writes") == 1, log
+        assert "Traceback" not in log and "entry failed" not in said, log
+    finally:
+        services.stop_all()
+        await client.aclose()
