@@ -1,3 +1,3 @@
 """The rating service: pure engines (`service.engine`) and the adapters around them."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

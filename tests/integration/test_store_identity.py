@@ -18,6 +18,7 @@ import time
 import msgspec
 import pytest
 
+from service import __version__
 from service.runtime import embedded
 from service.runtime.embedded import free_port, redis_for_serve
 from service.runtime.keys import StreamKeys, layout_key
@@ -158,7 +159,7 @@ async def test_a_store_of_a_newer_format_is_refused(redis_url, key_prefix, clien
         line = refused(services)
         assert line == (
             f"rating-service serve: the store of {stream} is store format 2, newer than this "
-            "version's (1; rating-service 0.1.0); it was last written by rating-service 9.9.9: "
+            f"version's (1; rating-service {__version__}); it was last written by rating-service 9.9.9: "
             "run that version or a later one"
         )
         sent = cli(services, "publish", str(EVENT))
