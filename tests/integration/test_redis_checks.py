@@ -362,9 +362,7 @@ async def test_commits_refused_out_of_memory_or_by_a_replica_are_counted_by_reas
         await on_replica.aclose()
 
 
-async def test_a_full_redis_under_a_running_replica_is_said_once_and_waited_out(
-    private, tmp_path
-):
+async def test_a_full_redis_under_a_running_replica_is_said_once_and_waited_out(private, tmp_path):
     """Redis full under noeviction (maxmemory reached) just after an entry is appended: the
     replica's commits are refused OOM; it says so once ("redis refuses writes", no traceback,
     no "entry failed"), consumes nothing, counts the failures, and once Redis has room again
