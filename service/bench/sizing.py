@@ -251,26 +251,8 @@ def _stream_bytes(client: redis.Redis, stream: str) -> int:
 
 
 @dataclass(frozen=True)
-class Run:
-    """One store measure's streams and group."""
-
-    prefix: str
-
-    @property
-    def input(self) -> str:
-        return f"{self.prefix}.events"
-
-    @property
-    def output(self) -> str:
-        return f"{self.prefix}.ratings"
-
-    @property
-    def dead_letter(self) -> str:
-        return f"{self.prefix}.rejected"
-
-    @property
-    def group(self) -> str:
-        return f"{self.prefix}.group"
+class Run(bench.Names):
+    """One store measure's streams and group (the bench's names), and its replica's settings."""
 
     def env(self, url: str, **extra: str) -> dict[str, str]:
         return {
@@ -346,7 +328,7 @@ def measure_store(
             rss = bench.peak_rss_mb(service.pid)
         finally:
             bench._stop(service)
-        bench._none_dead_lettered(client, run)  # type: ignore[arg-type]  # a Run names its streams as Names does
+        bench._none_dead_lettered(client, run)
         used = _used_memory(client) - before
         found = key_bytes(client, keys)
         found[INPUT] = {"bytes": _stream_bytes(client, run.input), "keys": 1, "members": events}
@@ -584,7 +566,7 @@ def bench_one(url: str, prefix: str, records: list[PlayerRecord], message: dict)
             rss = bench.peak_rss_mb(service.pid)
         finally:
             bench._stop(service)
-        bench._none_dead_lettered(client, run)  # type: ignore[arg-type]  # a Run names its streams as Names does
+        bench._none_dead_lettered(client, run)
     finally:
         client.close()
     return {"seconds": seconds, "service_peak_rss_mib": rss}
