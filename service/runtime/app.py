@@ -491,6 +491,8 @@ def _entries_handler(
         # New entries come with their bodies (applied without reading them again when they
         # follow the cursor); reclaimed ones are read from the stream.
         ids, bodies = entries_of(message)
+        if service.health.unready:  # a Redis check holds consuming (D25): a batch read
+            return  # just before stays pending, unacked; the catch-up applies it after
         delay = BACKOFF_FIRST
         while ids:
             try:

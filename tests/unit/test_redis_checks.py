@@ -205,11 +205,12 @@ def test_each_change_is_said_once_and_the_hold_follows_the_refusals(monkeypatch)
 
 
 class fresh_log:
-    """structlog's captured lines, with redischecks' logger fresh (earlier tests may have
-    configured logging with cached loggers)."""
+    """structlog's captured lines, with the loggers of `modules` (redischecks') fresh
+    (earlier tests may have configured logging with cached loggers)."""
 
-    def __init__(self, monkeypatch):
+    def __init__(self, monkeypatch, *modules):
         self.monkeypatch = monkeypatch
+        self.modules = modules or (redischecks,)  # whose module-level `log` is made fresh
 
     def __enter__(self):
         self.before = structlog.get_config()
@@ -217,7 +218,8 @@ class fresh_log:
             wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
             cache_logger_on_first_use=False,
         )
-        self.monkeypatch.setattr(redischecks, "log", structlog.get_logger("rating.redis"))
+        for module in self.modules:
+            self.monkeypatch.setattr(module, "log", structlog.get_logger("rating.redis"))
         self.capturing = capture_logs()
         return self.capturing.__enter__()
 

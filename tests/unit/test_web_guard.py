@@ -21,12 +21,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from starlette.routing import Mount, Route
 
+from service.runtime import outage
 from service.runtime.health import Health
 from service.runtime.metrics import Metrics
 from service.runtime.outage import OutageLog
 from service.web.app import create_app
 from service.web.edge import DOCS_CSP, PAGES_CSP
 from tests.fakereads import FakeReads
+from tests.unit.test_redis_checks import fresh_log
 from tests.webfuzz import all_routes, get_routes, path_of, requests
 
 ADDRESS = "10.1.2.3:6390"  # what a redis-py error says, and an answer must not
@@ -132,11 +134,11 @@ async def test_redis_away_is_503_with_retry_after_and_names_no_address(error):
     assert metrics.http_unavailable._value.get() == 2
 
 
-async def test_an_outage_is_said_once_and_the_recovery_once():
+async def test_an_outage_is_said_once_and_the_recovery_once(monkeypatch):
     clock = Clock()
     reads = AwayReads()
     app, _ = app_of(reads, OutageLog(every=60, settle=1.0, clock=clock))
-    with structlog.testing.capture_logs() as logs:
+    with fresh_log(monkeypatch, outage) as logs:
         assert (await ask(app, "/v1/pools")).status_code == 200
         reads.error = RedisConnectionError(f"Error 111 connecting to {ADDRESS}.")
         for n in range(12):
@@ -154,11 +156,11 @@ async def test_an_outage_is_said_once_and_the_recovery_once():
     assert [line["event"] for line in logs] == ["redis unreachable", "redis reachable again"]
 
 
-async def test_a_read_that_hangs_is_503_after_the_timeout():
+async def test_a_read_that_hangs_is_503_after_the_timeout(monkeypatch):
     reads = AwayReads()
     reads.hang = True
     app, _ = app_of(reads, read_timeout=0.05)
-    with structlog.testing.capture_logs() as logs:
+    with fresh_log(monkeypatch, outage) as logs:
         answer = await ask(app, "/v1/events/ottawa-fall-open-2025")
     assert (answer.status_code, answer.json()["error"]) == (503, "unavailable")
     [down] = said(logs, "redis unreachable")
