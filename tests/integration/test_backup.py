@@ -17,12 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 import redis
 import redis.asyncio as aioredis
 
-from schemas import RatingsUpdated
 from service.entryids import entry_order
 from service.runtime.backup import BackupFailed, Unit, read_unit
 from service.runtime.backupfile import HashKey, StreamEntries, StreamState, StringKey, records
@@ -34,6 +32,7 @@ from tests.cluster.partitioned import load_lists, publish_routed, serve_on, wait
 from tests.integration.helpers import settings_for
 from tests.integration.mixed_events import season
 from tests.integration.processes import ROOT
+from tests.integration.test_wait_and_dead_letters import outputs_of
 
 pytestmark = pytest.mark.integration
 
@@ -145,17 +144,6 @@ async def build_store(client, settings: Settings, messages: list[dict]) -> None:
         services.stop_all()
 
 
-def outputs(url: str, stream: str) -> list[RatingsUpdated]:
-    client = redis.Redis.from_url(url)
-    try:
-        return [
-            msgspec.json.decode(f[b"__data__"], type=RatingsUpdated)
-            for _, f in client.xrange(stream)
-        ]
-    finally:
-        client.close()
-
-
 def players(url: str, settings: Settings) -> dict[bytes, dict]:
     """Every pool's records, by key."""
     client = redis.Redis.from_url(url)
@@ -230,7 +218,7 @@ async def test_the_service_on_a_restored_copy_resumes_at_its_cursors(
     target = servers("valkey")
     assert cli(env, "restore", str(file), "--redis-url", target.url).returncode == 0
     restored = settings_for(target.url, key_prefix, partitions="domains")
-    before = {p.output: outputs(target.url, p.output) for p in restored.layout.partitions}
+    before = {p.output: outputs_of(target.url, p.output) for p in restored.layout.partitions}
     restored_client = aioredis.Redis.from_url(target.url)
     services = serve_on(restored)
     services.start()
@@ -241,7 +229,7 @@ async def test_the_service_on_a_restored_copy_resumes_at_its_cursors(
         services.stop_all()
         await restored_client.aclose()
     for partition in restored.layout.partitions:
-        now = outputs(target.url, partition.output)
+        now = outputs_of(target.url, partition.output)
         old = before[partition.output]
         assert now[: len(old)] == old  # nothing before the cursor rated again
         events = [o.event_id for o in now if o.kind == "event"]
@@ -290,7 +278,7 @@ async def test_events_published_after_the_backup_are_rated_once_when_published_a
     archive = tmp_path / "archive"
     done = cli(env, "archive-inputs", str(archive), "--once")
     assert done.returncode == 0, done.stderr
-    original = outputs(redis_url, settings.output_stream)
+    original = outputs_of(redis_url, settings.output_stream)
 
     # Published again, all of them, from the producers' files.
     again = servers("valkey")
@@ -305,7 +293,7 @@ async def test_events_published_after_the_backup_are_rated_once_when_published_a
     finally:
         services.stop_all()
         await restored_client.aclose()
-    rated = [o.event_id for o in outputs(again.url, restored.output_stream) if o.kind == "event"]
+    rated = [o.event_id for o in outputs_of(again.url, restored.output_stream) if o.kind == "event"]
     assert rated == [m["event_id"] for m in messages if "event_id" in m]  # each once
     assert players(again.url, restored) == players(redis_url, settings)
 
@@ -325,7 +313,7 @@ async def test_events_published_after_the_backup_are_rated_once_when_published_a
     finally:
         services.stop_all()
         await restored_client.aclose()
-    assert outputs(replayed.url, restored.output_stream) == original
+    assert outputs_of(replayed.url, restored.output_stream) == original
     assert players(replayed.url, restored) == players(redis_url, settings)
     stream = settings.input_streams[0]
     assert await _entries(replayed.url, stream) == await client.xrange(stream)  # the same ids
