@@ -35,6 +35,23 @@ Exact = Annotated[
 ]
 Round = Annotated[int, msgspec.Meta(ge=1, description="Round number, from 1.")]
 BirthYear = Annotated[int, msgspec.Meta(ge=1850, le=2200)]
+# Labels a federation's list gives (D35): kept on the record like the name, shown by the read
+# side and the pages, never used by the rules.
+Title = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[A-Za-z][A-Za-z0-9]{0,7}$",
+        description="A title as the list abbreviates it: GM, IM, WGM, FM, CM, FA, IA, ...",
+    ),
+]
+Federation = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9 .'-]{0,31}$",
+        description="The player's federation (FIDE: its three-letter code) or region, as listed.",
+    ),
+]
+Sex = Literal["M", "F"]
 # Wider than any real list: the rules' own arithmetic can leave 0..4000 in absurd fields
 # (CFC 714a has no cap; naspa2024 and naspa-csw have no floor), and what an engine computes
 # must always be storable and readable back.

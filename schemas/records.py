@@ -11,7 +11,18 @@ from __future__ import annotations
 import msgspec
 
 from schemas.cfc import CfcState
-from schemas.common import BirthYear, Count, Period, PlayerId, Rating, Status, System
+from schemas.common import (
+    BirthYear,
+    Count,
+    Federation,
+    Period,
+    PlayerId,
+    Rating,
+    Sex,
+    Status,
+    System,
+    Title,
+)
 from schemas.fide import FideState
 
 
@@ -31,6 +42,11 @@ class PlayerRecord(
     # The player's name as the federation lists it (from an import, else from the first
     # event that names the player); never used by the rules.
     name: str | None = None
+    # Labels of the list (D35), never used by the rules: titles in the list's order (FIDE:
+    # `Tit`, `WTit`, then `OTit`), federation, sex.
+    titles: list[Title] = []
+    federation: Federation | None = None
+    sex: Sex | None = None
     rating: Rating | None = None
     status: Status = "unrated"
     games: Count = 0

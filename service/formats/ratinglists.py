@@ -5,8 +5,10 @@ names in any case and spacing (`Birth Year`, `birth_year` and `BIRTH-YEAR` are o
 column). The record's own field names always work (any order, only `id` required; a
 missing or empty cell is the field's default):
 
-    system, pool, id, name, rating, status, games, highest, birth_year, ever_2300,
-    ever_2400, k, cfc, fide
+    system, pool, id, name, titles, federation, sex, rating, status, games, highest,
+    birth_year, ever_2300, ever_2400, k, cfc, fide
+
+(`titles`: separated by spaces, commas or semicolons, e.g. `GM` or `IM WGM`.)
 
 With `--system` (and, for a list that carries several pools, `--pool`), the columns of the
 federations' own lists are read too:
@@ -15,8 +17,8 @@ federations' own lists are read too:
   rating column of the pool (`SRtng` standard, `RRtng` rapid, `BRtng` blitz in the
   combined list; `Rtng` or the month column, e.g. `SEP25`, in a one-pool list) -> rating,
   the pool's `K` (`SK` / `RK` / `BK`, or `K`) -> k, `B-day` -> birth_year (`0000`:
-  unknown). Known and not used: `Fed`, `Sex`, `Tit`, `WTit`, `OTit`, `FOA`, `Flag`, the
-  other pools' columns, and `Gms` / `SGm` / `RGm` / `BGm`, which count the games of the
+  unknown), `Fed` -> federation, `Sex` -> sex, `Tit`, `WTit` and `OTit` -> titles (in that
+  order; D35). Known and not used: `FOA`, `Flag`, the other pools' columns, and `Gms` / `SGm` / `RGm` / `BGm`, which count the games of the
   last rating period, not the career games the record's `games` holds (F7: K 40 under 30
   games): a FIDE list gives no career count, so give a `games` column, or K after the
   imported `K` (which holds until the next list, F5) is derived from what the record has.
@@ -61,7 +63,7 @@ from schemas.records import PlayerRecord
 from service.formats.jsonlines import FileProblem, read_documents
 
 CSV_COLUMNS = (
-    "system", "pool", "id", "name", "rating", "status", "games", "highest", "birth_year",
+    "system", "pool", "id", "name", "titles", "federation", "sex", "rating", "status", "games", "highest", "birth_year",
     "ever_2300", "ever_2400", "k", "cfc", "fide",
 )  # fmt: skip
 MAX_LISTED = 50  # bad rows listed in full; the rest are counted
@@ -69,6 +71,8 @@ _INTEGERS = {"rating", "games", "highest", "birth_year", "k"}
 _BOOLEANS = {"ever_2300", "ever_2400"}
 _JSON = {"cfc", "fide"}
 _LOWER = {"system", "pool", "status"}
+_UPPER = {"sex"}
+_LISTS = {"titles"}  # several columns may give them (FIDE `Tit`, `WTit`, `OTit`): joined
 _TRUE, _FALSE = {"true", "1", "yes", "y", "t"}, {"false", "0", "no", "n", "f"}
 _decoder = msgspec.json.Decoder(PlayerRecord)
 _encoder = msgspec.json.Encoder()
@@ -86,9 +90,12 @@ _FIDE = {
     "rtng": "rating",
     "bday": "birth_year",
     "birthday": "birth_year",
-    **dict.fromkeys(
-        ("fed", "sex", "tit", "wtit", "otit", "foa", "flag", "gms", "sgm", "rgm", "bgm")
-    ),
+    "fed": "federation",
+    "sex": "sex",
+    "tit": "titles",
+    "wtit": "titles",
+    "otit": "titles",
+    **dict.fromkeys(("foa", "flag", "gms", "sgm", "rgm", "bgm")),
 }
 _FIDE_POOLS = {
     "standard": {"srtng": "rating", "sk": "k"},
@@ -344,7 +351,7 @@ def resolve_header(
                 f"{path}:1: unknown column {name!r} (columns: {', '.join(CSV_COLUMNS)}){hint}"
             )
     used = [f for f in fields if f is not None]
-    for field in set(used):
+    for field in set(used) - _LISTS:
         if used.count(field) > 1:
             names = [h for h, f in zip(header, fields) if f == field]
             raise ListProblem(
@@ -408,12 +415,17 @@ def _csv_documents(
             if cell == "" or (
                 name == "birth_year" and cell.strip("0") == ""
             ):  # FIDE's B-day 0000: unknown
-                if name in ("system", "pool") and document[name] is not None:
+                if name in _LISTS or (name in ("system", "pool") and document[name] is not None):
                     continue
                 document.pop(name, None)
                 continue
             try:
-                document[name] = _cell(name, cell)
+                value = _cell(name, cell)
+                if name in _LISTS:
+                    value = document.get(name, []) + [
+                        v for v in value if v not in document.get(name, [])
+                    ]
+                document[name] = value
             except ValueError as exc:
                 problems.append(f"{location}: $.{name}: {exc}")
                 bad = True
@@ -437,6 +449,10 @@ def _cell(name: str, cell: str) -> object:
             raise ValueError(f"not valid JSON: {exc}") from None
     if name in _LOWER:
         return cell.lower()
+    if name in _UPPER:
+        return cell.upper()
+    if name in _LISTS:
+        return [part for part in re.split(r"[\s,;]+", cell) if part]
     return cell
 
 
@@ -466,6 +482,8 @@ def render_csv(records: Iterable[PlayerRecord]) -> str:
                 row.append("true" if value else "false")
             elif name in _JSON:
                 row.append(_encoder.encode(value).decode())
+            elif name in _LISTS:
+                row.append(" ".join(value))
             else:
                 row.append(str(value))
         writer.writerow(row)

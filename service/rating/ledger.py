@@ -179,15 +179,16 @@ class MemoryLedger:
     # ------------------------------------------------------------------ changing
 
     def store_records(self, records: Iterable[PlayerRecord]) -> None:
-        """Keep new records (a state from a history has no name: the current one's stays)."""
+        """Keep new records (a state from a history has no name nor labels: the current
+        record's stay, D35)."""
         previous, changed = self.changes.previous_records, self.changes.records
         for record in records:
             pool = self.records.get((record.system, record.pool))
             if pool is None:
                 pool = self.records[(record.system, record.pool)] = {}
             current = pool.get(record.id)
-            if current is not None and record.name is None and current.name is not None:
-                record = msgspec.structs.replace(record, name=current.name)
+            if current is not None:
+                record = with_labels(record, current)
             who = (record.system, record.pool, record.id)
             if who not in previous:
                 previous[who] = current
@@ -293,3 +294,16 @@ class SortedChanges:
         if i < len(self.members) and self.members[i] == member:
             del self.members[i]
         self.changes.remove(member)
+
+
+LABELS = ("name", "titles", "federation", "sex")  # what a state from a history does not hold
+
+
+def with_labels(record: PlayerRecord, current: PlayerRecord) -> PlayerRecord:
+    """`record` with the name and labels of `current` that it lacks (D35)."""
+    missing = {
+        label: getattr(current, label)
+        for label in LABELS
+        if not getattr(record, label) and getattr(current, label)
+    }
+    return msgspec.structs.replace(record, **missing) if missing else record

@@ -1,5 +1,5 @@
 """The pages' Jinja2 environment (templates in `templates/`, autoescaped) and the small
-formatting filters they share."""
+formatting filters they share (numbers: `people.py`)."""
 
 from __future__ import annotations
 
@@ -10,25 +10,16 @@ from urllib.parse import quote, urlencode
 
 import jinja2
 
+from service.web import people
+
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
 
 
-def signed(value: float | int | None) -> str:
-    """+9, -11, 0; an empty text for no value. A minus sign, not a hyphen."""
-    if value is None:
-        return ""
-    text = f"{value:+g}" if isinstance(value, float) else f"{value:+d}"
-    return "0" if value == 0 else text.replace("-", "\u2212")
-
-
 def number(value: float | int | None, places: int = 2) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, int) or float(value).is_integer():
-        return str(int(value))
-    return f"{value:.{places}f}".rstrip("0").rstrip(".")
+    """A figure with at most `places` decimals, half away from zero (people.plain)."""
+    return people.plain(value, places, trim=True)
 
 
 def rating(value: int | None) -> str:
@@ -80,8 +71,10 @@ environment = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-environment.filters.update(signed=signed, number=number, rating=rating, when=when)
-environment.globals.update(pool_url=pool_url, player_url=player_url, event_url=event_url)
+environment.filters.update(signed=people.signed, number=number, rating=rating, when=when)
+environment.globals.update(
+    fig=people.figure, pool_url=pool_url, player_url=player_url, event_url=event_url
+)
 
 
 def render(template: str, **context: Any) -> bytes:

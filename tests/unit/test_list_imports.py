@@ -50,10 +50,15 @@ def fide(pid, rating, **fields):
 def test_fide_combined_list_standard_pool(tmp_path):
     records = read_list(write(tmp_path, FIDE_COMBINED), "fide", "standard", RULES)
     assert records == [
-        fide("1503014", 2837, name="Carlsen, Magnus", k=10, birth_year=1990),
-        fide("25021044", None, name="Novice, Nora", birth_year=2011),
-        fide("4100018", 2255, name="Inactive, Ivan", k=20),  # B-day 0000: unknown
-    ]
+        fide(
+            "1503014", 2837, name="Carlsen, Magnus", k=10, birth_year=1990,
+            titles=["GM"], federation="NOR", sex="M",
+        ),
+        fide("25021044", None, name="Novice, Nora", birth_year=2011, federation="CAN", sex="F"),
+        fide(  # B-day 0000: unknown
+            "4100018", 2255, name="Inactive, Ivan", k=20, titles=["FM"], federation="RUS", sex="M"
+        ),
+    ]  # fmt: skip
 
 
 def test_fide_combined_list_rapid_pool_reads_the_rapid_columns(tmp_path):
@@ -86,10 +91,15 @@ def test_a_one_pool_fide_list_names_its_rating_column_after_the_month(tmp_path):
     path = write(
         tmp_path,
         "ID Number;Name;Fed;Sex;Tit;WTit;OTit;FOA;SEP25;Gms;K;B-day;Flag\n"
-        "2010001;Petrov, Anna;BUL;F;WIM;;;;2150;4;20;1995;w\n",
+        "2010001;Petrov, Anna;BUL;F;IM;WGM;FT;;2150;4;20;1995;w\n",
     )
     report = read_list_report(path, "fide", "standard", RULES)
-    assert report.records == [fide("2010001", 2150, name="Petrov, Anna", k=20, birth_year=1995)]
+    assert report.records == [
+        fide(
+            "2010001", 2150, name="Petrov, Anna", k=20, birth_year=1995,
+            titles=["IM", "WGM", "FT"], federation="BUL", sex="F",
+        )
+    ]  # fmt: skip
     assert report.records[0].games == 0  # Gms is not the career count
     assert (report.derived, report.fide_without_games) == (1, 1)
 

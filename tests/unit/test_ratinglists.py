@@ -60,10 +60,27 @@ def test_csv_header_and_cells():
     lines = render_csv(RECORDS).splitlines()
     assert (
         lines[0]
-        == "system,pool,id,name,rating,status,games,highest,birth_year,ever_2300,ever_2400,k,cfc,fide"
+        == "system,pool,id,name,titles,federation,sex,rating,status,games,highest,birth_year,"
+        "ever_2300,ever_2400,k,cfc,fide"
     )
-    assert lines[1] == "cfc,regular,100001,,1850,established,120,1901,,false,false,,,"
-    assert lines[4] == "fide,standard,sn5@open,,,unrated,0,,,false,false,,,"
+    assert lines[1] == "cfc,regular,100001,,,,,1850,established,120,1901,,false,false,,,"
+    assert lines[4] == "fide,standard,sn5@open,,,,,,unrated,0,,,false,false,,,"
+
+
+def test_labels_go_out_and_back_in(tmp_path):
+    # D35: titles (space-separated in a cell), federation and sex survive export and import.
+    path = tmp_path / "labels.csv"
+    path.write_text(
+        "id,name,titles,federation,sex,rating,status,games\n"
+        '9,"Søndergaard, Ann","IM, WGM",DEN,f,2390,established,300\n',
+        encoding="utf-8",
+    )
+    (record,) = read_list(path, "fide", "standard")
+    assert (record.titles, record.federation, record.sex) == (["IM", "WGM"], "DEN", "F")
+    again = tmp_path / "again.csv"
+    again.write_text(render_csv([record]), encoding="utf-8")
+    assert "DEN,F,2390" in again.read_text() and ",IM WGM," in again.read_text()
+    assert read_list(again) == [record]
 
 
 def test_a_name_column_is_read_and_written(tmp_path):
@@ -73,7 +90,7 @@ def test_a_name_column_is_read_and_written(tmp_path):
     )
     (record,) = read_list(path, "cfc", "regular")
     assert record.name == "Štoček, Jiří"
-    assert render_csv([record]).splitlines()[1].startswith('cfc,regular,7,"Štoček, Jiří",1500,')
+    assert render_csv([record]).splitlines()[1].startswith('cfc,regular,7,"Štoček, Jiří",,,,1500,')
 
 
 def test_a_federation_csv_with_few_columns_and_the_pool_from_the_command_line(tmp_path):
