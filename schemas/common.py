@@ -57,6 +57,9 @@ Sex = Literal["M", "F"]
 # must always be storable and readable back.
 Rating = Annotated[int, msgspec.Meta(ge=-10_000, le=10_000)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
+# A player's career games: far above any career (lichess's busiest bots play a few million),
+# far below what the store's MessagePack can hold (64 bits) after any event adds to it.
+Games = Annotated[int, msgspec.Meta(ge=0, le=1_000_000_000)]
 Score = Annotated[
     float,
     msgspec.Meta(

@@ -13,8 +13,8 @@ import msgspec
 from schemas.cfc import CfcState
 from schemas.common import (
     BirthYear,
-    Count,
     Federation,
+    Games,
     Period,
     PlayerId,
     Rating,
@@ -49,7 +49,7 @@ class PlayerRecord(
     sex: Sex | None = None
     rating: Rating | None = None
     status: Status = "unrated"
-    games: Count = 0
+    games: Games = 0
     # CFC: highest rating ever held (714c result bonus).
     highest: Rating | None = None
     # FIDE: K factor inputs (8.3.3).

@@ -120,7 +120,8 @@ def every_problem(
     if first[0].reason in ("too_large", "malformed"):
         return first
     document = msgspec.json.decode(data)
-    kind = _BY_TAG.get(document.get("schema")) if isinstance(document, dict) else None
+    tag = document.get("schema") if isinstance(document, dict) else None
+    kind = _BY_TAG.get(tag) if isinstance(tag, str) else None
     found = walk(document, kind) if kind is not None else None
     if found is None or not found.problems:
         return first  # the shapes are right: decode_input checked the rest

@@ -52,7 +52,8 @@ def _schema_name(raw: bytes) -> str | None:
         document = msgspec.json.decode(raw)
     except (msgspec.DecodeError, RecursionError):
         return None
-    return document.get("schema") if isinstance(document, dict) else None
+    name = document.get("schema") if isinstance(document, dict) else None
+    return name if isinstance(name, str) else None  # a non-text `schema`: every_problem says so
 
 
 def _problems_of(raw: bytes, limits: Limits, today: dt.date) -> list[str]:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from schemas.records import PlayerRecord
 from service.engine.contract import Engine
 from service.engine.registry import Registry
+from service.timeline import pack_state
+
+_packer = msgspec.msgpack.Encoder()
 
 
 class ListRules:
@@ -45,4 +50,19 @@ class ListRules:
             for problem in engine.record_problems(record):
                 if (problem.field, problem.message) not in found:
                     found.append((problem.field, problem.message))
+        if not found:
+            try:  # what the store keeps of it (a history state): a number MessagePack cannot hold
+                pack_state(record)
+            except OverflowError:
+                found.append((_unpackable(record), "a number too large to store (beyond 64 bits)"))
         return found
+
+
+def _unpackable(record: PlayerRecord) -> str:
+    """The first field of the record that MessagePack cannot hold."""
+    for field in msgspec.structs.fields(record):
+        try:
+            _packer.encode(getattr(record, field.name))
+        except OverflowError:
+            return field.name
+    return "games"  # not reached: pack_state packs only the record's fields
