@@ -48,7 +48,6 @@ writing the named file.
 
 from __future__ import annotations
 
-import _csv
 import csv
 import io
 import re
@@ -60,6 +59,15 @@ from typing import Protocol
 import msgspec
 
 from schemas.records import PlayerRecord
+from service.formats.fidedownloads import (
+    DownloadProblem,
+    fixed_width_table,
+    is_fixed_width,
+    is_xml,
+    text_of,
+    unzipped,
+    xml_table,
+)
 from service.formats.jsonlines import FileProblem, read_documents
 
 CSV_COLUMNS = (
@@ -184,11 +192,28 @@ def read_list_report(
         data = Path(path).read_bytes()
     except OSError as exc:
         raise ListProblem(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return _read(path, data, system, pool, rules)
+    except DownloadProblem as exc:
+        raise ListProblem(str(exc)) from None
+
+
+def _read(
+    path: str | Path,
+    data: bytes,
+    system: str | None,
+    pool: str | None,
+    rules: RecordRules | None,
+) -> ListRead:
     problems: list[str] = []
-    csv_file = is_csv(path, data)
+    where, data = unzipped(path, data)
+    csv_file = is_xml(data) or is_csv(path, data)
     rows: Iterator[tuple[str, dict | bytes]]
-    if csv_file:
-        columns, rows = _csv_rows(path, data, system, pool, problems)
+    if is_xml(data):
+        header, cells = xml_table(where, data)
+        columns, rows = _table_rows(where, header, cells, system, pool, problems)
+    elif csv_file:
+        columns, rows = _csv_rows(where, data, system, pool, problems)
     else:
         columns, rows = None, _json_rows(path)
     records: list[PlayerRecord] = []
@@ -369,11 +394,32 @@ def _csv_rows(
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ListProblem(f"{path}: not UTF-8 text: {exc}") from None
+        if not is_fixed_width(data.split(b"\n", 1)[0].decode("ascii", "replace")):
+            raise ListProblem(f"{path}: not UTF-8 text: {exc}") from None
+        text = text_of(str(path), data)  # FIDE's text lists: Windows-1252 where not UTF-8
     first = text.split("\n", 1)[0]
+    if is_fixed_width(first):
+        header, cells = fixed_width_table(text)
+        return _table_rows(path, header, cells, system, pool, problems)
     reader = csv.reader(io.StringIO(text), delimiter=_delimiter(first))
-    header = next(reader, None)
-    if header is None:
+    names = next(reader, None)
+    if names is None:
+        return set(), iter(())
+    return _table_rows(
+        path, names, ((reader.line_num, row) for row in reader), system, pool, problems
+    )
+
+
+def _table_rows(
+    path: str | Path,
+    header: list[str],
+    rows: Iterable[tuple[int, list[str]]],
+    system: str | None,
+    pool: str | None,
+    problems: list[str],
+) -> tuple[set[str], Iterator[tuple[str, dict]]]:
+    """A table's header resolved to fields and checked, and its rows as documents."""
+    if not header:
         return set(), iter(())
     header = [h.strip() for h in header]
     fields = resolve_header(header, system, pool, path)
@@ -383,11 +429,11 @@ def _csv_rows(
     for name, value in (("system", system), ("pool", pool)):
         if name not in columns and value is None:
             raise ListProblem(f"{path}:1: no `{name}` column: give --{name}")
-    return columns, _csv_documents(reader, path, len(header), fields, system, pool, problems)
+    return columns, _csv_documents(rows, path, len(header), fields, system, pool, problems)
 
 
 def _csv_documents(
-    reader: _csv.Reader,
+    rows: Iterable[tuple[int, list[str]]],
     path: str | Path,
     width: int,
     fields: list[str | None],
@@ -399,8 +445,8 @@ def _csv_documents(
     and `pool` from the command line unless a cell gives them; an empty cell (and FIDE's
     B-day 0000) leaves the field to its default. A bad row's problems are appended to
     `problems` and the row is left out."""
-    for row in reader:
-        location = f"{path}:{reader.line_num}"
+    for line, row in rows:
+        location = f"{path}:{line}"
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != width:
@@ -421,10 +467,9 @@ def _csv_documents(
                 continue
             try:
                 value = _cell(name, cell)
-                if name in _LISTS:
-                    value = document.get(name, []) + [
-                        v for v in value if v not in document.get(name, [])
-                    ]
+                if isinstance(value, list):  # titles: several columns add to them
+                    had = document.get(name, [])
+                    value = had + [v for v in value if v not in had]
                 document[name] = value
             except ValueError as exc:
                 problems.append(f"{location}: $.{name}: {exc}")
