@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from service.formats import trf
 from service.formats.jsonlines import read_documents
 from service.formats.ratinglists import (
     ListRead,
+    PackedRecords,
     conflicts,
     read_list,
     read_list_report,
@@ -47,7 +48,7 @@ from service.formats.ratinglists import (
 from service.rating import content_digest, marker_key
 from service.runtime.entries import utc_today
 from service.runtime.keys import StreamKeys, is_namespace
-from service.runtime.records_io import export_records, import_records
+from service.runtime.records_io import export_pages, import_records
 from service.runtime.store import decode_record, xadd
 from service.timeline import decode_archived
 
@@ -188,6 +189,9 @@ def list_rules():
     return ListRules(default_registry())
 
 
+GUARD_PAGE = 5_000  # records per HMGET of the import guard
+
+
 def read_import(args: argparse.Namespace) -> ListRead:
     """import FILE: JSON Lines or CSV records (--system / --pool fill and check them),
     each checked as the engines will read it; a missing status derived by their rules."""
@@ -197,42 +201,77 @@ def read_import(args: argparse.Namespace) -> ListRead:
 
 
 async def guard_import(
-    client: Any, keys: StreamKeys, records: list[PlayerRecord], force: bool
+    client: Any, keys: StreamKeys, records: Sequence[PlayerRecord], force: bool
 ) -> None:
     """Refuse (without --force) an import that would overwrite a record different from
     the imported one: the pool has moved on since (rated events, or another list)."""
     if force:
         return
-    by_pool: dict[tuple[str, str], list[PlayerRecord]] = {}
-    for record in records:
-        by_pool.setdefault((record.system, record.pool), []).append(record)
-    for (system, pool), chunk in sorted(by_pool.items()):
-        replies = await client.hmget(keys.players(system, pool), [r.id for r in chunk])
-        existing = {
-            r.id: (decode_record(raw) if raw is not None else None)
-            for r, raw in zip(chunk, replies)
-        }
-        clashing = conflicts(existing, chunk)
-        if clashing:
+    clashing: dict[tuple[str, str], list[PlayerRecord]] = {}
+    for start in range(0, len(records), GUARD_PAGE):  # pages: Redis is never blocked long
+        by_pool: dict[tuple[str, str], list[PlayerRecord]] = {}
+        for record in records[start : start + GUARD_PAGE]:
+            by_pool.setdefault((record.system, record.pool), []).append(record)
+        for (system, pool), chunk in by_pool.items():
+            replies = await client.hmget(keys.players(system, pool), [r.id for r in chunk])
+            existing = {
+                r.id: (decode_record(raw) if raw is not None else None)
+                for r, raw in zip(chunk, replies)
+            }
+            clashing.setdefault((system, pool), []).extend(conflicts(existing, chunk))
+    for (system, pool), found in sorted(clashing.items()):
+        if found:
+            first = min(found, key=lambda r: r.id)
             raise UserError(
-                f"{system}/{pool} already holds {len(clashing)} record(s) that differ from the list "
-                f"(first: {clashing[0].id}): the pool has moved on (rated events or another list); "
+                f"{system}/{pool} already holds {len(found)} record(s) that differ from the list "
+                f"(first: {first.id}): the pool has moved on (rated events or another list); "
                 f"--force overwrites them"
             )
 
 
-def write_export(args: argparse.Namespace, records: list[PlayerRecord]) -> None:
-    """export: JSON Lines (default) or CSV (--format csv, or an --out ending in .csv)."""
-    fmt = args.format or ("csv" if args.out and args.out.lower().endswith(".csv") else "jsonl")
-    data = render_csv(records).encode() if fmt == "csv" else render_jsonl(records)
-    if args.out:
+def export_format(args: argparse.Namespace) -> str:
+    """JSON Lines (default) or CSV (--format csv, or an --out ending in .csv)."""
+    return args.format or ("csv" if args.out and args.out.lower().endswith(".csv") else "jsonl")
+
+
+async def write_export(args: argparse.Namespace, pages: AsyncIterator[list[PlayerRecord]]) -> int:
+    """Write the pages as they come (to --out through a temporary file renamed at the end,
+    so that a failed export leaves no half list); the number of records written."""
+    csv_format = export_format(args) == "csv"
+    target = Path(args.out) if args.out else None
+    partial = target.with_name(f".{target.name}.partial") if target else None
+    try:
+        out = partial.open("wb") if partial else sys.stdout.buffer
+    except OSError as exc:
+        raise UserError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
+    written = 0
+    try:
+        async for page in pages:
+            if csv_format:
+                out.write(render_csv(page, header=written == 0).encode())
+            else:
+                out.write(render_jsonl(page))
+            written += len(page)
+        if csv_format and written == 0:
+            out.write(render_csv([]).encode())
+        out.flush()
+    except OSError as exc:
+        raise UserError(
+            f"{args.out or 'standard output'}: cannot write: {exc.strerror or exc}"
+        ) from None
+    except BaseException:
+        if partial:
+            out.close()
+            partial.unlink(missing_ok=True)
+        raise
+    if partial:
+        out.close()
+    if partial and target:
         try:
-            Path(args.out).write_bytes(data)
+            partial.replace(target)
         except OSError as exc:
             raise UserError(f"{args.out}: cannot write: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+    return written
 
 
 # ---------------------------------------------------------------------------- replay
@@ -300,9 +339,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     async def load(client):
         layout = await layout_for(client, args.stream)
-        by_stream: dict[str, list[PlayerRecord]] = {}
-        for record in records:
-            by_stream.setdefault(layout.route(record.system, record.pool).input, []).append(record)
+        by_stream: dict[str, PackedRecords] = {}  # still packed: a 1M list is never all objects
+        for packed, (system, pool) in records.packed():
+            stream = layout.route(system, pool).input
+            by_stream.setdefault(stream, PackedRecords()).append_packed(packed, (system, pool))
         await checks.require_stores(client, args, layout, by_stream)
         for stream, chunk in by_stream.items():
             await guard_import(client, StreamKeys(stream), chunk, args.force)
@@ -337,14 +377,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     pool = args.pool or DEFAULT_POOL[args.system]
     _check_pool(args.system, pool)
 
-    async def read(client: Any) -> tuple[str, list[PlayerRecord]]:
+    async def read(client: Any) -> tuple[str, int]:
         partition = (await layout_for(client, args.stream)).route(args.system, pool)
         keys = StreamKeys(partition.input)
-        return partition.input, await export_records(client, keys, args.system, pool)
+        pages = export_pages(client, keys, args.system, pool)
+        return partition.input, await write_export(args, pages)
 
-    stream, records = run_redis(args, read)
-    write_export(args, records)
-    if not records:
+    stream, written = run_redis(args, read)
+    if not written:
         print(
             f"rating-service export: {args.system}/{pool} holds no records in stream {stream}'s "
             "store: nothing exported (load a list with rating-service import FILE; "

@@ -51,10 +51,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, overload
 
 import msgspec
 
@@ -84,6 +84,8 @@ _LISTS = {"titles"}  # several columns may give them (FIDE `Tit`, `WTit`, `OTit`
 _TRUE, _FALSE = {"true", "1", "yes", "y", "t"}, {"false", "0", "no", "n", "f"}
 _decoder = msgspec.json.Decoder(PlayerRecord)
 _encoder = msgspec.json.Encoder()
+_packer = msgspec.msgpack.Encoder()
+_unpacker = msgspec.msgpack.Decoder(PlayerRecord)
 
 
 def header_key(name: str) -> str:
@@ -156,10 +158,51 @@ class RecordRules(Protocol):
         ...
 
 
+class PackedRecords(Sequence[PlayerRecord]):
+    """Records kept as MessagePack until asked for (about 120 bytes each, where a record
+    object is about a kilobyte with its strings): a 1M-player list is held in ~150 MB
+    (issue 32). Read like a list; `pools()` says each record's (system, pool) unread."""
+
+    def __init__(self) -> None:
+        self._packed: list[bytes] = []
+        self._pools: list[tuple[str, str]] = []
+        self._interned: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def append(self, record: PlayerRecord) -> None:
+        self.append_packed(_packer.encode(record), (record.system, record.pool))
+
+    def append_packed(self, packed: bytes, pool: tuple[str, str]) -> None:
+        self._packed.append(packed)
+        self._pools.append(self._interned.setdefault(pool, pool))
+
+    def packed(self) -> Iterator[tuple[bytes, tuple[str, str]]]:
+        return zip(self._packed, self._pools)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    @overload
+    def __getitem__(self, index: int) -> PlayerRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[PlayerRecord]: ...
+    def __getitem__(self, index: int | slice) -> PlayerRecord | list[PlayerRecord]:
+        if isinstance(index, slice):
+            return [_unpacker.decode(raw) for raw in self._packed[index]]
+        return _unpacker.decode(self._packed[index])
+
+    def __iter__(self) -> Iterator[PlayerRecord]:
+        return (_unpacker.decode(raw) for raw in self._packed)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+
 class ListRead(msgspec.Struct, frozen=True):
     """The records of a list, and how many rows had their status derived."""
 
-    records: list[PlayerRecord]
+    records: PackedRecords
     derived: int = 0
     fide_without_games: int = 0  # FIDE records read from a CSV without a `games` column
 
@@ -178,7 +221,7 @@ def read_list(
     """The records of a list file (JSON Lines or CSV). `system` / `pool` fill CSV rows
     without those columns and must match every record that has them; `rules` derive a
     missing status and check every record as the engines will read it."""
-    return read_list_report(path, system, pool, rules).records
+    return list(read_list_report(path, system, pool, rules).records)
 
 
 def read_list_report(
@@ -216,8 +259,8 @@ def _read(
         columns, rows = _csv_rows(where, data, system, pool, problems)
     else:
         columns, rows = None, _json_rows(path)
-    records: list[PlayerRecord] = []
-    seen: set[tuple[str, str, str]] = set()
+    records = PackedRecords()
+    seen: dict[tuple[str, str], set[str]] = {}
     derived = 0
     for location, document in rows:
         given = ""  # how a derived status came about, for a problem found afterwards
@@ -265,7 +308,7 @@ def _row_problems(
     system: str | None,
     pool: str | None,
     rules: RecordRules | None,
-    seen: set[tuple[str, str, str]],
+    seen: dict[tuple[str, str], set[str]],
 ) -> list[str]:
     """What is wrong with a decoded record in its list: a system or pool other than the
     command line's, a player the list has already (recorded in `seen`), else whatever the
@@ -276,12 +319,12 @@ def _row_problems(
             problems.append(
                 f"{location}: $.{name}: {getattr(record, name)!r}, but --{name} is {wanted!r}"
             )
-    key = (record.system, record.pool, record.id)
-    if key in seen:
+    ids = seen.setdefault((record.system, record.pool), set())
+    if record.id in ids:
         problems.append(
             f"{location}: $.id: player {record.id!r} appears twice in {record.system}/{record.pool}"
         )
-    seen.add(key)
+    ids.add(record.id)
     if rules is not None and not problems:
         problems.extend(
             f"{location}: $.{field}: {reason}{given}" for field, reason in rules.problems(record)
@@ -512,11 +555,13 @@ def _whole_number(cell: str) -> int:
     return int(value)
 
 
-def render_csv(records: Iterable[PlayerRecord]) -> str:
-    """The records as CSV with the full header (accumulators as JSON text)."""
+def render_csv(records: Iterable[PlayerRecord], header: bool = True) -> str:
+    """The records as CSV with the full header (accumulators as JSON text); `header` False:
+    the rows only (a page of a streamed export)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    if header:
+        writer.writerow(CSV_COLUMNS)
     for record in records:
         row = []
         for name in CSV_COLUMNS:

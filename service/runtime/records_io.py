@@ -7,18 +7,21 @@ that read a pool an import writes retries: it watches the pool's hash (store.wat
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from schemas.records import PlayerRecord
 from service.runtime.store import StreamKeys, decode_record, encode, queue_indexes
 
+EXPORT_PAGE = 2_000  # records per HMGET of an export
+
 
 async def import_records(
     client: Any,
     keys: StreamKeys,
-    records: list[PlayerRecord],
+    records: Sequence[PlayerRecord],
     stamp: int | None = None,
-    batch: int = 1_000,
+    batch: int = 5_000,
 ) -> tuple[int, int]:
     """Write records into their pools (replacing what is there), with their rankings and
     name indexes; `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
@@ -27,31 +30,62 @@ async def import_records(
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
     for start in range(0, len(records), batch):
-        chunk = records[start : start + batch]
+        chunk = list(records[start : start + batch])
+        by_pool: dict[tuple[str, str], list[PlayerRecord]] = {}
+        for record in chunk:
+            by_pool.setdefault((record.system, record.pool), []).append(record)
         async with client.pipeline(transaction=False) as pipe:
-            for record in chunk:
-                pipe.hget(keys.players(record.system, record.pool), record.id)
-            olds = [decode_record(raw) if raw is not None else None for raw in await pipe.execute()]
-        replaced += sum(old is not None for old in olds)
-        new += sum(old is None for old in olds)
+            for (system, pool), mine in by_pool.items():
+                pipe.hmget(keys.players(system, pool), [r.id for r in mine])
+            replies = await pipe.execute()
+        olds = {
+            (r.system, r.pool, r.id): decode_record(raw) if raw is not None else None
+            for mine, raws in zip(by_pool.values(), replies)
+            for r, raw in zip(mine, raws)
+        }
+        replaced += sum(old is not None for old in olds.values())
+        new += sum(old is None for old in olds.values())
 
-        async def write(owner: Any, chunk: list[PlayerRecord] = chunk, olds: list = olds) -> None:
+        async def write(
+            owner: Any,
+            by_pool: dict = by_pool,
+            chunk: list[PlayerRecord] = chunk,
+            olds: dict = olds,
+        ) -> None:
             async with owner.pipeline(transaction=True) as pipe:
-                for record in chunk:
-                    pipe.hset(keys.players(record.system, record.pool), record.id, encode(record))
-                queue_indexes(pipe, keys, zip(olds, chunk))
-                pipe.hset(keys.catalog, mapping={f"{r.system}:{r.pool}": stamp for r in chunk})
+                for (system, pool), mine in by_pool.items():
+                    fields = [x for r in mine for x in (r.id, encode(r))]
+                    pipe.hset(keys.players(system, pool), items=fields)
+                queue_indexes(pipe, keys, ((olds[(r.system, r.pool, r.id)], r) for r in chunk))
+                pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in by_pool})
                 await pipe.execute()
 
         await on_owner(client, keys.catalog, write)
     return new, replaced
 
 
+async def pool_ids(client: Any, keys: StreamKeys, system: str, pool: str) -> list[str]:
+    """Every player id of one pool, sorted (HSCAN in pages: Redis is never blocked for long)."""
+    ids = []
+    async for field, _ in client.hscan_iter(keys.players(system, pool), count=EXPORT_PAGE):
+        ids.append(field.decode() if isinstance(field, bytes) else field)
+    ids.sort()
+    return ids
+
+
+async def export_pages(
+    client: Any, keys: StreamKeys, system: str, pool: str
+) -> AsyncIterator[list[PlayerRecord]]:
+    """One pool's records by player id, a page at a time: memory holds the ids and one page,
+    not the pool (issue 32: a 1M-player export under 200 MB)."""
+    ids = await pool_ids(client, keys, system, pool)
+    for start in range(0, len(ids), EXPORT_PAGE):
+        raws = await client.hmget(keys.players(system, pool), ids[start : start + EXPORT_PAGE])
+        yield [decode_record(raw) for raw in raws if raw is not None]  # None: removed meanwhile
+
+
 async def export_records(
     client: Any, keys: StreamKeys, system: str, pool: str
 ) -> list[PlayerRecord]:
     """Every record of one pool, by player id."""
-    records = []
-    async for _, raw in client.hscan_iter(keys.players(system, pool), count=1_000):
-        records.append(decode_record(raw))
-    return sorted(records, key=lambda r: r.id)
+    return [record async for page in export_pages(client, keys, system, pool) for record in page]
