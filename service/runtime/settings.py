@@ -394,6 +394,15 @@ _INTS = {
 _BOOLS = {"allow_eviction", "require_aof", "create_store"}
 
 
+# The pages' look (service/web/look.py, D52): each checked by its own function.
+_LOOK = {
+    "accent_colour": check_accent,
+    "logo_url": check_logo_url,
+    "site_title": check_text,
+    "federation_name": check_text,
+}
+
+
 def _convert(field: str, raw: str) -> object:
     if field in _INTS:
         value = int(raw)
@@ -420,12 +429,6 @@ def _convert(field: str, raw: str) -> object:
         if raw.lower() not in LAYOUTS:
             raise ValueError(f"not a partition layout (one of {', '.join(LAYOUTS)})")
         return raw.lower()
-    if field == "accent_colour":
-        return check_accent(raw)
-    if field == "logo_url":
-        return check_logo_url(raw)
-    if field in ("site_title", "federation_name"):
-        return check_text(raw)
     if field in _BOOLS:
         if raw.lower() not in {"true", "false", "1", "0"}:
             raise ValueError("must be true or false")
@@ -435,7 +438,7 @@ def _convert(field: str, raw: str) -> object:
         if lowered not in {"true", "false", "auto", "1", "0"}:
             raise ValueError("must be true, false or auto")
         return None if lowered == "auto" else lowered in {"true", "1"}
-    return raw
+    return _LOOK.get(field, str)(raw)
 
 
 def describe() -> str:
