@@ -18,6 +18,7 @@ Pure: Structs and bytes in, bytes out.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
@@ -177,8 +178,64 @@ def rank_order(record: PlayerRecord) -> tuple[int, str]:
     return rank_score(record), record.id
 
 
+# D50: Latin letters without a decomposition, as a federation's readers type them (FIDE's
+# lists write them so: Søndergaard -> Sondergaard, Friðrik -> Fridrik, Łukasz -> Lukasz).
+# Ligatures and letters of their own by hand; every "LETTER x WITH stroke/hook/bar/..." of
+# the Latin blocks by its name (ħ -> h, ƶ -> z, ɨ -> i ...).
+FOLDED_BY_HAND = {
+    "æ": "ae",
+    "œ": "oe",
+    "ß": "ss",
+    "ẞ": "ss",
+    "þ": "th",
+    "ð": "d",
+    "ı": "i",
+    "ȷ": "j",
+    "ŀ": "l",
+    "ĸ": "q",
+    "ŋ": "n",
+    "ə": "a",
+    "ɛ": "e",
+    "ɔ": "o",
+    "ƣ": "oi",
+    "ȣ": "ou",
+    "ƕ": "hv",
+    "ʒ": "z",
+    "ƿ": "w",
+    "ȝ": "y",
+}
+# Latin-1 Supplement, Extended-A and -B, IPA, Extended Additional, -C, -D.
+LATIN_BLOCKS = ((0x80, 0x2B0), (0x1E00, 0x1F00), (0x2C60, 0x2C80), (0xA720, 0xA800))
+_WITH = re.compile(r"LATIN (?:SMALL|CAPITAL) LETTER ([A-Z]) WITH ")
+
+
+def _letters_of_their_own() -> dict[int, str]:
+    table: dict[int, str] = {}
+    for code in (c for first, end in LATIN_BLOCKS for c in range(first, end)):
+        char = chr(code)
+        found = _WITH.match(unicodedata.name(char, ""))
+        if found and not unicodedata.decomposition(char):
+            table[code] = found.group(1).lower()
+    for char, typed in FOLDED_BY_HAND.items():
+        table[ord(char)] = typed  # (capitals: casefold() comes first)
+    return table
+
+
+FOLDED = _letters_of_their_own()
+
+
 def fold(text: str) -> str:
-    """Lower case without accents: 'Ólafsson' -> 'olafsson'."""
+    """Lower case, without accents, letters of their own as readers type them (D50):
+    'Ólafsson' -> 'olafsson', 'Søndergaard' -> 'sondergaard', 'Łódź' -> 'lodz'. The table is
+    applied before the decomposition (ŀ decomposes to l and a middle dot) and after it (ǿ to
+    ø and an accent)."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(FOLDED))
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).translate(FOLDED)
+
+
+def fold_before_d50(text: str) -> str:
+    """The fold of the name indexes written before D50 (case and accents only): what
+    upgrade-store finds in a store of an earlier version."""
     decomposed = unicodedata.normalize("NFKD", text.casefold())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 

@@ -67,6 +67,10 @@ def _step_line(step: Any, dry_run: bool) -> str:
     from service.runtime.storeplans import summary
 
     record = step.record
+    if step.refold is not None:
+        from service.runtime.refold import said
+
+        return f"{step.stream}: {'would refold' if dry_run else 'refolded'} {said(step.refold)}"
     if step.action == "keep":
         return f"{step.stream}: {step.said}: nothing to do"
     if step.action == "mark":

@@ -329,6 +329,7 @@ def _http_server(
         outage,
         admin_port=settings.admin_port,
         reason=lambda exc: _reason(exc, settings),
+        look=settings.look,
     )
     admin = settings.admin_port or None
     return HttpServer(app, settings.http_host, settings.http_port, settings.admin_host, admin)

@@ -12,6 +12,7 @@ import msgspec
 
 from schemas.validation import Limits
 from service.runtime.partitions import LAYOUTS, Layout, layout_of
+from service.web.look import DEFAULT_ACCENT, Look, check_accent, check_logo_url, check_text
 
 
 def _default_consumer() -> str:
@@ -210,6 +211,33 @@ SETTINGS: tuple[Setting, ...] = (
         "true: refuse to start (and hold off consuming) on a Redis without AOF persistence, instead of a "
         "warning (decision D24)",
     ),
+    Setting(
+        "site_title",
+        ("RATING_SITE_TITLE",),
+        "Ratings",
+        "the pages' site title, in the header and each page's <title> (one line, at most 80 characters; "
+        "decision D52)",
+    ),
+    Setting(
+        "federation_name",
+        ("RATING_FEDERATION_NAME",),
+        "",
+        "the federation's name, in the pages' header beside the title and in the footer (none: not shown)",
+    ),
+    Setting(
+        "logo_url",
+        ("RATING_LOGO_URL",),
+        "",
+        "the federation's logo in the pages' header: an https:// URL (its origin is added to the "
+        "pages' img-src, nothing else) or a path on this server starting with / (none: no logo)",
+    ),
+    Setting(
+        "accent_colour",
+        ("RATING_ACCENT_COLOUR",),
+        DEFAULT_ACCENT,
+        "the pages' accent colour, the header's background under white text: #rrggbb or #rgb, "
+        "refused unless its contrast with white is at least 4.5:1 (WCAG AA)",
+    ),
 )
 
 
@@ -244,6 +272,15 @@ class Settings(msgspec.Struct, frozen=True):
     log_json: bool | None = None
     allow_eviction: bool = False
     require_aof: bool = False
+    site_title: str = "Ratings"
+    federation_name: str = ""
+    logo_url: str = ""
+    accent_colour: str = DEFAULT_ACCENT
+
+    @property
+    def look(self) -> Look:
+        """The pages' header (service/web/look.py, D52)."""
+        return Look(self.site_title, self.federation_name, self.logo_url, self.accent_colour)
 
     @property
     def limits(self) -> Limits:
@@ -316,6 +353,10 @@ _CHECKED = {
     "redis_url",
     "log_level",
     "partitions",
+    "accent_colour",
+    "logo_url",
+    "site_title",
+    "federation_name",
 }  # also checked when given as an override (a command-line option)
 
 
@@ -353,6 +394,15 @@ _INTS = {
 _BOOLS = {"allow_eviction", "require_aof", "create_store"}
 
 
+# The pages' look (service/web/look.py, D52): each checked by its own function.
+_LOOK = {
+    "accent_colour": check_accent,
+    "logo_url": check_logo_url,
+    "site_title": check_text,
+    "federation_name": check_text,
+}
+
+
 def _convert(field: str, raw: str) -> object:
     if field in _INTS:
         value = int(raw)
@@ -388,7 +438,7 @@ def _convert(field: str, raw: str) -> object:
         if lowered not in {"true", "false", "auto", "1", "0"}:
             raise ValueError("must be true, false or auto")
         return None if lowered == "auto" else lowered in {"true", "1"}
-    return raw
+    return _LOOK.get(field, str)(raw)
 
 
 def describe() -> str:

@@ -1,6 +1,7 @@
 """Writing stores' identity records (storeid.py): `rating-service init-store` on a new
 deployment, `rating-service upgrade-store` on a store of an earlier format
-(docs/operations/upgrades.md; decisions D16, D19). Each plan is read first and shown; the
+(docs/operations/upgrades.md; decisions D16, D19). upgrade-store also refolds the name
+indexes of the stores it keeps or upgrades (refold.py, D50). Each plan is read first and shown; the
 writes are SET NX (a record someone wrote meanwhile is not overwritten) or a swap of the
 record read (storeid.swap).
 """
@@ -14,6 +15,7 @@ import msgspec
 from service.runtime.keys import StreamKeys
 from service.runtime.metrics import version
 from service.runtime.partitions import Layout, advertise
+from service.runtime.refold import Refold, apply_refold, plan_refold
 from service.runtime.store import glob_escape, text
 from service.runtime.storeid import (
     BEFORE_FORMATS,
@@ -36,7 +38,8 @@ from service.runtime.storeid import (
 
 class Step(msgspec.Struct):
     """What a plan does with one store: `write` a record (keys, none), `create` one (an empty
-    store beside others), `mark` the other layout's store migrated, `keep` it (current)."""
+    store beside others), `mark` the other layout's store migrated, `keep` it (current),
+    `refold` a pool's name index (D50)."""
 
     stream: str
     key: str
@@ -44,6 +47,7 @@ class Step(msgspec.Struct):
     record: StoreRecord | None = None
     found: bytes | None = None  # the record read (a `mark` swaps it)
     said: str = ""  # what the store is, for a person
+    refold: Refold | None = None  # a `refold`'s members to swap
 
 
 def summary(record: StoreRecord) -> str:
@@ -100,7 +104,11 @@ async def plan_upgrade(client: Any, layout: Layout, url: str) -> list[Step]:
             steps.append(
                 Step(found.stream, found.key, "create", record_for(layout, partition), said="empty")
             )
-    return steps + await _plan_sibling(client, layout)
+    steps += await _plan_sibling(client, layout)
+    served = [step.stream for step in steps if step.action in ("keep", "write")]
+    for plan in await plan_refold(client, served):
+        steps.append(Step(plan.stream, plan.key, "refold", refold=plan))
+    return steps
 
 
 async def _plan_sibling(client: Any, layout: Layout) -> list[Step]:
@@ -134,6 +142,8 @@ async def _plan_sibling(client: Any, layout: Layout) -> list[Step]:
 
 async def apply_upgrade(client: Any, layout: Layout, steps: list[Step]) -> None:
     for step in steps:
+        if step.refold is not None:
+            await apply_refold(client, [step.refold])
         if step.action in ("write", "create", "mark"):
             assert step.record is not None
             if not await client.set(step.key, encode(step.record), nx=True):

@@ -28,10 +28,11 @@ from schemas import asyncapi
 from service.runtime.health import Health, Live, Ready
 from service.runtime.metrics import Metrics, version
 from service.runtime.outage import OutageLog
-from service.web import api, pages
+from service.web import api, lookcss, pages
 from service.web.caching import JSON
 from service.web.edge import Edge
 from service.web.errors import HANDLERS, RETRY_AFTER, CatchAll
+from service.web.look import Look
 from service.web.openapi import document
 from service.web.rendering import STATIC
 from service.web.source import READ_TIMEOUT, Guarded, Reads, describe
@@ -87,11 +88,12 @@ def create_app(
     admin_port: int = 0,
     read_timeout: float = READ_TIMEOUT,
     reason: Callable[[BaseException], str] = describe,
+    look: Look | None = None,
 ) -> FastAPI:
     """The app. `outage`: the process's OutageLog (a private one when None); `admin_port`:
     the operators' port, where /metrics and the documents answer instead of every port
     (0: none; D31); `read_timeout`: seconds a read may take before it is a 503; `reason`:
-    an error as the log says it."""
+    an error as the log says it; `look`: the federation's header on the pages (D52)."""
     app = FastAPI(
         title="rating-service read API",
         version=version(),
@@ -102,11 +104,13 @@ def create_app(
     )
     app.openapi = lambda: document(app)  # type: ignore[method-assign]  # FastAPI's documented way to replace the OpenAPI document
     app.add_middleware(CatchAll)
-    app.add_middleware(Edge, metrics=metrics, admin_port=admin_port)
+    look = look or Look()
+    app.add_middleware(Edge, metrics=metrics, admin_port=admin_port, look=look)
     app.state.reads = (
         Guarded(reads, outage or OutageLog(), read_timeout, reason) if reads is not None else None
     )
     app.state.metrics = metrics
+    app.state.look = look
     app.state.public_docs = not admin_port
     operations: list[str | Enum] = ["operations"]
     live_body = msgspec.json.encode(Live())
@@ -142,6 +146,7 @@ def create_app(
     if reads is not None:
         app.include_router(api.router)
         app.include_router(pages.router)
+    app.include_router(lookcss.router)
     add_docs(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -1,13 +1,15 @@
 """Every 200 answer of the API and the pages, with its validators: a strong `ETag` (a
 digest of the body), `Last-Modified` (the data's last update, when known) and
 `Cache-Control: no-cache` (a cache keeps it, and asks again each time); a request whose
-`If-None-Match` names the current ETag gets 304 with no body."""
+`If-None-Match` names the current ETag gets 304 with no body, and so does one without
+`If-None-Match` whose `If-Modified-Since` is at or after `Last-Modified` (RFC 9110 13.1.3,
+13.2.2: If-None-Match takes precedence; an unreadable date is ignored)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from email.utils import format_datetime
+from email.utils import format_datetime, parsedate_to_datetime
 
 import msgspec
 from starlette.requests import Request
@@ -36,6 +38,33 @@ def matches(if_none_match: str | None, etag: str) -> bool:
     return "*" in tags or any(tag.removeprefix("W/") == etag for tag in tags)
 
 
+def not_modified_since(if_modified_since: str | None, last_modified: dt.datetime | None) -> bool:
+    """RFC 9110 13.1.3: whether the data has not changed since the client's copy (the
+    comparison at the one-second resolution of HTTP dates); False without a usable date."""
+    if not if_modified_since or last_modified is None:
+        return False
+    try:
+        since = parsedate_to_datetime(if_modified_since)
+    except (TypeError, ValueError):
+        return False
+    if since.tzinfo is None:  # an RFC 850 or asctime date: GMT by definition
+        since = since.replace(tzinfo=dt.UTC)
+    if last_modified.tzinfo is None:
+        last_modified = last_modified.replace(tzinfo=dt.UTC)
+    return last_modified.replace(microsecond=0) <= since
+
+
+def fresh(request: Request, etag: str, last_modified: dt.datetime | None) -> bool:
+    """Whether the client's copy is current: by If-None-Match when there is one, else by
+    If-Modified-Since (RFC 9110 13.2.2), for a GET (HEAD comes in as GET: edge.py)."""
+    if request.method != "GET":
+        return False
+    if_none_match = request.headers.get("if-none-match")
+    if if_none_match is not None:
+        return matches(if_none_match, etag)
+    return not_modified_since(request.headers.get("if-modified-since"), last_modified)
+
+
 def cached(
     request: Request, body: bytes, media_type: str, last_modified: dt.datetime | None
 ) -> Response:
@@ -44,7 +73,7 @@ def cached(
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     if last_modified is not None:
         headers["Last-Modified"] = http_date(last_modified)
-    if matches(request.headers.get("if-none-match"), etag):
+    if fresh(request, etag, last_modified):
         return Response(status_code=304, headers=headers)
     return Response(body, media_type=media_type, headers=headers)
 

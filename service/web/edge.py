@@ -4,7 +4,8 @@
   GET's status and headers (Content-Length, ETag ... included) and no body.
 - The security headers on every answer (D30), pages, API, errors and static files alike;
   `/docs` (Swagger UI) has a Content-Security-Policy of its own, which lets it run its
-  scripts from this server and fetch `/openapi.json`.
+  scripts from this server and fetch `/openapi.json`; a federation's logo on another host
+  (look.py, D52) is allowed by its origin in the pages' `img-src`, nothing wider.
 - The operators' port (D31): with `admin_port` set, the operators' endpoints answer only
   there, and the API and pages only on the HTTP port (health on both); elsewhere 404, as for
   a path that does not exist.
@@ -34,6 +35,16 @@ PAGES_CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
+
+
+def pages_headers(logo_origin: str | None) -> list[tuple[bytes, bytes]]:
+    """The pages' headers, the logo's origin (look.py) added to img-src."""
+    csp = PAGES_CSP
+    if logo_origin:
+        csp = csp.replace("img-src 'self'", f"img-src 'self' {logo_origin}")
+    return [*SECURITY, (b"content-security-policy", csp.encode())]
+
+
 SECURITY: list[tuple[bytes, bytes]] = [
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
@@ -41,7 +52,7 @@ SECURITY: list[tuple[bytes, bytes]] = [
     (b"cross-origin-opener-policy", b"same-origin"),
 ]
 DOCS_HEADERS = [*SECURITY, (b"content-security-policy", DOCS_CSP.encode())]
-PAGES_HEADERS = [*SECURITY, (b"content-security-policy", PAGES_CSP.encode())]
+PAGES_HEADERS = pages_headers(None)
 # The operators' endpoints: on the operators' port only, when there is one (D31).
 OPERATORS = ("/metrics", "/docs", "/openapi.json", "/asyncapi.json")
 HEALTH = "/health/"
@@ -64,15 +75,18 @@ def template(scope: Scope) -> str:
     return UNMATCHED
 
 
-def security_headers(path: str) -> list[tuple[bytes, bytes]]:
-    return DOCS_HEADERS if path == "/docs" else PAGES_HEADERS
+def security_headers(
+    path: str, pages: list[tuple[bytes, bytes]] = PAGES_HEADERS
+) -> list[tuple[bytes, bytes]]:
+    return DOCS_HEADERS if path == "/docs" else pages
 
 
 class Edge:
     """The middleware (outside CatchAll, so that its 500 has the headers and is counted)."""
 
-    def __init__(self, app: ASGIApp, metrics: Any = None, admin_port: int = 0):
+    def __init__(self, app: ASGIApp, metrics: Any = None, admin_port: int = 0, look: Any = None):
         self.app = app
+        self.pages_headers = pages_headers(look.logo_origin if look is not None else None)
         self.metrics = metrics
         self.admin_port = admin_port
         # The metrics' children by their labels (a few dozen: routes x methods x classes),
@@ -102,7 +116,7 @@ class Edge:
             # D29: answered as the GET, without its body. A scope of its own: the server's
             # must still say HEAD (uvicorn sends no body for a HEAD by it).
             scope = {**scope, "method": "GET", "rating.method": method}  # (errors.CatchAll)
-        headers = security_headers(scope["path"])
+        headers = security_headers(scope["path"], self.pages_headers)
         status = 500
 
         async def framed(message: Message) -> None:

@@ -24,7 +24,16 @@ from service.web.source import Unavailable
 
 log = structlog.get_logger("rating.web")
 PAGE_PREFIXES = ("/pools/", "/events/")
-NOT_PAGES = ("/v1/", "/health/", "/metrics", "/asyncapi.json", "/openapi.json", "/docs", "/static/")
+NOT_PAGES = (
+    "/v1/",
+    "/health/",
+    "/metrics",
+    "/asyncapi.json",
+    "/openapi.json",
+    "/docs",
+    "/static/",
+    "/look.css",
+)
 RETRY_AFTER = 5  # seconds, in a 503's Retry-After: about how often the service asks Redis again
 UNAVAILABLE = f"the ratings cannot be read right now (the database does not answer); try again in {RETRY_AFTER} s"
 TITLES = {400: "Bad request", 404: "Not found", 405: "Method not allowed", 503: "Unavailable"}
@@ -58,14 +67,18 @@ def check_pool(system: str, pool: str) -> None:
 
 
 def is_page(request: Request) -> bool:
-    """Whether an error answers with an HTML page: a page's path, or any path but the API's
-    and the operators' asked for by a browser."""
-    path = request.url.path
+    """Whether an error answers with an HTML page (is_page_path)."""
+    return is_page_path(request.url.path, request.headers.get("accept", ""))
+
+
+def is_page_path(path: str, accept: str) -> bool:
+    """A page's path, or any path but the API's and the operators' asked for by a browser
+    (`accept`: the request's Accept header)."""
     if path == "/" or path.startswith(PAGE_PREFIXES):
         return True
     if path.startswith(NOT_PAGES):
         return False
-    return "text/html" in request.headers.get("accept", "")
+    return "text/html" in accept
 
 
 def problem(

@@ -82,7 +82,16 @@ def render(template: str, **context: Any) -> bytes:
 
 
 def render_page(request: Any, template: str, **context: Any) -> bytes:
-    """A page of the app serving `request`: its links to the API's documentation only where
-    `/docs` is served on this port (D31: not with an operators' port)."""
-    docs = getattr(request.app.state, "public_docs", True)
-    return render(template, docs_link="/docs" if docs else None, **context)
+    """A page of the app serving `request` (page_of)."""
+    return page_of(request.app.state, template, **context)
+
+
+def page_of(state: Any, template: str, **context: Any) -> bytes:
+    """A page of the app whose `app.state` is `state`: the federation's header (`look`,
+    look.py: D52), its links to the API's documentation only where `/docs` is served on
+    this port (D31: not with an operators' port)."""
+    from service.web.look import Look
+
+    docs = getattr(state, "public_docs", True)
+    look = getattr(state, "look", None) or Look()
+    return render(template, docs_link="/docs" if docs else None, look=look, **context)

@@ -5,7 +5,8 @@ this runs `startup`, `main_loop` and `shutdown` itself), configures no logging (
 go through the root logger into structlog's JSON) and has no lifespan. The listening socket
 is bound here, so that a taken port is an OSError the service reports in one line (uvicorn
 would log and `sys.exit(1)`). With an operators' port (D31) the one server listens on both
-sockets; the app tells them apart by the port a request came in on (edge.py)."""
+sockets; the app tells them apart by the port a request came in on (edge.py). A request the
+HTTP parser refuses gets the app's own 400, JSON or the HTML page (badrequest.py, D51)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import socket
 from typing import Any
 
 import uvicorn
+
+from service.web.badrequest import protocol_for
 
 GRACE_SECONDS = 5  # open requests get this long to finish when the service stops
 
@@ -59,7 +62,7 @@ class HttpServer:
             log_config=None,
             access_log=False,
             lifespan="off",
-            http="auto",
+            http=protocol_for(app),
             ws="none",
             server_header=False,
             timeout_graceful_shutdown=GRACE_SECONDS,
