@@ -1,5 +1,5 @@
 # Shortcuts for the commands CONTRIBUTING.md describes; each runs in the project's .venv.
-.PHONY: venv check test docs mutation coverage
+.PHONY: venv check test docs mutation coverage screenshots
 
 # The venv with the test and dev extras, at the versions of deploy/constraints.txt.
 venv:
@@ -33,3 +33,8 @@ coverage:
 	.venv/bin/coverage combine -q && .venv/bin/coverage report --format=total
 	.venv/bin/coverage run -m pytest tests/unit tests/integration tests/cluster tests/docs
 	.venv/bin/coverage combine -q && .venv/bin/coverage report
+
+# The docs' screenshots of the pages (docs/guides/img/: profile, event, list, search at 1280 and
+# 390 pixels) from the real service in headless Chromium; 256 colours when pngquant is there.
+screenshots:
+	RATING_DOCS_SCREENSHOTS=1 .venv/bin/python -m pytest tests/integration/test_every_figure.py -k screenshots -q

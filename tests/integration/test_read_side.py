@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ from schemas import PlayerRecord, RatingsUpdated
 from service.runtime.embedded import free_port
 from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from tests.conftest import needs
+from tests.browser import browse
 from tests.integration.helpers import publish, rejections, settings_for
 from tests.integration.processes import ROOT, Services, wait_until_applied
 
@@ -436,39 +435,6 @@ def test_the_openapi_document_validates_and_documents_every_route(site):
 
 
 # ------------------------------------------------------------------ the pages, in a browser
-
-
-def chromium() -> str:
-    found = (
-        shutil.which("chromium")
-        or shutil.which("chromium-browser")
-        or shutil.which("google-chrome")
-    )
-    if found is None:
-        needs("headless Chromium (chromium on PATH)", "apt-get install chromium")
-    return found
-
-
-def browse(url: str, profile: Path, screenshot: Path | None = None) -> str:
-    """The page's DOM after loading in headless Chromium (and a screenshot, if asked)."""
-    base = [
-        chromium(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--hide-scrollbars",
-        f"--user-data-dir={profile}",
-    ]
-    if screenshot is not None:
-        shot = subprocess.run(
-            [*base, "--window-size=1000,1300", f"--screenshot={screenshot}", url],
-            capture_output=True,
-            timeout=90,
-        )
-        assert shot.returncode == 0 and screenshot.exists(), shot.stderr.decode()[-2000:]
-    dom = subprocess.run([*base, "--dump-dom", url], capture_output=True, timeout=90)
-    assert dom.returncode == 0, dom.stderr.decode()[-2000:]
-    return dom.stdout.decode()
 
 
 def text_of(html: str) -> str:
