@@ -131,11 +131,14 @@ class StreamKeys:
         self._entries = self.prefix + ENTRIES
         self._ranking = self.prefix + RANKING
         self._names = self.prefix + NAMES
-        self._pool_kinds = {
-            kind: self.prefix + kind
-            for kind in (PLAYED, ACTIVE, LABELS, DATED, CARDS, MOVES, LISTDATE)
-        }
+        self._played = self.prefix + PLAYED
+        self._active = self.prefix + ACTIVE
         self._label = self.prefix + LABEL
+        self._labels = self.prefix + LABELS
+        self._dated = self.prefix + DATED
+        self._cards = self.prefix + CARDS
+        self._moves = self.prefix + MOVES
+        self._listdate = self.prefix + LISTDATE
         self.lease = self.prefix + LEASE
         self.lease_fence = f"{self.lease}:{_FENCE}"
         self.lease_token = f"{self.lease}:{_TOKEN}"
@@ -161,29 +164,29 @@ class StreamKeys:
         return f"{self._names}:{system}:{pool}"
 
     def played(self, system: str, pool: str) -> str:
-        return f"{self._pool_kinds[PLAYED]}:{system}:{pool}"
+        return f"{self._played}:{system}:{pool}"
 
     def active(self, system: str, pool: str) -> str:
-        return f"{self._pool_kinds[ACTIVE]}:{system}:{pool}"
+        return f"{self._active}:{system}:{pool}"
 
     def label(self, system: str, pool: str, kind: str, value: str) -> str:
         """The ranking of the players with one label (`kind` federation or title)."""
         return f"{self._label}:{system}:{pool}:{kind}:{value}"
 
     def labels(self, system: str, pool: str) -> str:
-        return f"{self._pool_kinds[LABELS]}:{system}:{pool}"
+        return f"{self._labels}:{system}:{pool}"
 
     def dated(self, system: str, pool: str) -> str:
-        return f"{self._pool_kinds[DATED]}:{system}:{pool}"
+        return f"{self._dated}:{system}:{pool}"
 
     def cards(self, system: str, pool: str) -> str:
-        return f"{self._pool_kinds[CARDS]}:{system}:{pool}"
+        return f"{self._cards}:{system}:{pool}"
 
     def moves(self, system: str, pool: str) -> str:
-        return f"{self._pool_kinds[MOVES]}:{system}:{pool}"
+        return f"{self._moves}:{system}:{pool}"
 
     def listdate(self, system: str, pool: str) -> str:
-        return f"{self._pool_kinds[LISTDATE]}:{system}:{pool}"
+        return f"{self._listdate}:{system}:{pool}"
 
 
 def redriven_key(dead_letter_stream: str) -> str:
@@ -260,6 +263,39 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
             "sorted set",
             "`word \\0 id` for each word of a player's name (case and accents folded): the search",
         ),
+        *_list_keys(k),
+        KeyDoc(
+            k.catalog,
+            "hash",
+            "`<system>:<pool>` -> time (ms) of the last input entry (or import) that changed the pool",
+        ),
+        KeyDoc(
+            k.lease,
+            "string",
+            "`<token> <consumer>`, expiring after RATING_LEASE_MS: the replica that owns the stream",
+        ),
+        KeyDoc(
+            k.lease_fence,
+            "string",
+            "the same value without expiry, written only when a lease is taken (every commit "
+            "WATCHes it)",
+        ),
+        KeyDoc(k.lease_token, "string", "the fencing token counter (INCR on every acquisition)"),
+        KeyDoc(k.replicas, "sorted set", "consumer -> heartbeat expiry (ms): the live replicas"),
+        KeyDoc(
+            k.store,
+            "string",
+            "the store's identity record (JSON): its store format, layout, partition, namespace, "
+            "when and by which version it was created and last written, whether it was migrated; "
+            "checked by every replica before it serves the stream (docs/operations/upgrades.md)",
+        ),
+    )
+
+
+def _list_keys(k: StreamKeys) -> tuple[KeyDoc, ...]:
+    """The lists' indexes of a stream's pools (D46-D49), for key_layout."""
+    sp = ("<system>", "<pool>")
+    return (
         KeyDoc(
             k.played(*sp),
             "sorted set",
@@ -304,30 +340,5 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
             "string",
             "`<reference day> <first active day> <close's day> <close's first active day>`: the "
             "list date the active players are counted from (D46)",
-        ),
-        KeyDoc(
-            k.catalog,
-            "hash",
-            "`<system>:<pool>` -> time (ms) of the last input entry (or import) that changed the pool",
-        ),
-        KeyDoc(
-            k.lease,
-            "string",
-            "`<token> <consumer>`, expiring after RATING_LEASE_MS: the replica that owns the stream",
-        ),
-        KeyDoc(
-            k.lease_fence,
-            "string",
-            "the same value without expiry, written only when a lease is taken (every commit "
-            "WATCHes it)",
-        ),
-        KeyDoc(k.lease_token, "string", "the fencing token counter (INCR on every acquisition)"),
-        KeyDoc(k.replicas, "sorted set", "consumer -> heartbeat expiry (ms): the live replicas"),
-        KeyDoc(
-            k.store,
-            "string",
-            "the store's identity record (JSON): its store format, layout, partition, namespace, "
-            "when and by which version it was created and last written, whether it was migrated; "
-            "checked by every replica before it serves the stream (docs/operations/upgrades.md)",
         ),
     )
