@@ -336,7 +336,7 @@ async def test_home_lists_the_pools(app):
     for system, pool in (("cfc", "regular"), ("fide", "standard"), ("naspa", "nwl")):
         assert f'href="/pools/{system}/{pool}"' in page.text
     assert (
-        "2025-12-01 09:30 UTC" in page.text and "period <span data-text>2025-11</span>" in page.text
+        "2025-12-01 09:30 UTC" in page.text and "<span data-text>2025-11</span> list" in page.text
     )
 
 
