@@ -75,7 +75,9 @@ class PlayerView(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class RankedPlayer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One line of a pool's rating list (`rank` null for an unrated player)."""
+    """One line of a pool's rating list (`rank` null for an unrated player): `rank` is the
+    place on the pool's whole list, `titles` and `federation` the record's labels (D35),
+    `active` whether the player is active on the list (D46)."""
 
     rank: int | None
     id: str
@@ -83,6 +85,9 @@ class RankedPlayer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rating: int | None
     status: Status
     games: Count
+    titles: list[str] = []
+    federation: str | None = None
+    active: bool = False
 
 
 class PlayerList(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -97,6 +102,11 @@ class PlayerList(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     q: str | None
     unrated: bool
     players: list[RankedPlayer]
+    active: bool = False
+    federation: str | None = None
+    title: str | None = None
+    list_date: ListDate | None = None
+    labels: list[LabelCount] = []
 
 
 class PoolSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -111,6 +121,7 @@ class PoolSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     last_update: dt.datetime | None
     closed_through: Period | None
     stream: str
+    list_date: ListDate | None = None
 
 
 class PoolList(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -123,3 +134,88 @@ class ApiError(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     error: Literal["not_found", "bad_request"]
     message: str
+
+
+# ---------------------------------------------------------------- the lists (D46-D49)
+
+
+class ListDate(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The date a pool's list is of (D46). FIDE after a close: `period` the last closed
+    rating period (its list is in force from the month after), `date` the period's last day;
+    otherwise `period` null and `date` the end date of the pool's latest event. A player is
+    active when their last event with a rated game ended on `active_from` or later: the
+    year up to `date` (FIDE: the 12 rating periods up to the close)."""
+
+    period: Period | None
+    date: dt.date | None
+    active_from: dt.date | None
+    active: Count
+
+
+class LabelCount(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A label the list's players have (`kind` federation or title) and how many have it:
+    the choices of the list's filters (D47)."""
+
+    kind: Literal["federation", "title"]
+    label: str
+    players: Count
+
+
+class EventSummary(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A rated event as the latest events list it (D48): its pool, name, dates, FIDE rating
+    period, number of players and the revision of its last result (0: never revised)."""
+
+    event_id: str
+    system: System
+    pool: str
+    name: str | None
+    start_date: dt.date | None
+    end_date: dt.date | None
+    period: Period | None
+    players: Count
+    revision: int
+
+
+class EventList(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The latest rated events, newest first by end date (ties by event id), of one pool or
+    of all (`system` and `pool` null); withdrawn events are not listed."""
+
+    system: System | None
+    pool: str | None
+    total: Count
+    offset: Count
+    limit: Count
+    events: list[EventSummary]
+
+
+class PlayerChange(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One player's change over the latest list (D49): ratings before and after, the change,
+    and (CFC, NASPA) how many of the window's events the player was rated in."""
+
+    id: str
+    name: str | None
+    titles: list[str]
+    federation: str | None
+    old_rating: int | None
+    new_rating: int | None
+    change: int
+    events: Count | None
+
+
+class PoolChanges(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The biggest gains and losses of a pool's latest list (D49). `basis` list (FIDE): the
+    last close's list, `period` the period it closed; `basis` days (CFC, NASPA, and FIDE
+    before its first close): the events that ended in the 30 days up to the pool's latest
+    event, `since` to `through`, `events` of them counted (the latest MAX_CHANGE_EVENTS when
+    `truncated`)."""
+
+    system: System
+    pool: str
+    basis: Literal["list", "days"]
+    period: Period | None
+    since: dt.date | None
+    through: dt.date | None
+    events: Count
+    truncated: bool
+    gains: list[PlayerChange]
+    losses: list[PlayerChange]

@@ -6,14 +6,21 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import msgspec
+
 from schemas.common import POOLS
 from schemas.periods import add_months
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
+    EventList,
     HistoryEntry,
+    LabelCount,
+    ListDate,
+    PlayerChange,
     PlayerHistory,
     PlayerList,
     PlayerView,
+    PoolChanges,
     PoolList,
     PoolSummary,
     RankedPlayer,
@@ -22,6 +29,16 @@ from schemas.records import PlayerRecord
 from schemas.validation import decode_input
 from service.engine.registry import default_registry
 from service.formats.ratinglists import read_list
+from service.lists import (
+    CHANGE_DAYS,
+    active_from_day,
+    biggest,
+    closed_list_days,
+    played_day,
+    rated_players,
+    summary_of,
+    window_changes,
+)
 from service.rating import MemoryLedger, apply_message
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "deploy" / "examples"
@@ -29,6 +46,16 @@ UPDATED = {
     ("cfc", "regular"): dt.datetime(2025, 11, 3, 12, 0, tzinfo=dt.UTC),
     ("fide", "standard"): dt.datetime(2025, 12, 1, 9, 30, tzinfo=dt.UTC),
     ("naspa", "nwl"): dt.datetime(2025, 10, 20, 18, 0, tzinfo=dt.UTC),
+}
+
+# The labels (D35) of some example players: (titles, federation).
+LABELS = {
+    "2010001": (["GM"], "NOR"),
+    "2010002": (["IM", "FT"], "SWE"),
+    "2010003": (["WFM"], "CHN"),
+    "2010004": ([], "NOR"),
+    "100001": ([], "ON"),
+    "100002": ([], "QC"),
 }
 
 
@@ -70,6 +97,9 @@ class FakeReads:
                 rating=r.rating,
                 status=r.status,
                 games=r.games,
+                titles=LABELS.get(r.id, ([], None))[0],
+                federation=LABELS.get(r.id, ([], None))[1],
+                active=r.id in self._active(system, pool),
             )
             for i, r in enumerate(rated + unrated)
         ]
@@ -87,6 +117,7 @@ class FakeReads:
                     last_update=UPDATED.get((system, pool)),
                     closed_through=state.closed_through,
                     stream="events.finished",
+                    list_date=self._list_date(system, pool),
                 )
             )
         return PoolList(pools=found)
@@ -100,12 +131,22 @@ class FakeReads:
         offset: int = 0,
         q: str | None = None,
         unrated: bool = False,
+        active: bool = False,
+        federation: str | None = None,
+        title: str | None = None,
     ) -> PlayerList | None:
         ranked = self._ranked(system, pool)
         if not ranked:
             return None
         if not unrated:
             ranked = [p for p in ranked if p.rating is not None]
+        ranked = [
+            p
+            for p in ranked
+            if (not active or p.active)
+            and (federation is None or p.federation == federation)
+            and (title is None or title in p.titles)
+        ]
         if q:
             needle = q.lower()
             ranked = [
@@ -123,6 +164,11 @@ class FakeReads:
             q=q,  # type: ignore[arg-type]
             unrated=unrated,
             players=ranked[offset : offset + limit],
+            active=active,
+            federation=federation,
+            title=title,
+            list_date=self._list_date(system, pool),
+            labels=self._labels(system, pool),
         )
 
     async def player(self, system: str, pool: str, player_id: str) -> PlayerView | None:
@@ -199,6 +245,147 @@ class FakeReads:
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None:
         return UPDATED.get((system, pool)) if pool in POOLS.get(system, ()) else None
+
+    # ------------------------------------------------------------ the lists (D46-D49)
+
+    def _events(self, system: str, pool: str) -> list[RatingsUpdated]:
+        return [
+            o
+            for o in self.outputs
+            if o.system == system and o.pool == pool and o.event_id and o.kind != "list"
+        ]
+
+    def _reference(self, system: str, pool: str) -> tuple[int, int, str | None]:
+        """(the list's day, the first active day, the closed period) as the commits keep them."""
+        closed = self.ledger.pool_state(system, pool).closed_through
+        if closed is not None:
+            return (*closed_list_days(closed), closed)
+        days = [played_day(o) for o in self._events(system, pool)]
+        ref = max(days, default=0)
+        return ref, active_from_day(ref), None
+
+    def _active(self, system: str, pool: str) -> set[str]:
+        ref, first, _ = self._reference(system, pool)
+        last: dict[str, int] = {}
+        for o in self._events(system, pool):
+            for pid in rated_players(o):
+                last[pid] = max(last.get(pid, 0), played_day(o))
+        return {pid for pid, day in last.items() if ref and day >= first}
+
+    def _list_date(self, system: str, pool: str) -> ListDate | None:
+        if (system, pool) not in self.ledger.records:
+            return None
+        ref, first, closed = self._reference(system, pool)
+        records = self.ledger.records[(system, pool)]
+        active = self._active(system, pool)
+        return ListDate(
+            period=closed,
+            date=dt.date.fromordinal(ref) if ref else None,
+            active_from=dt.date.fromordinal(first) if first else None,
+            active=sum(1 for pid in active if records[pid].rating is not None),
+        )
+
+    def _labels(self, system: str, pool: str) -> list[LabelCount]:
+        counts: dict[tuple[str, str], int] = {}
+        for pid in self.ledger.records.get((system, pool), {}):
+            titles, federation = LABELS.get(pid, ([], None))
+            for kind, label in [("title", t) for t in titles] + (
+                [("federation", federation)] if federation else []
+            ):
+                counts[(kind, label)] = counts.get((kind, label), 0) + 1
+        return [
+            LabelCount(kind=kind, label=label, players=n)  # type: ignore[arg-type]
+            for (kind, label), n in sorted(counts.items())
+        ]
+
+    async def active_rank(self, system: str, pool: str, player_id: str) -> int | None:
+        page = await self.players(system, pool, active=True, limit=10_000)
+        if page is None:
+            return None
+        return next((i + 1 for i, p in enumerate(page.players) if p.id == player_id), None)
+
+    async def events(
+        self,
+        system: str | None = None,
+        pool: str | None = None,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> EventList | None:
+        pools = [(system, pool)] if system and pool else list(self.ledger.records)
+        if system and pool and (system, pool) not in self.ledger.records:
+            return None
+        found = [summary_of(o) for s, p in pools for o in self._events(s, p) if not o.withdrawn]
+        found.sort(key=lambda e: (e.end_date or dt.date.min, e.event_id), reverse=True)
+        return EventList(
+            system=system if pool else None,  # type: ignore[arg-type]
+            pool=pool if system else None,
+            total=len(found),
+            offset=offset,
+            limit=limit,
+            events=found[offset : offset + limit],
+        )
+
+    async def changes(self, system: str, pool: str, *, limit: int = 20) -> PoolChanges | None:
+        if (system, pool) not in self.ledger.records:
+            return None
+        ref, _, closed = self._reference(system, pool)
+        if closed is not None:
+            rows = [
+                PlayerChange(
+                    id=p.id,
+                    name=self.names.get(p.id),
+                    titles=LABELS.get(p.id, ([], None))[0],
+                    federation=LABELS.get(p.id, ([], None))[1],
+                    old_rating=p.new_rating - p.change,
+                    new_rating=p.new_rating,
+                    change=p.change,
+                    events=None,
+                )
+                for o in self.outputs
+                if o.kind == "list" and o.system == system and o.pool == pool
+                for p in o.players
+                if p.change and p.new_rating is not None
+            ]
+            gains, losses = biggest(rows, limit)
+            return PoolChanges(
+                system=system,  # type: ignore[arg-type]
+                pool=pool,
+                basis="list",
+                period=closed,
+                since=None,
+                through=None,
+                events=0,
+                truncated=False,
+                gains=gains,
+                losses=losses,
+            )
+        window = [
+            o
+            for o in self._events(system, pool)
+            if ref and played_day(o) > ref - CHANGE_DAYS and not o.withdrawn
+        ]
+        rows = [
+            msgspec.structs.replace(
+                c,
+                titles=LABELS.get(c.id, ([], None))[0],
+                federation=LABELS.get(c.id, ([], None))[1],
+            )
+            for c in window_changes(window)
+        ]
+        gains, losses = biggest(rows, limit)
+        return PoolChanges(
+            system=system,  # type: ignore[arg-type]
+            pool=pool,
+            basis="days",
+            period=None,
+            since=dt.date.fromordinal(ref - CHANGE_DAYS + 1) if ref else None,
+            through=dt.date.fromordinal(ref) if ref else None,
+            events=len(window),
+            truncated=False,
+            gains=gains,
+            losses=losses,
+        )
 
 
 class BrokenReads(FakeReads):

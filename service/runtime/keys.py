@@ -38,12 +38,36 @@ CATALOG = "catalog"
 ENTRIES = "entries"
 RANKING = "ranking"
 NAMES = "names"
+# The lists' indexes (D46-D49): last rated game, active ranking, labels, events by date, the
+# latest list's changes, the list date.
+PLAYED = "played"
+ACTIVE = "active"
+LABEL = "label"
+LABELS = "labels"
+DATED = "dated"
+CARDS = "cards"
+MOVES = "moves"
+LISTDATE = "listdate"
 LEASE = "lease"  # and its fence and token counter: `{S}:lease:fence`, `{S}:lease:token`
 REPLICAS = "replicas"
 STORE = "store"  # the store's identity record (service/runtime/storeid.py)
 
 # The kinds grouped by what their names and fields belong to (migrate.py moves a store by it).
-BY_POOL = (PLAYERS, HISTORY, ENTRIES, RANKING, NAMES)  # `:<system>:<pool>[:<player id>]`
+BY_POOL = (  # `:<system>:<pool>[:<player id> | :<label kind>:<label>]`
+    PLAYERS,
+    HISTORY,
+    ENTRIES,
+    RANKING,
+    NAMES,
+    PLAYED,
+    ACTIVE,
+    LABEL,
+    LABELS,
+    DATED,
+    CARDS,
+    MOVES,
+    LISTDATE,
+)
 BY_DOMAIN = (TIMELINE,)  # `:<domain>`
 SHARED = (POOLS, CATALOG, EVENTS, RESULTS, MARKERS)  # one hash, fields of several pools
 PER_STREAM = (CURSOR, ATTEMPTS, LEASE, REPLICAS, STORE)  # the stream's progress, owner, identity
@@ -107,6 +131,14 @@ class StreamKeys:
         self._entries = self.prefix + ENTRIES
         self._ranking = self.prefix + RANKING
         self._names = self.prefix + NAMES
+        self._played = self.prefix + PLAYED
+        self._active = self.prefix + ACTIVE
+        self._label = self.prefix + LABEL
+        self._labels = self.prefix + LABELS
+        self._dated = self.prefix + DATED
+        self._cards = self.prefix + CARDS
+        self._moves = self.prefix + MOVES
+        self._listdate = self.prefix + LISTDATE
         self.lease = self.prefix + LEASE
         self.lease_fence = f"{self.lease}:{_FENCE}"
         self.lease_token = f"{self.lease}:{_TOKEN}"
@@ -130,6 +162,31 @@ class StreamKeys:
 
     def names(self, system: str, pool: str) -> str:
         return f"{self._names}:{system}:{pool}"
+
+    def played(self, system: str, pool: str) -> str:
+        return f"{self._played}:{system}:{pool}"
+
+    def active(self, system: str, pool: str) -> str:
+        return f"{self._active}:{system}:{pool}"
+
+    def label(self, system: str, pool: str, kind: str, value: str) -> str:
+        """The ranking of the players with one label (`kind` federation or title)."""
+        return f"{self._label}:{system}:{pool}:{kind}:{value}"
+
+    def labels(self, system: str, pool: str) -> str:
+        return f"{self._labels}:{system}:{pool}"
+
+    def dated(self, system: str, pool: str) -> str:
+        return f"{self._dated}:{system}:{pool}"
+
+    def cards(self, system: str, pool: str) -> str:
+        return f"{self._cards}:{system}:{pool}"
+
+    def moves(self, system: str, pool: str) -> str:
+        return f"{self._moves}:{system}:{pool}"
+
+    def listdate(self, system: str, pool: str) -> str:
+        return f"{self._listdate}:{system}:{pool}"
 
 
 def redriven_key(dead_letter_stream: str) -> str:
@@ -206,6 +263,7 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
             "sorted set",
             "`word \\0 id` for each word of a player's name (case and accents folded): the search",
         ),
+        *_list_keys(k),
         KeyDoc(
             k.catalog,
             "hash",
@@ -230,5 +288,57 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
             "the store's identity record (JSON): its store format, layout, partition, namespace, "
             "when and by which version it was created and last written, whether it was migrated; "
             "checked by every replica before it serves the stream (docs/operations/upgrades.md)",
+        ),
+    )
+
+
+def _list_keys(k: StreamKeys) -> tuple[KeyDoc, ...]:
+    """The lists' indexes of a stream's pools (D46-D49), for key_layout."""
+    sp = ("<system>", "<pool>")
+    return (
+        KeyDoc(
+            k.played(*sp),
+            "sorted set",
+            "player id, score the day (proleptic ordinal) their last event with a rated game "
+            "ended: who is active (D46)",
+        ),
+        KeyDoc(
+            k.active(*sp),
+            "sorted set",
+            "the ranking's members and scores for the active players only (D46)",
+        ),
+        KeyDoc(
+            k.label(*sp, "<kind>", "<label>"),
+            "sorted set",
+            "the ranking's members and scores of the players with one label (`<kind>` "
+            "`federation` or `title`): the list's filters (D47)",
+        ),
+        KeyDoc(
+            k.labels(*sp),
+            "hash",
+            "`<kind>:<label>` -> players with that label: the filters' choices (D47)",
+        ),
+        KeyDoc(
+            k.dated(*sp),
+            "sorted set",
+            "event id, score the day its end date is: the latest events (D48)",
+        ),
+        KeyDoc(
+            k.cards(*sp),
+            "hash",
+            "event id -> the event's summary for the latest events (MessagePack: name, dates, "
+            "period, players, revision) (D48)",
+        ),
+        KeyDoc(
+            k.moves(*sp),
+            "sorted set",
+            "player id, score the change on the last published list (FIDE; players whose rating "
+            "moved): the biggest changes (D49)",
+        ),
+        KeyDoc(
+            k.listdate(*sp),
+            "string",
+            "`<reference day> <first active day> <close's day> <close's first active day>`: the "
+            "list date the active players are counted from (D46)",
         ),
     )

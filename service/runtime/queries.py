@@ -15,10 +15,20 @@ import msgspec
 
 from schemas.common import System
 from schemas.ratings import RatingsUpdated
-from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList, PoolSummary, RankedPlayer
+from schemas.reads import (
+    ListDate,
+    PlayerHistory,
+    PlayerList,
+    PlayerView,
+    PoolList,
+    PoolSummary,
+    RankedPlayer,
+)
 from schemas.records import PlayerRecord, PoolState
+from service.lists import FEDERATION, TITLE
 from service.readmodel import RATED_MAX, UNRATED_SCORE, name_words, sorted_entries, unpack_message
 from service.runtime.keys import StreamKeys
+from service.runtime.listqueries import ListQueries
 from service.runtime.replies import text
 from service.runtime.store import decode_record
 
@@ -50,6 +60,34 @@ for _, value in ipairs(redis.call('HVALS', KEYS[3])) do
 end
 return {record, above, last}
 """
+# A page of a list filtered by several indexes (D47): the smallest of the sets KEYS is read
+# in its order, up to the score ARGV[1], each member kept when every other set has it: (how
+# many are kept, the ids of the kept ones from ARGV[2] on, at most ARGV[3]).
+_FILTERED = """
+local smallest, size = 1, redis.call('ZCARD', KEYS[1])
+for i = 2, #KEYS do
+  local n = redis.call('ZCARD', KEYS[i])
+  if n < size then smallest, size = i, n end
+end
+local total, page, from, want = 0, {}, tonumber(ARGV[2]), tonumber(ARGV[3])
+local start = 0
+while true do
+  local chunk = redis.call('ZRANGEBYSCORE', KEYS[smallest], '-inf', ARGV[1], 'LIMIT', start, 1000)
+  if #chunk == 0 then break end
+  for _, id in ipairs(chunk) do
+    local kept = true
+    for i = 1, #KEYS do
+      if i ~= smallest and not redis.call('ZSCORE', KEYS[i], id) then kept = false break end
+    end
+    if kept then
+      if total >= from and #page < want then page[#page + 1] = id end
+      total = total + 1
+    end
+  end
+  start = start + #chunk
+end
+return {total, page}
+"""
 MAX_MATCHES = 5_000  # a search looks at most at this many players whose name has the query's word
 _pool_decoder = msgspec.json.Decoder(PoolState)
 
@@ -58,6 +96,24 @@ def _time(ms: bytes | str | int | None) -> dt.datetime | None:
     if ms is None:
         return None
     return dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.UTC).replace(microsecond=0)
+
+
+def _day(value: int) -> dt.date | None:
+    return dt.date.fromordinal(value) if value > 0 else None
+
+
+def _list_date(raw: bytes | None, active: int, state: PoolState | None) -> ListDate | None:
+    """The list date the commits keep (`{S}:listdate`, D46), with the active players' count;
+    None before the pool's indexes are built (backfill.py)."""
+    if raw is None:
+        return None
+    ref, first, closed, _ = (int(x) for x in text(raw).split())
+    return ListDate(
+        period=state.closed_through if closed and state is not None else None,
+        date=_day(ref),
+        active_from=_day(first),
+        active=active,
+    )
 
 
 def _page_ranks(scores: list[float], offset: int, above: int) -> list[int | None]:
@@ -77,7 +133,7 @@ def _page_ranks(scores: list[float], offset: int, above: int) -> list[int | None
     return ranks
 
 
-class ReadModel:
+class ReadModel(ListQueries):
     """Answers the read API from the keys of the service's input streams (a pool is rated
     from one stream; the first stream that has it answers)."""
 
@@ -87,6 +143,7 @@ class ReadModel:
         self._where: dict[tuple[str, str], StreamKeys] = {}
         self._page = client.register_script(_PAGE)
         self._player = client.register_script(_PLAYER)
+        self._filtered = client.register_script(_FILTERED)
 
     async def _locate(self, system: str, pool: str) -> StreamKeys | None:
         found = self._where.get((system, pool))
@@ -111,21 +168,25 @@ class ReadModel:
                     system, _, pool = field.partition(":")
                     pipe.hlen(keys.players(system, pool))
                     pipe.zcount(keys.ranking(system, pool), "-inf", RATED_MAX)
+                    pipe.get(keys.listdate(system, pool))
+                    pipe.zcount(keys.active(system, pool), "-inf", RATED_MAX)
                 pipe.hmget(keys.pools, [field for field, _ in catalog])
                 replies = await pipe.execute()
             states = replies[-1]
             for n, (field, ms) in enumerate(catalog):
                 system, _, pool = field.partition(":")
                 state = _pool_decoder.decode(states[n]) if states[n] is not None else None
+                listed = _list_date(replies[4 * n + 2], replies[4 * n + 3], state)
                 pools.append(
                     PoolSummary(
                         system=system,
                         pool=pool,
-                        players=replies[2 * n],
-                        rated=replies[2 * n + 1],
+                        players=replies[4 * n],
+                        rated=replies[4 * n + 1],
                         last_update=_time(ms),
                         closed_through=state.closed_through if state else None,
                         stream=keys.stream,
+                        list_date=listed,
                     )
                 )
         return PoolList(pools=pools)
@@ -145,31 +206,47 @@ class ReadModel:
         offset: int = 0,
         q: str | None = None,
         unrated: bool = False,
+        active: bool = False,
+        federation: str | None = None,
+        title: str | None = None,
     ) -> PlayerList | None:
-        """A page of the pool's list, highest rating first (ties by id); None: no such pool."""
+        """A page of the pool's list, highest rating first (ties by id); None: no such pool.
+        `active`, `federation`, `title` keep the players active on the list (D46), of that
+        federation, with that title (D47): each an index of its own, never a scan of the
+        pool (several: the smallest one's members, looked up in the others)."""
         keys = await self._locate(system, pool)
         if keys is None:
             return None
-        ranking = keys.ranking(system, pool)
-        if q:
-            total, ids = await self._search(keys, system, pool, q, unrated, limit, offset)
-            page = []
-            if ids:
-                raws = await self.client.hmget(keys.players(system, pool), ids)
-                page = [decode_record(raw) for raw in raws if raw is not None]
-            ranks = await self._ranks(ranking, page)
-        else:
-            upper = "+inf" if unrated else RATED_MAX
-            total, above, rows, raws = await self._page(
-                keys=[ranking, keys.players(system, pool)], args=[upper, offset, limit]
-            )
-            page = [decode_record(raw) for raw in raws if raw is not None]
-            ranks = _page_ranks([float(score) for score in rows[1::2]], offset, above)
+        filters = [keys.active(system, pool)] if active else []
+        filters += [keys.label(system, pool, FEDERATION, federation)] if federation else []
+        filters += [keys.label(system, pool, TITLE, title)] if title else []
+        total, page, ranks = await self._rows(
+            keys, system, pool, q, unrated, limit, offset, filters
+        )
+        async with self.client.pipeline(transaction=False) as pipe:
+            if page:
+                pipe.zmscore(keys.active(system, pool), [r.id for r in page])
+            pipe.get(keys.listdate(system, pool))
+            pipe.zcount(keys.active(system, pool), "-inf", RATED_MAX)
+            pipe.hget(keys.pools, f"{system}:{pool}")
+            pipe.hkeys(keys.labels(system, pool))
+            replies = await pipe.execute()
+        actives = replies.pop(0) if page else []
+        raw_date, counted, raw_state, label_fields = replies
+        state = _pool_decoder.decode(raw_state) if raw_state is not None else None
         players = [
             RankedPlayer(
-                rank=rank, id=r.id, name=r.name, rating=r.rating, status=r.status, games=r.games
+                rank=rank,
+                id=r.id,
+                name=r.name,
+                rating=r.rating,
+                status=r.status,
+                games=r.games,
+                titles=list(r.titles),
+                federation=r.federation,
+                active=is_active is not None,
             )
-            for r, rank in zip(page, ranks)
+            for r, rank, is_active in zip(page, ranks, actives)
         ]
         return PlayerList(
             system=cast(System, system),  # a system whose pool _locate found
@@ -180,7 +257,52 @@ class ReadModel:
             q=q or None,
             unrated=unrated,
             players=players,
+            active=active,
+            federation=federation,
+            title=title,
+            list_date=_list_date(raw_date, counted, state),
+            labels=await self._labels(keys, system, pool, label_fields),
         )
+
+    async def _rows(
+        self,
+        keys: StreamKeys,
+        system: str,
+        pool: str,
+        q: str | None,
+        unrated: bool,
+        limit: int,
+        offset: int,
+        filters: list[str],
+    ) -> tuple[int, list[PlayerRecord], list[int | None]]:
+        """(how many match, the page's records, their ranks on the whole list): one index's
+        page read directly, several's (or a search's) looked up member by member."""
+        ranking = keys.ranking(system, pool)
+        upper = "+inf" if unrated else RATED_MAX
+        if q or len(filters) > 1:
+            if q:
+                total, ids = await self._search(
+                    keys, system, pool, q, unrated, limit, offset, filters
+                )
+            else:
+                total, ids = await self._filtered(keys=filters, args=[upper, offset, limit])
+                ids = [text(i) for i in ids]
+            page = []
+            if ids:
+                raws = await self.client.hmget(keys.players(system, pool), ids)
+                page = [decode_record(raw) for raw in raws if raw is not None]
+            ranks = await self._ranks(ranking, page)
+        else:
+            total, above, rows, raws = await self._page(
+                keys=[filters[0] if filters else ranking, keys.players(system, pool)],
+                args=[upper, offset, limit],
+            )
+            page = [decode_record(raw) for raw in raws if raw is not None]
+            if filters:
+                ranks = await self._ranks(ranking, page)
+            else:
+                ranks = _page_ranks([float(score) for score in rows[1::2]], offset, above)
+        return total, page, ranks
 
     async def _search(
         self,
@@ -191,9 +313,11 @@ class ReadModel:
         unrated: bool,
         limit: int,
         offset: int,
+        filters: list[str] = [],  # noqa: B006  # read only
     ) -> tuple[int, list[str]]:
         """The players whose id is `q`, or whose name has, for each word of `q`, a word that
-        begins with it: (how many, the ids of the page in the list's order)."""
+        begins with it, and who are in every set of `filters`: (how many, the ids of the page
+        in the list's order)."""
         words = name_words(q)
         wanted = q.strip()
         async with self.client.pipeline(transaction=False) as pipe:
@@ -215,11 +339,16 @@ class ReadModel:
         candidates = sorted((found or set()) | ({wanted} if replies[-1] else set()))
         if not candidates:
             return 0, []
-        scores = await self.client.zmscore(keys.ranking(system, pool), candidates)
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key in (keys.ranking(system, pool), *filters):
+                pipe.zmscore(key, candidates)
+            scores, *kept = await pipe.execute()
         ranked = sorted(
             (score, pid)
-            for pid, score in zip(candidates, scores)
-            if score is not None and (unrated or score < UNRATED_SCORE)
+            for n, (pid, score) in enumerate(zip(candidates, scores))
+            if score is not None
+            and (unrated or score < UNRATED_SCORE)
+            and all(k[n] is not None for k in kept)
         )
         return len(ranked), [pid for _, pid in ranked[offset : offset + limit]]
 

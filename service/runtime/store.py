@@ -16,11 +16,20 @@ import msgspec
 from schemas.events import EventContent, InputMessage, PeriodReopened
 from schemas.periods import month_index
 from schemas.records import PlayerRecord, PoolState
+from service.lists import (
+    ACTIVE_DAYS,
+    closed_list_days,
+    labels_of,
+    pack_card,
+    played_day,
+    rated_players,
+    summary_of,
+)
 from service.rating import Changes, MemberChanges, MemoryLedger, Needs
-from service.readmodel import list_key, name_members, pack_message, rank_score
+from service.readmodel import list_key, name_members, pack_message, rank_score, unpack_entry
 from service.runtime.keys import StreamKeys
 from service.runtime.replies import text
-from service.timeline import decode_archived, encode_archived, order_key, split_member
+from service.timeline import KEY_LEN, decode_archived, encode_archived, order_key, split_member
 
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -348,6 +357,7 @@ def read_model_writes(keys: StreamKeys, changes: Changes, stamp: int | None) -> 
     yield from index_writes(
         keys, ((changes.previous_records.get(who), r) for who, r in changes.records.items())
     )
+    yield from list_writes(keys, changes)
     if stamp is not None:
         pools = {(s, p) for s, p, _ in changes.records} | {(s, p) for s, p, _ in changes.entries}
         pools |= {(m.system, m.pool) for m in changes.results.values()}
@@ -365,19 +375,41 @@ def index_writes(
     """Keep the rankings and name indexes of the records that changed (old, new): one ZADD
     per pool, and one command for the name changes of the whole commit."""
     scores: dict[str, dict[str, int]] = {}
+    active: dict[str, dict[str, int]] = {}  # the active ranking's scores (members only: XX)
+    leaving: dict[str, list[str]] = {}  # label rankings a player leaves
+    labels: dict[str, set[str]] = {}  # the pools' labels (`<kind>:<label>`)
     swaps: list[tuple[str, bytes, bytes]] = []  # (key, member to remove, member to add)
     for old, new in changes:
-        if old is None or rank_score(old) != rank_score(new):
-            scores.setdefault(keys.ranking(new.system, new.pool), {})[new.id] = rank_score(new)
+        moved = old is None or rank_score(old) != rank_score(new)
+        score = rank_score(new)
+        if moved:
+            scores.setdefault(keys.ranking(new.system, new.pool), {})[new.id] = score
+            active.setdefault(keys.active(new.system, new.pool), {})[new.id] = score
+        had, has = labels_of(old), labels_of(new)
+        for kind, label in sorted(has if moved else has - had):  # D47: a ranking per label
+            key = keys.label(new.system, new.pool, kind, label)
+            scores.setdefault(key, {})[new.id] = score
+        for kind, label in sorted(had - has):
+            leaving.setdefault(keys.label(new.system, new.pool, kind, label), []).append(new.id)
+        if has - had:
+            known = labels.setdefault(keys.labels(new.system, new.pool), set())
+            known.update(f"{kind}:{label}" for kind, label in has - had)
         if old is None or old.name != new.name:
             names = keys.names(new.system, new.pool)
             gone = set(name_members(old)) if old is not None else set()
             fresh = set(name_members(new))
             swaps.extend((names, member, b"") for member in sorted(gone - fresh))
             swaps.extend((names, b"", member) for member in sorted(fresh - gone))
+    for key, members in leaving.items():
+        yield ("ZREM", key, *members)
+    for key, fields in labels.items():
+        yield ("HSET", key, *(x for field in sorted(fields) for x in (field, 1)))
     for key, mapping in scores.items():
         for chunk in _chunks(list(mapping.items()), WRITE_CHUNK):
             yield ("ZADD", key, *(x for member, score in chunk for x in (score, member)))
+    for key, mapping in active.items():
+        for chunk in _chunks(list(mapping.items()), WRITE_CHUNK):
+            yield ("ZADD", key, "XX", *(x for member, score in chunk for x in (score, member)))
     for chunk in _chunks(swaps, WRITE_CHUNK):
         args = [x for _, old, new in chunk for x in (old, new)]
         yield ("EVAL", _ZSWAP_EACH, len(chunk), *(k for k, _, _ in chunk), *args)
@@ -388,6 +420,176 @@ def queue_indexes(
 ) -> None:
     """Queue the index writes of records written outside a commit (an import, a back-fill)."""
     queue(pipe, index_writes(keys, changes))
+
+
+def list_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
+    """The lists' indexes of a change set (service/lists.py, D46-D49), after the rankings:
+    the events by date and their summaries, each player's last rated game (a new event's
+    players by ZADD GT; a revised or dropped line's player recomputed from their history
+    lines), the latest list's changes (a FIDE close), and each touched pool's active ranking
+    and list date."""
+    pools: dict[tuple[str, str], set[str]] = {}  # pool -> players whose activity may change
+    recount: dict[tuple[str, str], set[str]] = {}  # pool -> players to recompute
+    yield from _event_writes(keys, changes, pools, recount)
+    yield from _moves_writes(keys, changes, recount)
+    for where, ids in recount.items():
+        yield from recount_played(keys, *where, sorted(ids))
+        pools.setdefault(where, set()).update(ids)
+    for system, pool, pid in changes.records:
+        pools.setdefault((system, pool), set()).add(pid)
+    for where in changes.pools:
+        pools.setdefault(where, set())
+    for (system, pool), ids in sorted(pools.items()):
+        state = changes.pools.get((system, pool))
+        closed = "-"
+        if state is not None:
+            closed = "0 0"
+            if state.closed_through is not None:
+                closed = "{} {}".format(*closed_list_days(state.closed_through))
+        yield from active_writes(keys, system, pool, closed, sorted(ids))
+
+
+def _event_writes(
+    keys: StreamKeys,
+    changes: Changes,
+    pools: dict[tuple[str, str], set[str]],
+    recount: dict[tuple[str, str], set[str]],
+) -> Iterator[Command]:
+    """The events' places by date and summaries (D48), and their players' last rated game:
+    a new event's by ZADD GT, a revision's recomputed (into `pools`, `recount`)."""
+    for event_id, message in changes.results.items():
+        if message.event_id is None or message.kind == "list":
+            continue
+        where = (message.system, message.pool)
+        if message.withdrawn:
+            yield ("ZREM", keys.dated(*where), event_id)
+            yield ("HDEL", keys.cards(*where), event_id)
+        else:
+            yield ("ZADD", keys.dated(*where), played_day(message), event_id)
+            yield ("HSET", keys.cards(*where), event_id, pack_card(summary_of(message)))
+        if message.kind == "revision":
+            recount.setdefault(where, set()).update(p.id for p in message.players)
+            continue
+        ids = rated_players(message)
+        if ids and played_day(message):
+            day = played_day(message)
+            yield ("ZADD", keys.played(*where), "GT", *(x for pid in ids for x in (day, pid)))
+            pools.setdefault(where, set()).update(ids)
+
+
+def _moves_writes(
+    keys: StreamKeys, changes: Changes, recount: dict[tuple[str, str], set[str]]
+) -> Iterator[Command]:
+    """A FIDE close's changes (D49: its list lines replace the pool's `moves`; a reopen's
+    removed lines empty it); a removed event line's player into `recount`."""
+    moves: dict[tuple[str, str], dict[str, int] | None] = {}  # None: the list withdrawn
+    for (system, pool, pid), fields in changes.entries.items():
+        for field, value in fields.items():
+            if not field.startswith("list/"):
+                if value is None:
+                    recount.setdefault((system, pool), set()).add(pid)
+            elif value is None:
+                moves[(system, pool)] = None
+            elif moves.setdefault((system, pool), {}) is not None:
+                change = unpack_entry(value).change
+                if change:
+                    moves[(system, pool)][pid] = change  # type: ignore[index]  # not None here
+    for where, found in moves.items():
+        yield ("DEL", keys.moves(*where))
+        for chunk in _chunks(sorted((found or {}).items()), WRITE_CHUNK):
+            yield ("ZADD", keys.moves(*where), *(x for pid, change in chunk for x in (change, pid)))
+
+
+def recount_played(keys: StreamKeys, system: str, pool: str, ids: list[str]) -> Iterator[Command]:
+    """Each player's last rated game again from their history lines (a revision or a
+    withdrawal may have moved or removed it)."""
+    for chunk in _chunks(ids, 1_000):
+        entries = [keys.entries(system, pool, pid) for pid in chunk]
+        yield ("EVAL", _PLAYED, 1 + len(chunk), keys.played(system, pool), *entries, *chunk)
+
+
+def active_writes(
+    keys: StreamKeys, system: str, pool: str, closed: str, ids: list[str]
+) -> Iterator[Command]:
+    """The pool's active ranking and list date (D46) after its players `ids` changed;
+    `closed`: "<day> <first active day>" of a FIDE close, "0 0" for none, "-" unchanged."""
+    pool_keys = (
+        keys.listdate(system, pool),
+        keys.played(system, pool),
+        keys.active(system, pool),
+        keys.ranking(system, pool),
+        keys.dated(system, pool),
+    )
+    for n, chunk in enumerate(_chunks(ids, WRITE_CHUNK) if ids else iter([[]])):
+        yield ("EVAL", _ACTIVE, len(pool_keys), *pool_keys, closed if n == 0 else "-", *chunk)
+
+
+# The last day each player (ARGV[i]) played a rated game in the pool: the largest end day
+# (bytes 4-6 of the line's order key; 0xffffff: a FIDE list) of their history lines (KEYS[i+1])
+# whose event_games (the 14th field of the packed HistoryEntry) is not 0; into KEYS[1].
+_PLAYED = """
+for i = 2, #KEYS do
+  local last = 0
+  for _, value in ipairs(redis.call('HVALS', KEYS[i])) do
+    local a, b, c = string.byte(value, 4, 6)
+    local day = (a * 256 + b) * 256 + c
+    if day ~= 16777215 and day > last then
+      local entry = cmsgpack.unpack(string.sub(value, KEY_LEN + 1))
+      if (tonumber(entry[14]) or 0) > 0 then last = day end
+    end
+  end
+  if last > 0 then redis.call('ZADD', KEYS[1], last, ARGV[i - 1])
+  else redis.call('ZREM', KEYS[1], ARGV[i - 1]) end
+end
+return #KEYS - 1
+""".replace("KEY_LEN", str(KEY_LEN))
+# The active ranking (KEYS[3]) and list date (KEYS[1]: "ref first closed closed_first") of a
+# pool: the list's day is the FIDE close's (ARGV[1] "<day> <first>", "0 0" none, "-" the
+# stored one), else the latest event's end day (KEYS[5]); the active players are those whose
+# last rated game (KEYS[2]) is on the first active day or later, with their ranking (KEYS[4])
+# scores. When the first active day moves, the players between the two days go or come; the
+# players ARGV[2..] are looked at again; with no list date yet, the whole set is built.
+_ACTIVE = """
+local state = redis.call('GET', KEYS[1])
+local first, closed, closed_first = nil, 0, 0
+if state then
+  local _, f, c, cf = string.match(state, '(%d+) (%d+) (%d+) (%d+)')
+  first, closed, closed_first = tonumber(f), tonumber(c), tonumber(cf)
+end
+if ARGV[1] ~= '-' then
+  local c, cf = string.match(ARGV[1], '(%d+) (%d+)')
+  closed, closed_first = tonumber(c), tonumber(cf)
+end
+local ref, new_first = closed, closed_first
+if closed == 0 then
+  local last = redis.call('ZRANGE', KEYS[5], -1, -1, 'WITHSCORES')
+  ref = last[2] and tonumber(last[2]) or 0
+  new_first = ref > 0 and ref - ACTIVE_DAYS + 1 or 0
+end
+local function put(id)
+  local score = redis.call('ZSCORE', KEYS[4], id)
+  if score then redis.call('ZADD', KEYS[3], score, id) end
+end
+if first == nil then
+  redis.call('DEL', KEYS[3])
+  if ref > 0 then
+    for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], new_first, '+inf')) do put(id) end
+  end
+elseif new_first > first then
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], first, '(' .. new_first)) do
+    redis.call('ZREM', KEYS[3], id)
+  end
+elseif new_first < first then
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], new_first, '(' .. first)) do put(id) end
+end
+for i = 2, #ARGV do
+  local day = redis.call('ZSCORE', KEYS[2], ARGV[i])
+  if ref > 0 and day and tonumber(day) >= new_first then put(ARGV[i])
+  else redis.call('ZREM', KEYS[3], ARGV[i]) end
+end
+redis.call('SET', KEYS[1], string.format('%d %d %d %d', ref, new_first, closed, closed_first))
+return ref
+""".replace("ACTIVE_DAYS", str(ACTIVE_DAYS))
 
 
 # HSET KEYS[i] ARGV[2i-1] ARGV[2i] for every i (one command for a commit's history lines).

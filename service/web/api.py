@@ -6,19 +6,21 @@ own JSON Schemas (`openapi.py`)."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from fastapi import APIRouter, Path, Query
 from starlette.requests import Request
 from starlette.responses import Response
 
-from schemas.common import EVENT_ID_PATTERN, PLAYER_ID_PATTERN, SYSTEMS
+from schemas.common import EVENT_ID_PATTERN, PLAYER_ID_PATTERN, SYSTEMS, Federation, Title
 from service.web.caching import JSON, cached_json
 from service.web.errors import NotFound, check_pool
 from service.web.source import Reads
 
 router = APIRouter(prefix="/v1", tags=["ratings"])
 
+FEDERATION_PATTERN: str = get_args(Federation)[1].pattern  # the record's own (D35)
+TITLE_PATTERN: str = get_args(Title)[1].pattern
 MAX_OFFSET = 1_000_000_000  # more players than any pool has: beyond it, a 400, not Redis's error
 Limit = Annotated[int, Query(ge=1, le=500, description="Players on the page (1-500).")]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="Players skipped before the page.")]
@@ -36,6 +38,29 @@ Search = Annotated[
 ]
 Unrated = Annotated[
     bool, Query(description="Include the unrated players (listed after the rated ones).")
+]
+Active = Annotated[
+    bool,
+    Query(
+        description="Only the players active on the list: a rated game in the year up to the "
+        "list's date (FIDE: the 12 rating periods up to the last close; D46)."
+    ),
+]
+FederationFilter = Annotated[
+    str | None,
+    Query(
+        pattern=FEDERATION_PATTERN,
+        max_length=32,
+        description="Only the players of this federation (or region), as the list gives it.",
+    ),
+]
+TitleFilter = Annotated[
+    str | None,
+    Query(
+        pattern=TITLE_PATTERN,
+        max_length=8,
+        description="Only the players with this title (GM, IM, WGM, FM ...), as the list gives it.",
+    ),
 ]
 
 
@@ -103,11 +128,22 @@ async def players(
     offset: Offset = 0,
     q: Search = None,
     unrated: Unrated = False,
+    active: Active = False,
+    federation: FederationFilter = None,
+    title: TitleFilter = None,
 ) -> Response:
     check_pool(system, pool)
     reads = reads_of(request)
     page = await reads.players(
-        system, pool, limit=limit, offset=offset, q=q or None, unrated=unrated
+        system,
+        pool,
+        limit=limit,
+        offset=offset,
+        q=q or None,
+        unrated=unrated,
+        active=active,
+        federation=federation or None,
+        title=title or None,
     )
     if page is None:
         raise NotFound(f"no players in pool {system}/{pool}")

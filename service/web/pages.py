@@ -11,14 +11,23 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from schemas.common import SYSTEMS
-from service.web.api import MAX_OFFSET, EventId, PlayerId, reads_of
+from service.web.api import (
+    MAX_OFFSET,
+    EventId,
+    FederationFilter,
+    PlayerId,
+    TitleFilter,
+    reads_of,
+)
 from service.web.caching import HTML, cached
 from service.web.chart import rating_chart
 from service.web.errors import NotFound, check_pool
+from service.web.lists import Paging, changes_url, events_api_url, events_url, list_api_url
 from service.web.rendering import render_page
 
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 50
+HOME_EVENTS = 10  # the latest events on the home page
 # The `details` fields that list one row per game (or segment): CFC `opponents`, FIDE
 # `games`, NASPA `segments`; any other list of objects is shown the same way.
 PER_GAME = ("opponents", "games", "segments")
@@ -26,14 +35,22 @@ PER_GAME = ("opponents", "games", "segments")
 
 @router.get("/")
 async def home(request: Request) -> Response:
-    found = await reads_of(request).pools()
+    """The pools with their list dates and links (list, active players, biggest changes),
+    and the latest events of every pool (D48)."""
+    reads = reads_of(request)
+    found = await reads.pools()
+    latest = await reads.events(limit=HOME_EVENTS)
     updates = [p.last_update for p in found.pools if p.last_update is not None]
-    return cached(
+    body = render_page(
         request,
-        render_page(request, "home.html", pools=found.pools),
-        HTML,
-        max(updates) if updates else None,
+        "home.html",
+        pools=found.pools,
+        latest=latest,
+        events_api=events_api_url(limit=HOME_EVENTS),
+        events_url=events_url,
+        changes_url=changes_url,
     )
+    return cached(request, body, HTML, max(updates) if updates else None)
 
 
 @router.get("/pools/{system}/{pool}")
@@ -44,17 +61,33 @@ async def pool_list(
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     q: Annotated[str | None, Query(max_length=100)] = None,
     unrated: bool = False,
+    active: bool = False,
+    federation: FederationFilter = None,
+    title: TitleFilter = None,
 ) -> Response:
+    """A page of the pool's list with its filters (D46, D47) and where it lies (Paging)."""
     check_pool(system, pool)
     reads = reads_of(request)
-    page = await reads.players(
-        system, pool, limit=PAGE_SIZE, offset=offset, q=q or None, unrated=unrated
-    )
+    query = {
+        "q": q or None,
+        "unrated": unrated,
+        "active": active,
+        "federation": federation or None,
+        "title": title or None,
+    }
+    page = await reads.players(system, pool, limit=PAGE_SIZE, offset=offset, **query)  # type: ignore[arg-type]  # the filters' own types
     if page is None:
         raise NotFound(f"no players in pool {system}/{pool}")
-    previous = max(offset - PAGE_SIZE, 0) if offset > 0 else None
-    following = offset + PAGE_SIZE if offset + PAGE_SIZE < page.total else None
-    body = render_page(request, "pool.html", page=page, previous=previous, following=following)
+    body = render_page(
+        request,
+        "pool.html",
+        page=page,
+        query=query,
+        paging=Paging(offset, PAGE_SIZE, page.total),
+        api=list_api_url(system, pool, limit=PAGE_SIZE, offset=offset, **query),
+        changes_url=changes_url,
+        events_url=events_url,
+    )
     return cached(request, body, HTML, await reads.last_update(system, pool))
 
 

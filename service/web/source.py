@@ -14,7 +14,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.ratings import RatingsUpdated
-from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList
+from schemas.reads import EventList, PlayerHistory, PlayerList, PlayerView, PoolChanges, PoolList
 from service.runtime.connection import MOVING, is_connection_race
 from service.runtime.outage import OutageLog
 
@@ -44,6 +44,9 @@ class Reads(Protocol):
         offset: int = 0,
         q: str | None = None,
         unrated: bool = False,
+        active: bool = False,
+        federation: str | None = None,
+        title: str | None = None,
     ) -> PlayerList | None:
         """None: no players in that pool."""
 
@@ -55,6 +58,22 @@ class Reads(Protocol):
         """The last message published for the event."""
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None: ...
+
+    # The lists (D46-D49).
+    async def active_rank(self, system: str, pool: str, player_id: str) -> int | None: ...
+
+    async def events(
+        self,
+        system: str | None = None,
+        pool: str | None = None,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> EventList | None:
+        """None: no such pool."""
+
+    async def changes(self, system: str, pool: str, *, limit: int = 20) -> PoolChanges | None:
+        """None: no such pool."""
 
 
 class Unavailable(Exception):
@@ -113,9 +132,22 @@ class Guarded:
         offset: int = 0,
         q: str | None = None,
         unrated: bool = False,
+        active: bool = False,
+        federation: str | None = None,
+        title: str | None = None,
     ) -> PlayerList | None:
         return await self._read(
-            self.reads.players(system, pool, limit=limit, offset=offset, q=q, unrated=unrated)
+            self.reads.players(
+                system,
+                pool,
+                limit=limit,
+                offset=offset,
+                q=q,
+                unrated=unrated,
+                active=active,
+                federation=federation,
+                title=title,
+            )
         )
 
     async def player(self, system: str, pool: str, player_id: str) -> PlayerView | None:
@@ -129,3 +161,19 @@ class Guarded:
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None:
         return await self._read(self.reads.last_update(system, pool))
+
+    async def active_rank(self, system: str, pool: str, player_id: str) -> int | None:
+        return await self._read(self.reads.active_rank(system, pool, player_id))
+
+    async def events(
+        self,
+        system: str | None = None,
+        pool: str | None = None,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> EventList | None:
+        return await self._read(self.reads.events(system, pool, limit=limit, offset=offset))
+
+    async def changes(self, system: str, pool: str, *, limit: int = 20) -> PoolChanges | None:
+        return await self._read(self.reads.changes(system, pool, limit=limit))

@@ -179,6 +179,8 @@ async def test_a_backup_restored_onto_an_empty_server_equals_the_original(
     original = dump(redis_url, mine(key_prefix))
     kinds = {kind for kind, _ in original.values()}
     assert kinds == {"string", "hash", "zset", "stream"}, kinds
+    lists = {k.decode().split("}:", 1)[-1].split(":")[0] for k in original}  # D46-D49
+    assert {"played", "active", "dated", "cards", "moves", "listdate"} <= lists, lists
 
     file = tmp_path / "store.backup"
     done = cli(env, "backup", str(file))

@@ -332,10 +332,12 @@ async def test_home_lists_the_pools(app):
     page = await get(app, "/")
     assert page.status_code == 200 and page.headers["content-type"] == "text/html; charset=utf-8"
     accessible(page.text)
-    assert "<caption>" in page.text and '<th scope="col">System</th>' in page.text
+    assert "<caption>" in page.text and '<th scope="col">List</th>' in page.text
     for system, pool in (("cfc", "regular"), ("fide", "standard"), ("naspa", "nwl")):
         assert f'href="/pools/{system}/{pool}"' in page.text
-    assert "2025-12-01 09:30 UTC" in page.text and "closed through 2025-11" in page.text
+    assert (
+        "2025-12-01 09:30 UTC" in page.text and "<span data-text>2025-11</span> list" in page.text
+    )
 
 
 async def test_the_rating_list_page_searches_and_pages(app, monkeypatch):
@@ -347,11 +349,12 @@ async def test_the_rating_list_page_searches_and_pages(app, monkeypatch):
         and '<label for="unrated">' in page
     )
     assert "Ana Ferreira" in page and 'href="/pools/fide/standard/players/2010001"' in page
-    assert '<th scope="row">' in page and "Players 1–4 of 4" in page
+    assert '<th scope="row">' in page and re.search(r"Rows 1–4</span> of <data[^>]*>4<", page)
     found = (await get(app, "/pools/fide/standard?q=boris")).text
     assert "Boris Lindqvist" in found and "Ana Ferreira" not in found and 'value="boris"' in found
     with_unrated = (await get(app, "/pools/fide/standard?unrated=true")).text
-    assert "of 6" in with_unrated and "unrated</td>" in with_unrated and " checked" in with_unrated
+    assert re.search(r"of <data[^>]*>6<", with_unrated) and " checked" in with_unrated
+    assert "unrated</data></td>" in with_unrated
     monkeypatch.setattr(pages, "PAGE_SIZE", 2)
     first = (await get(app, "/pools/fide/standard?unrated=true")).text
     assert (
@@ -363,7 +366,7 @@ async def test_the_rating_list_page_searches_and_pages(app, monkeypatch):
         'rel="prev" href="/pools/fide/standard?unrated=true"' in middle and 'rel="next"' in middle
     )
     last = (await get(app, "/pools/fide/standard?offset=4&unrated=true")).text
-    assert 'rel="next"' not in last and "Players 5–6 of 6" in last
+    assert 'rel="next"' not in last and "Rows 5–6</span>" in last and "page 3 of 3" in last
 
 
 async def test_the_player_page_has_the_record_the_chart_and_the_history(app):
