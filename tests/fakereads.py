@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import msgspec
+
 from schemas.common import POOLS
 from schemas.periods import add_months
 from schemas.ratings import RatingsUpdated
@@ -13,6 +15,7 @@ from schemas.reads import (
     HistoryEntry,
     PlayerHistory,
     PlayerList,
+    PlayerProfile,
     PlayerView,
     PoolList,
     PoolSummary,
@@ -22,6 +25,7 @@ from schemas.records import PlayerRecord
 from schemas.validation import decode_input
 from service.engine.registry import default_registry
 from service.formats.ratinglists import read_list
+from service.profiles import PoolRead, profile_of
 from service.rating import MemoryLedger, apply_message
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "deploy" / "examples"
@@ -199,6 +203,22 @@ class FakeReads:
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None:
         return UPDATED.get((system, pool)) if pool in POOLS.get(system, ()) else None
+
+    async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
+        """service/profiles.py over the ledger's records (named as the events name them)."""
+        reads = []
+        for pool in POOLS.get(system, ()):
+            record = self.ledger.record(system, pool, player_id)
+            history = await self.history(system, pool, player_id)
+            if record is None or history is None:
+                continue
+            if record.name is None and player_id in self.names:
+                record = msgspec.structs.replace(record, name=self.names[player_id])
+            rank = next((p.rank for p in self._ranked(system, pool) if p.id == player_id), None)
+            reads.append(
+                PoolRead(pool, record, history.entries, rank, await self.last_update(system, pool))
+            )
+        return profile_of(system, player_id, reads)
 
 
 class BrokenReads(FakeReads):

@@ -23,7 +23,7 @@ from service.web.rendering import render_page
 from service.web.source import Unavailable
 
 log = structlog.get_logger("rating.web")
-PAGE_PREFIXES = ("/pools/", "/events/")
+PAGE_PREFIXES = ("/pools/", "/events/", "/players/")
 NOT_PAGES = ("/v1/", "/health/", "/metrics", "/asyncapi.json", "/openapi.json", "/docs", "/static/")
 RETRY_AFTER = 5  # seconds, in a 503's Retry-After: about how often the service asks Redis again
 UNAVAILABLE = f"the ratings cannot be read right now (the database does not answer); try again in {RETRY_AFTER} s"

@@ -13,11 +13,20 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from schemas.ratings import RatingsUpdated
-from schemas.reads import ApiError, PlayerHistory, PlayerList, PlayerView, PoolList
+from schemas.reads import ApiError, PlayerHistory, PlayerList, PlayerProfile, PlayerView, PoolList
 from service.runtime.metrics import version
 from service.web.errors import ServerError
 
-ANSWERS = (PoolList, PlayerList, PlayerView, PlayerHistory, RatingsUpdated, ApiError, ServerError)
+ANSWERS = (
+    PoolList,
+    PlayerList,
+    PlayerView,
+    PlayerHistory,
+    RatingsUpdated,
+    ApiError,
+    ServerError,
+    PlayerProfile,
+)
 DESCRIPTION = (
     "Read-only JSON API of the rating service: the pools, their rating lists, each player's record "
     "and history, and each event's last published result. Every 200 answer carries a strong ETag "

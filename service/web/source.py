@@ -14,7 +14,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.ratings import RatingsUpdated
-from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList
+from schemas.reads import PlayerHistory, PlayerList, PlayerProfile, PlayerView, PoolList
 from service.runtime.connection import MOVING, is_connection_race
 from service.runtime.outage import OutageLog
 
@@ -55,6 +55,9 @@ class Reads(Protocol):
         """The last message published for the event."""
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None: ...
+
+    async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
+        """The player in every pool of the system (D38); None: no record in any."""
 
 
 class Unavailable(Exception):
@@ -129,3 +132,6 @@ class Guarded:
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None:
         return await self._read(self.reads.last_update(system, pool))
+
+    async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
+        return await self._read(self.reads.profile(system, player_id))
