@@ -85,8 +85,16 @@ def nice_step(span: float, count: int = 5) -> int:
 
 
 def rating_range(low: int, high: int, count: int = 5) -> tuple[int, int, int]:
-    """The axis from a multiple of the step at or below `low` to one at or above `high`."""
-    step = nice_step(max(high - low, MIN_RATING_SPAN), count)
+    """The axis from a multiple of the step at or below `low` to one at or above `high`;
+    a span under MIN_RATING_SPAN is widened around its middle first (one point sits in the
+    middle of the axis, not on its edge)."""
+    if high - low < MIN_RATING_SPAN:
+        middle = (low + high) / 2
+        low, high = (
+            math.floor(middle - MIN_RATING_SPAN / 2),
+            math.ceil(middle + MIN_RATING_SPAN / 2),
+        )
+    step = nice_step(high - low, count)
     start, end = math.floor(low / step) * step, math.ceil(high / step) * step
     if start == end:
         start, end = start - step, end + step
@@ -146,11 +154,12 @@ def rating_chart(
     *,
     name: str,
     current: int | None = None,
-    width: int = 640,
-    height: int = 260,
+    width: int = 480,
+    height: int = 230,
 ) -> Chart | None:
     """The chart of the entries (in date order), or None when no entry has a rating.
-    `current`: the player's current rating (the record's), always inside the rating axis."""
+    `current`: the player's current rating (the record's), always inside the rating axis.
+    480 units wide: a phone's 360 px shows its 12-unit labels at 9 px, not 7."""
     # (date, rating, entry): the entries that have both.
     events = [
         (day, e.new_rating, e)
@@ -214,7 +223,12 @@ def rating_chart(
     y_ticks = [Tick(y(v), str(v), "end") for v in range(low, high + 1, step)]
     latest = max(points + published, key=lambda p: (p.date, p in published))
     label = value_label(latest, width, top)
-    shown_current = current is not None and current != latest.rating
+    # The current rating drawn as a line only where neither the latest point nor the last
+    # list shows it (a record imported above its history, say).
+    shown_current = current is not None and current not in (
+        latest.rating,
+        published[-1].rating if published else None,
+    )
     description = (
         f"{len(points)} rated events from {first.isoformat()} to {last.isoformat()}"
         + (f", {len(lists)} published lists" if lists else "")
