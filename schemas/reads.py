@@ -126,10 +126,10 @@ class ApiError(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class LiveRating(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """FIDE while a rating period is open (D38): the player's live rating, the published
-    rating plus the period's change so far (the history's last projection line after the
-    last list, FIDE 8.3.2: the change counts on the next list only); `change` is it minus
-    the published rating, `period` the open rating period, `events` its rated events."""
+    """FIDE while a rating period is open (D40): the player's live rating, the published
+    rating plus the period's change so far (the history's last projection line after its
+    last list: F9, the rating itself stays until the list); `change` is it minus the
+    published rating, `period` the open rating period, `events` its rated events."""
 
     rating: int | None
     change: int | None

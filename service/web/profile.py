@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 from dataclasses import dataclass
+from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -24,6 +25,11 @@ api = APIRouter(prefix="/v1", tags=["ratings"])
 pages = APIRouter(include_in_schema=False)
 router = APIRouter()
 SEX = {"F": "female", "M": "male"}
+# A system's name (cfc, fide, naspa): declared, so that a value with a `/` is a 400 and not
+# a different player id; an unknown name is a 404.
+SystemName = Annotated[
+    str, Path(pattern=r"^[a-z][a-z0-9]{0,31}$", description="Rating system: cfc, fide or naspa.")
+]
 
 
 def check_system(system: str) -> None:
@@ -60,7 +66,7 @@ def history_api(system: str, pool: str, player_id: str) -> str:
     ),
     summary="A player's profile",
 )
-async def profile(request: Request, system: str, player_id: PlayerId) -> Response:
+async def profile(request: Request, system: SystemName, player_id: PlayerId) -> Response:
     found = await profile_of(request, system, player_id)
     return cached_json(request, found, updated(found))
 
@@ -95,7 +101,7 @@ def section(
 
 
 @pages.get("/players/{system}/{player_id:path}")
-async def profile_page(request: Request, system: str, player_id: PlayerId) -> Response:
+async def profile_page(request: Request, system: SystemName, player_id: PlayerId) -> Response:
     found = await profile_of(request, system, player_id)
     reads = reads_of(request)
     histories = await asyncio.gather(

@@ -273,7 +273,7 @@ async def test_the_page_shows_the_profile_pools_charts_and_histories_each_figure
     assert len(answer.content) < 100_000
     checked, problems = check_page(page, (await documents(site, page)).__getitem__)
     assert problems == [] and checked > 20
-    assert "<h1 data-text>Ana Ferreira" in page and "IM, WGM" in page and "POR" in page
+    assert "<h1><span data-text>Ana Ferreira</span>" in page and "IM, WGM" in page and "POR" in page
     assert "<dd>female</dd>" in page
     # The pools side by side, the live rating beside the published list's.
     assert '<a href="#standard">standard</a>' in page and '<a href="#rapid">rapid</a>' in page

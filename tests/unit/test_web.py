@@ -375,7 +375,10 @@ async def test_the_player_page_has_the_record_the_chart_and_the_history(app):
     assert (moved.status_code, moved.headers["location"]) == (301, "/players/fide/2010001#standard")
     page = (await get(app, "/players/fide/2010001")).text
     accessible(page)
-    assert "<h1 data-text>Ana Ferreira</h1>" in page and '<td class="num">established</td>' in page
+    assert (
+        "<h1><span data-text>Ana Ferreira</span></h1>" in page
+        and '<td class="num">established</td>' in page
+    )
     assert '<data value="2407" data-f="pools.0.rating">2407</data>' in page
     svg = page[page.index("<svg") : page.index("</svg>")]
     assert (
