@@ -11,7 +11,7 @@ from typing import Literal
 
 import msgspec
 
-from schemas.common import Count, Period, Status, System
+from schemas.common import Count, Period, Sex, Status, System
 from schemas.records import PlayerRecord
 
 
@@ -219,3 +219,48 @@ class PoolChanges(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     truncated: bool
     gains: list[PlayerChange]
     losses: list[PlayerChange]
+
+
+class LiveRating(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """FIDE while a rating period is open (D40): the player's live rating, the published
+    rating plus the period's change so far (the history's last projection line after its
+    last list: F9, the rating itself stays until the list); `change` is it minus the
+    published rating, `period` the open rating period, `events` its rated events."""
+
+    rating: int | None
+    change: int | None
+    period: Period
+    events: Count
+
+
+class ProfilePool(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One pool of a player's profile: the record's rating, status and rated games, the rank
+    on the pool's list (null when unrated), the last rated event's end date and the pool's
+    last update. FIDE: `rating` is the last published list's, `list_period` the month that
+    list is in force from (the record's `fide.published`), `live` the projection during an
+    open period (null without one); both null in the other systems."""
+
+    pool: str
+    rating: int | None
+    status: Status
+    games: Count
+    rank: int | None
+    last_event_date: dt.date | None
+    last_update: dt.datetime | None
+    list_period: Period | None
+    live: LiveRating | None
+
+
+class PlayerProfile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A player across the pools of one system (D38): the labels of the record (D35), each
+    from the first pool whose record has it, and one entry per pool the player has a record
+    in, in the system's order of pools (FIDE: standard, rapid, blitz)."""
+
+    system: System
+    id: str
+    name: str | None
+    titles: list[str]
+    federation: str | None
+    sex: Sex | None
+    birth_year: int | None
+    pools: list[ProfilePool]

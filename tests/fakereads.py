@@ -19,6 +19,7 @@ from schemas.reads import (
     PlayerChange,
     PlayerHistory,
     PlayerList,
+    PlayerProfile,
     PlayerView,
     PoolChanges,
     PoolList,
@@ -39,6 +40,7 @@ from service.lists import (
     summary_of,
     window_changes,
 )
+from service.profiles import PoolRead, profile_of
 from service.rating import MemoryLedger, apply_message
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "deploy" / "examples"
@@ -386,6 +388,22 @@ class FakeReads:
             gains=gains,
             losses=losses,
         )
+
+    async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
+        """service/profiles.py over the ledger's records (named as the events name them)."""
+        reads = []
+        for pool in POOLS.get(system, ()):
+            record = self.ledger.record(system, pool, player_id)
+            history = await self.history(system, pool, player_id)
+            if record is None or history is None:
+                continue
+            if record.name is None and player_id in self.names:
+                record = msgspec.structs.replace(record, name=self.names[player_id])
+            rank = next((p.rank for p in self._ranked(system, pool) if p.id == player_id), None)
+            reads.append(
+                PoolRead(pool, record, history.entries, rank, await self.last_update(system, pool))
+            )
+        return profile_of(system, player_id, reads)
 
 
 class BrokenReads(FakeReads):

@@ -13,12 +13,13 @@ from typing import Any, cast
 
 import msgspec
 
-from schemas.common import System
+from schemas.common import POOLS, System
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
     ListDate,
     PlayerHistory,
     PlayerList,
+    PlayerProfile,
     PlayerView,
     PoolList,
     PoolSummary,
@@ -26,7 +27,15 @@ from schemas.reads import (
 )
 from schemas.records import PlayerRecord, PoolState
 from service.lists import FEDERATION, TITLE
-from service.readmodel import RATED_MAX, UNRATED_SCORE, name_words, sorted_entries, unpack_message
+from service.profiles import PoolRead, profile_of
+from service.readmodel import (
+    RATED_MAX,
+    UNRATED_SCORE,
+    name_words,
+    rank_score,
+    sorted_entries,
+    unpack_message,
+)
 from service.runtime.keys import StreamKeys
 from service.runtime.listqueries import ListQueries
 from service.runtime.replies import text
@@ -419,3 +428,48 @@ class ReadModel(ListQueries):
             if raw is not None:
                 return unpack_message(raw)
         return None
+
+    async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
+        """The player in every pool of the system (D38) in two pipelined round trips: each
+        pool's record, history and last update (asked of every input stream for a pool not
+        located yet: a pool lives in one), then the ranks of the rated ones."""
+        wanted: list[tuple[str, StreamKeys]] = []
+        for pool in POOLS.get(system, ()):
+            known = self._where.get((system, pool))
+            wanted += [(pool, keys) for keys in ([known] if known else self.keys)]
+        if not wanted:
+            return None
+        async with self.client.pipeline(transaction=False) as pipe:
+            for pool, keys in wanted:
+                pipe.hget(keys.players(system, pool), player_id)
+                pipe.hgetall(keys.entries(system, pool, player_id))
+                pipe.hget(keys.catalog, f"{system}:{pool}")
+            replies = await pipe.execute()
+        found: list[tuple[str, StreamKeys, PlayerRecord, dict, Any]] = []
+        for n, (pool, keys) in enumerate(wanted):
+            raw, fields, ms = replies[3 * n : 3 * n + 3]
+            if raw is not None:
+                self._where[(system, pool)] = keys
+                found.append((pool, keys, decode_record(raw), fields, ms))
+        rated = [(pool, keys, r) for pool, keys, r, _, _ in found if r.rating is not None]
+        ranks: dict[str, int] = {}
+        if rated:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for pool, keys, record in rated:
+                    pipe.zcount(keys.ranking(system, pool), "-inf", f"({rank_score(record)}")
+                above = await pipe.execute()
+            ranks = {pool: n + 1 for (pool, _, _), n in zip(rated, above)}
+        return profile_of(
+            system,
+            player_id,
+            [
+                PoolRead(
+                    pool=pool,
+                    record=record,
+                    entries=sorted_entries(fields.items()),
+                    rank=ranks.get(pool),
+                    last_update=_time(ms),
+                )
+                for pool, _, record, fields, ms in found
+            ],
+        )

@@ -23,7 +23,7 @@ from service.web.rendering import render_page
 from service.web.source import Unavailable
 
 log = structlog.get_logger("rating.web")
-PAGE_PREFIXES = ("/pools/", "/events/")
+PAGE_PREFIXES = ("/pools/", "/events/", "/players/")
 NOT_PAGES = (
     "/v1/",
     "/health/",

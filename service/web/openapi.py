@@ -18,6 +18,7 @@ from schemas.reads import (
     EventList,
     PlayerHistory,
     PlayerList,
+    PlayerProfile,
     PlayerView,
     PoolChanges,
     PoolList,
@@ -35,6 +36,7 @@ ANSWERS = (
     ServerError,
     EventList,  # the lists (D48, D49)
     PoolChanges,
+    PlayerProfile,
 )
 DESCRIPTION = (
     "Read-only JSON API of the rating service: the pools, their rating lists, each player's record "

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import msgspec
 from fastapi import APIRouter, Query
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from schemas.common import SYSTEMS
 from service.web.api import (
@@ -20,10 +20,9 @@ from service.web.api import (
     reads_of,
 )
 from service.web.caching import HTML, cached
-from service.web.chart import rating_chart
 from service.web.errors import NotFound, check_pool
 from service.web.lists import Paging, changes_url, events_api_url, events_url, list_api_url
-from service.web.rendering import render_page
+from service.web.rendering import profile_url, render_page
 
 router = APIRouter(include_in_schema=False)
 PAGE_SIZE = 50
@@ -93,16 +92,12 @@ async def pool_list(
 
 @router.get("/pools/{system}/{pool}/players/{player_id:path}")
 async def player(request: Request, system: str, pool: str, player_id: PlayerId) -> Response:
+    """The page before the profile: a permanent redirect to the profile's section of the
+    pool (D38); the API's route of it stays as it is."""
     check_pool(system, pool)
-    reads = reads_of(request)
-    view = await reads.player(system, pool, player_id)
-    if view is None:
+    if await reads_of(request).player(system, pool, player_id) is None:
         raise NotFound(f"no player {player_id!r} in pool {system}/{pool}")
-    history = await reads.history(system, pool, player_id)
-    entries = history.entries if history is not None else []
-    chart = rating_chart(entries, name=view.name or view.id)
-    body = render_page(request, "player.html", view=view, entries=entries, chart=chart)
-    return cached(request, body, HTML, await reads.last_update(system, pool))
+    return RedirectResponse(profile_url(system, player_id, pool), status_code=301)
 
 
 @router.get("/events/{event_id}")

@@ -59,6 +59,11 @@ def player_url(system: str, pool: str, player_id: str) -> str:
     return f"/pools/{segment(system)}/{segment(pool)}/players/{segment(player_id)}"
 
 
+def profile_url(system: str, player_id: str, pool: str | None = None) -> str:
+    """The player's profile (D38), at the pool's section when one is named."""
+    return f"/players/{segment(system)}/{segment(player_id)}" + (f"#{pool}" if pool else "")
+
+
 def event_url(event_id: str, **query: Any) -> str:
     args = query_of(query)
     return f"/events/{segment(event_id)}" + (f"?{urlencode(args)}" if args else "")
@@ -73,7 +78,11 @@ environment = jinja2.Environment(
 )
 environment.filters.update(signed=people.signed, number=number, rating=rating, when=when)
 environment.globals.update(
-    fig=people.figure, pool_url=pool_url, player_url=player_url, event_url=event_url
+    fig=people.figure,
+    pool_url=pool_url,
+    player_url=player_url,
+    profile_url=profile_url,
+    event_url=event_url,
 )
 
 

@@ -14,7 +14,15 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.ratings import RatingsUpdated
-from schemas.reads import EventList, PlayerHistory, PlayerList, PlayerView, PoolChanges, PoolList
+from schemas.reads import (
+    EventList,
+    PlayerHistory,
+    PlayerList,
+    PlayerProfile,
+    PlayerView,
+    PoolChanges,
+    PoolList,
+)
 from service.runtime.connection import MOVING, is_connection_race
 from service.runtime.outage import OutageLog
 
@@ -74,6 +82,9 @@ class Reads(Protocol):
 
     async def changes(self, system: str, pool: str, *, limit: int = 20) -> PoolChanges | None:
         """None: no such pool."""
+
+    async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
+        """The player in every pool of the system (D38); None: no record in any."""
 
 
 class Unavailable(Exception):
@@ -177,3 +188,6 @@ class Guarded:
 
     async def changes(self, system: str, pool: str, *, limit: int = 20) -> PoolChanges | None:
         return await self._read(self.reads.changes(system, pool, limit=limit))
+
+    async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
+        return await self._read(self.reads.profile(system, player_id))

@@ -54,7 +54,7 @@ def outline(html: str) -> Outline:
 
 async def pages_of(app) -> dict[str, httpx.Response]:
     """Every page the fake read model has: the home page, each pool's list (and its search,
-    its unrated), each player's page, each event's (with its games), and the errors."""
+    its unrated), each player's profile, each event's (with its games), and the errors."""
     reads = FakeReads()
     paths = ["/", "/no/such/page", "/pools/cfc/regular?offset=-1", "/pools/cfc/nope"]
     for pool in (await reads.pools()).pools:
@@ -62,7 +62,7 @@ async def pages_of(app) -> dict[str, httpx.Response]:
         paths += [base, base + "?unrated=true", base + "?q=a"]
         listed = await reads.players(pool.system, pool.pool, limit=1000, unrated=True)
         assert listed is not None
-        paths += [f"{base}/players/{p.id}" for p in listed.players]
+        paths += [f"/players/{pool.system}/{p.id}" for p in listed.players]  # the profiles
     for output in reads.outputs:
         if output.event_id:
             paths += [f"/events/{output.event_id}", f"/events/{output.event_id}?games=true"]

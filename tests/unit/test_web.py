@@ -157,7 +157,9 @@ async def test_a_player_id_with_a_slash():
     assert (history.id, history.entries) == ("sn12@open/2025", [])
     page = await get(app, "/pools/cfc/regular?unrated=true")
     assert 'href="/pools/cfc/regular/players/sn12@open%2F2025"' in page.text
-    assert (await get(app, "/pools/cfc/regular/players/sn12@open%2F2025")).status_code == 200
+    moved = await get(app, "/pools/cfc/regular/players/sn12@open%2F2025")
+    assert moved.headers["location"] == "/players/cfc/sn12@open%2F2025#regular"
+    assert (await get(app, moved.headers["location"])).status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -370,24 +372,30 @@ async def test_the_rating_list_page_searches_and_pages(app, monkeypatch):
 
 
 async def test_the_player_page_has_the_record_the_chart_and_the_history(app):
-    page = (await get(app, "/pools/fide/standard/players/2010001")).text
+    """The player's page is the profile now (D38, tests/unit/test_profile.py): the old
+    address redirects to the pool's section of it."""
+    moved = await get(app, "/pools/fide/standard/players/2010001")
+    assert (moved.status_code, moved.headers["location"]) == (301, "/players/fide/2010001#standard")
+    page = (await get(app, "/players/fide/2010001")).text
     accessible(page)
     assert (
-        "<h1>Ana Ferreira</h1>" in page
-        and "<dd>2407</dd>" in page
-        and "<dd>established</dd>" in page
+        "<h1><span data-text>Ana Ferreira</span></h1>" in page
+        and '<td class="num">established</td>' in page
     )
+    assert '<data value="2407" data-f="pools.0.rating">2407</data>' in page
     svg = page[page.index("<svg") : page.index("</svg>")]
     assert (
         'role="img"' in svg
-        and '<title id="chart-title">Rating history of Ana Ferreira</title>' in svg
+        and '<title id="chart-standard-title">Rating history of Ana Ferreira, FIDE standard</title>'
+        in svg
     )
     assert "<desc" in svg
     assert svg.count("<circle") == 1  # one event with a rating
     assert "Montreal International, 2025-11-16: rating 2412 (projected)" in svg
     assert '<path class="lists" d="M' in svg  # the published list, as a step line
     assert 'href="/events/montreal-international-2025"' in page and "List 2025-12" in page
-    assert "2412 → 2407" in page and "\u22125" in page  # the list's change, with a minus sign
+    # The list's line: 2412 -> 2407, a change of -5 with a minus sign.
+    assert '<data value="-5" data-f="entries.1.change">\u22125</data>' in page
 
 
 async def test_the_event_page_shows_results_and_figures_on_request(app):
