@@ -22,7 +22,10 @@ from schemas.records import PlayerRecord
 from schemas.validation import decode_input
 from service.engine.registry import default_registry
 from service.formats.ratinglists import read_list
+from schemas.reads import Crosstable, EventRevisions
+from service.crosstable import crosstable
 from service.rating import MemoryLedger, apply_message
+from service.revisions import revisions
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "deploy" / "examples"
 UPDATED = {
@@ -206,3 +209,21 @@ class BrokenReads(FakeReads):
 
     async def pools(self) -> PoolList:
         raise RuntimeError("the read model broke: secret detail")
+
+
+# ---------------------------------------------------------------- an event's crosstable and
+# revisions (D42, D43): the same pure builders as the ReadModel, over the ledger's archives
+
+
+async def _crosstable(self: FakeReads, event_id: str) -> Crosstable | None:
+    message = await self.event(event_id)
+    return crosstable(message, self.ledger.archives.get(event_id)) if message else None
+
+
+async def _revisions(self: FakeReads, event_id: str) -> EventRevisions | None:
+    message = await self.event(event_id)
+    return revisions(message, self.ledger.archives.get(event_id)) if message else None
+
+
+FakeReads.crosstable = _crosstable  # type: ignore[attr-defined]
+FakeReads.revisions = _revisions  # type: ignore[attr-defined]

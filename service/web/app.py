@@ -28,7 +28,7 @@ from schemas import asyncapi
 from service.runtime.health import Health, Live, Ready
 from service.runtime.metrics import Metrics, version
 from service.runtime.outage import OutageLog
-from service.web import api, pages
+from service.web import api, eventapi, pages
 from service.web.caching import JSON
 from service.web.edge import Edge
 from service.web.errors import HANDLERS, RETRY_AFTER, CatchAll
@@ -142,6 +142,7 @@ def create_app(
     if reads is not None:
         app.include_router(api.router)
         app.include_router(pages.router)
+        app.include_router(eventapi.router)  # an event's crosstable and revisions (D42, D43)
     add_docs(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -15,6 +15,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.ratings import RatingsUpdated
 from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList
+from schemas.reads import Crosstable, EventRevisions
 from service.runtime.connection import MOVING, is_connection_race
 from service.runtime.outage import OutageLog
 
@@ -55,6 +56,12 @@ class Reads(Protocol):
         """The last message published for the event."""
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None: ...
+
+    async def crosstable(self, event_id: str) -> Crosstable | None:
+        """The event's crosstable (D42); None: no such event."""
+
+    async def revisions(self, event_id: str) -> EventRevisions | None:
+        """The event's revision history (D43); None: no such event."""
 
 
 class Unavailable(Exception):
@@ -129,3 +136,9 @@ class Guarded:
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None:
         return await self._read(self.reads.last_update(system, pool))
+
+    async def crosstable(self, event_id: str) -> Crosstable | None:
+        return await self._read(self.reads.crosstable(event_id))
+
+    async def revisions(self, event_id: str) -> EventRevisions | None:
+        return await self._read(self.reads.revisions(event_id))
