@@ -219,8 +219,9 @@ class Note(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     """One line of an event's revision log (D43): revision `revision` was published for the
     input entry of `arrival` (its stream id as `arrival_of` numbers it: when) because
     `cause` (a REVISION_CAUSES code) of event `other` ("": this event itself), with the
-    input's `reason` when it was this event's own correction or withdrawal. MessagePack: 12
-    bytes for this event's correction without a reason, plus the other event's id."""
+    input's `reason` when it was this event's own correction or withdrawal. MessagePack: 14
+    bytes for this event's correction without a reason (msgspec writes an array_like
+    Struct's defaults too), plus the other event's id or the reason."""
 
     revision: int
     cause: int
