@@ -174,8 +174,8 @@ def _revise(
         if not archived.withdrawn and event == archived.event:
             return Duplicate(marker)
         engine = engine_for(event, registry)
-        arrival = int.from_bytes(archived.key[9:], "big")  # its arrival stays
-        key = order_key(event, arrival, engine.order_prefix(event))
+        kept = int.from_bytes(archived.key[9:], "big")  # its arrival stays
+        key = order_key(event, kept, engine.order_prefix(event))
         change = Change(
             message.event_id, "corrected", archived, event, key, arrival, message.reason
         )

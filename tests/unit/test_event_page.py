@@ -356,3 +356,43 @@ async def test_the_cfc_crosstable_marks_byes(app):
     assert "bye&nbsp;<strong><data" in page
     assert '<th scope="col" class="num" data-text><abbr title="Round 4">R4</abbr></th>' in page
     assert "Rated" in page  # revision 0 in the history
+
+
+def test_the_use_case_notes_each_revision_with_its_own_entry():
+    """Through apply_message: the correction's note has the correction's arrival (not the
+    event's, which its order key keeps) and its reason; the withdrawal's, its own."""
+    from schemas.records import PlayerRecord
+    from schemas.validation import decode_input
+    from service.engine.registry import default_registry
+    from service.rating import MemoryLedger, apply_message
+
+    ledger = MemoryLedger(
+        [
+            PlayerRecord(
+                system="cfc", pool="regular", id=pid, rating=r, status="established", games=40
+            )
+            for pid, r in (("a", 1600), ("b", 1500), ("c", 1400), ("d", 1300))
+        ]
+    )
+    first = msgspec.to_builtins(club_night())
+    fixed = dict(first, schema="event.corrected/v1", reason="sheet misread")
+    fixed["games"] = [
+        dict(g, score=0) if g["round"] == 1 and g["a"] == "a" else g for g in first["games"]
+    ]
+    entries = [
+        (dict(first, schema="event.finished/v1"), "1764500000000-2"),
+        (fixed, "1764600000000-0"),
+        (
+            {"schema": "event.withdrawn/v1", "system": "cfc", "event_id": "club-night"},
+            "1764700000000-1",
+        ),
+    ]
+    for body, entry in entries:
+        message = decode_input(msgspec.json.encode(body))
+        apply_message(ledger, message, default_registry(), entry, arrival_of(entry))
+    archived = ledger.archives["club-night"]
+    assert archived.log == (
+        Note(1, 0, arrival_of("1764600000000-0"), "", "sheet misread"),
+        Note(2, 1, arrival_of("1764700000000-1")),
+    )
+    assert int.from_bytes(archived.key[9:], "big") == arrival_of("1764500000000-2")
