@@ -10,6 +10,8 @@ from schemas.common import POOLS
 from schemas.periods import add_months
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
+    Crosstable,
+    EventRevisions,
     HistoryEntry,
     PlayerHistory,
     PlayerList,
@@ -20,10 +22,9 @@ from schemas.reads import (
 )
 from schemas.records import PlayerRecord
 from schemas.validation import decode_input
+from service.crosstable import crosstable
 from service.engine.registry import default_registry
 from service.formats.ratinglists import read_list
-from schemas.reads import Crosstable, EventRevisions
-from service.crosstable import crosstable
 from service.rating import MemoryLedger, apply_message
 from service.revisions import revisions
 

@@ -28,9 +28,9 @@ from schemas.reads import (
 from schemas.records import PlayerRecord, PoolState
 from service.crosstable import crosstable
 from service.readmodel import RATED_MAX, UNRATED_SCORE, name_words, sorted_entries, unpack_message
+from service.revisions import revisions
 from service.runtime.keys import StreamKeys
 from service.runtime.replies import text
-from service.revisions import revisions
 from service.runtime.store import decode_record
 from service.timeline import Archived, decode_archived
 

@@ -13,12 +13,27 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from schemas.ratings import RatingsUpdated
-from schemas.reads import ApiError, PlayerHistory, PlayerList, PlayerView, PoolList
-from schemas.reads import Crosstable, EventRevisions
+from schemas.reads import (
+    ApiError,
+    Crosstable,
+    EventRevisions,
+    PlayerHistory,
+    PlayerList,
+    PlayerView,
+    PoolList,
+)
 from service.runtime.metrics import version
 from service.web.errors import ServerError
 
-ANSWERS = (PoolList, PlayerList, PlayerView, PlayerHistory, RatingsUpdated, ApiError, ServerError)
+ANSWERS: tuple[type, ...] = (
+    PoolList,
+    PlayerList,
+    PlayerView,
+    PlayerHistory,
+    RatingsUpdated,
+    ApiError,
+    ServerError,
+)
 ANSWERS += (Crosstable, EventRevisions)  # an event's crosstable and revisions (D42, D43)
 DESCRIPTION = (
     "Read-only JSON API of the rating service: the pools, their rating lists, each player's record "

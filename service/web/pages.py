@@ -166,7 +166,8 @@ def _labelled(struct: msgspec.Struct) -> Iterator[tuple[str, str, Any, Any]]:
         if f.name.endswith("_exact") and f.name.removesuffix("_exact") in names:
             continue
         exact = f.name + "_exact" if f.name + "_exact" in names else None
-        title = f.type.extra_json_schema.get("title") if isinstance(f.type, Metadata) else None
+        extra = f.type.extra_json_schema if isinstance(f.type, Metadata) else None
+        title = extra.get("title") if extra else None
         label = title or f.name.replace("_", " ").capitalize()
         value = getattr(struct, f.name)
         if exact is not None and getattr(struct, exact) is not None:

@@ -14,8 +14,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.ratings import RatingsUpdated
-from schemas.reads import PlayerHistory, PlayerList, PlayerView, PoolList
-from schemas.reads import Crosstable, EventRevisions
+from schemas.reads import (
+    Crosstable,
+    EventRevisions,
+    PlayerHistory,
+    PlayerList,
+    PlayerView,
+    PoolList,
+)
 from service.runtime.connection import MOVING, is_connection_race
 from service.runtime.outage import OutageLog
 

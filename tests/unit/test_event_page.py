@@ -8,7 +8,6 @@ import datetime as dt
 import re
 from typing import Annotated
 
-import httpx
 import msgspec
 import pytest
 from openapi_schema_validator import OAS31Validator
