@@ -45,20 +45,27 @@ class CfcOpponentValue(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
     players rated by 714b; for 714a (performance) players it is null.
     """
 
-    round: int
-    opponent: PlayerId
+    round: Annotated[int, msgspec.Meta(title="Round")]
+    opponent: Annotated[PlayerId, msgspec.Meta(title="Opponent")]
     value: Annotated[
-        float, msgspec.Meta(description="The opponent's value as used (717), 2 decimals.")
+        float,
+        msgspec.Meta(
+            title="Opponent's value", description="The opponent's value as used (717), 2 decimals."
+        ),
     ]
     value_exact: Annotated[
-        Exact, msgspec.Meta(description="`value`, exact (a term of the 714a sum).")
+        Exact,
+        msgspec.Meta(
+            title="Opponent's value, exact", description="`value`, exact (a term of the 714a sum)."
+        ),
     ]
-    basis: OpponentBasis
-    score: float
+    basis: Annotated[OpponentBasis, msgspec.Meta(title="Value from")]
+    score: Annotated[float, msgspec.Meta(title="Score")]
     expected: Annotated[
         float | None,
         msgspec.Meta(
-            description="Expected score of the game, from the C3 table: exact hundredths."
+            title="Expected score",
+            description="Expected score of the game, from the C3 table: exact hundredths.",
         ),
     ] = None
 
@@ -84,62 +91,84 @@ class CfcDetails(
     (`<field>_exact`, to check the arithmetic); both null together.
     """
 
-    method: Literal["none", "performance", "established"]
-    step: Step
-    became_established: bool
-    wins: int
-    losses: int
-    draws: int
+    method: Annotated[Literal["none", "performance", "established"], msgspec.Meta(title="Method")]
+    step: Annotated[Step, msgspec.Meta(title="Step of 717")]
+    became_established: Annotated[bool, msgspec.Meta(title="Became established")]
+    wins: Annotated[int, msgspec.Meta(title="Wins")]
+    losses: Annotated[int, msgspec.Meta(title="Losses")]
+    draws: Annotated[int, msgspec.Meta(title="Draws")]
     performance: Annotated[
         float | None,
         msgspec.Meta(
-            description="The event's performance (714a form), 2 decimals (exact: `performance_exact`)."
+            title="Performance",
+            description="The event's performance (714a form), 2 decimals (exact: `performance_exact`).",
         ),
     ]
-    performance_exact: Annotated[Exact | None, msgspec.Meta(description="`performance`, exact.")]
-    ar: Annotated[float | None, msgspec.Meta(description="717 AR, 2 decimals (exact: `ar_exact`).")]
-    ar_exact: Annotated[Exact | None, msgspec.Meta(description="`ar`, exact.")]
+    performance_exact: Annotated[
+        Exact | None, msgspec.Meta(title="Performance, exact", description="`performance`, exact.")
+    ]
+    ar: Annotated[
+        float | None,
+        msgspec.Meta(
+            title="Opponents' average rating (AR)",
+            description="717 AR, 2 decimals (exact: `ar_exact`).",
+        ),
+    ]
+    ar_exact: Annotated[Exact | None, msgspec.Meta(title="AR, exact", description="`ar`, exact.")]
     pass_1: Annotated[
         float | None,
         msgspec.Meta(
-            description="717 pass-1 performance of a previously unrated player, 2 decimals (exact: `pass_1_exact`)."
+            title="Pass-1 performance",
+            description="717 pass-1 performance of a previously unrated player, 2 decimals (exact: `pass_1_exact`).",
         ),
     ]
-    pass_1_exact: Annotated[Exact | None, msgspec.Meta(description="`pass_1`, exact.")]
+    pass_1_exact: Annotated[
+        Exact | None,
+        msgspec.Meta(title="Pass-1 performance, exact", description="`pass_1`, exact."),
+    ]
     provisional_sum: Annotated[
         float | None,
         msgspec.Meta(
-            description="C1: the cumulative 714a sum after the event, 2 decimals (exact: `provisional_sum_exact`)."
+            title="Provisional sum (C1)",
+            description="C1: the cumulative 714a sum after the event, 2 decimals (exact: `provisional_sum_exact`).",
         ),
     ]
     provisional_sum_exact: Annotated[
-        Exact | None, msgspec.Meta(description="`provisional_sum`, exact.")
+        Exact | None,
+        msgspec.Meta(title="Provisional sum, exact", description="`provisional_sum`, exact."),
     ]
-    k: int | None
-    expected_hundredths: int | None
+    k: Annotated[int | None, msgspec.Meta(title="K")]
+    expected_hundredths: Annotated[int | None, msgspec.Meta(title="Expected score (hundredths)")]
     rating_before_bonus: Annotated[
         float | None,
         msgspec.Meta(
-            description="The unrounded rating before the 714c bonuses, 2 decimals (exact: `rating_before_bonus_exact`)."
+            title="Rating before bonuses",
+            description="The unrounded rating before the 714c bonuses, 2 decimals (exact: `rating_before_bonus_exact`).",
         ),
     ]
     rating_before_bonus_exact: Annotated[
         Exact | None,
-        msgspec.Meta(description="`rating_before_bonus`, exact."),
+        msgspec.Meta(
+            title="Rating before bonuses, exact", description="`rating_before_bonus`, exact."
+        ),
     ]
-    rule_2199: bool
+    rule_2199: Annotated[bool, msgspec.Meta(title="2199 rule applied")]
     participation_bonus: Annotated[
         float,
         msgspec.Meta(
-            description="714c A participation bonus, 2 decimals (exact: `participation_bonus_exact`)."
+            title="Participation bonus",
+            description="714c A participation bonus, 2 decimals (exact: `participation_bonus_exact`).",
         ),
     ]
     participation_bonus_exact: Annotated[
-        Exact, msgspec.Meta(description="`participation_bonus`, exact.")
+        Exact,
+        msgspec.Meta(
+            title="Participation bonus, exact", description="`participation_bonus`, exact."
+        ),
     ]
-    result_percent: int | None
-    highest_before: int | None
-    result_bonus: int
-    rating_before_floor: int | None
-    floor: Literal["716a", "716b", "716c"] | None
-    opponents: list[CfcOpponentValue]
+    result_percent: Annotated[int | None, msgspec.Meta(title="Result (%)")]
+    highest_before: Annotated[int | None, msgspec.Meta(title="Highest rating before")]
+    result_bonus: Annotated[int, msgspec.Meta(title="Result bonus")]
+    rating_before_floor: Annotated[int | None, msgspec.Meta(title="Rating before floors")]
+    floor: Annotated[Literal["716a", "716b", "716c"] | None, msgspec.Meta(title="Floor applied")]
+    opponents: Annotated[list[CfcOpponentValue], msgspec.Meta(title="Games")]

@@ -80,40 +80,43 @@ class NormCheck(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_de
     awarded), with the figures behind it: the adjusted opponents' average, the score
     percentage and dp, the performance, and the opponent raised to the floor."""
 
-    title: Literal["GM", "IM", "WGM", "WIM"]
-    performance: int
-    required_performance: int
-    average_opponent: int
-    required_average: int
-    games: int
-    points: float
-    p_percent: int
-    dp: int
-    floor: int
-    raised_from: int | None = None
-    unrated_opponents: int = 0
+    title: Annotated[Literal["GM", "IM", "WGM", "WIM"], msgspec.Meta(title="Title")]
+    performance: Annotated[int, msgspec.Meta(title="Performance")]
+    required_performance: Annotated[int, msgspec.Meta(title="Required performance")]
+    average_opponent: Annotated[int, msgspec.Meta(title="Opponents' average")]
+    required_average: Annotated[int, msgspec.Meta(title="Required average")]
+    games: Annotated[int, msgspec.Meta(title="Games")]
+    points: Annotated[float, msgspec.Meta(title="Points")]
+    p_percent: Annotated[int, msgspec.Meta(title="Score (%)")]
+    dp: Annotated[int, msgspec.Meta(title="dp")]
+    floor: Annotated[int, msgspec.Meta(title="Rating floor")]
+    raised_from: Annotated[int | None, msgspec.Meta(title="Raised from")] = None
+    unrated_opponents: Annotated[int, msgspec.Meta(title="Unrated opponents")] = 0
 
 
 class InitialRating(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
     """FIDE 8.2 (F8): how an unrated player's initial rating was (or was not yet) reached."""
 
-    games: int
-    points: float
-    opponents_sum: int
+    games: Annotated[int, msgspec.Meta(title="Games")]
+    points: Annotated[float, msgspec.Meta(title="Points")]
+    opponents_sum: Annotated[int, msgspec.Meta(title="Sum of opponents' ratings")]
     ra: Annotated[
         float | None,
         msgspec.Meta(
-            description="Ra = (opponents' ratings + 2 x 1800) / (n + 2), unrounded, 2 decimals (exact: `ra_exact`)."
+            title="Ra",
+            description="Ra = (opponents' ratings + 2 x 1800) / (n + 2), unrounded, 2 decimals (exact: `ra_exact`).",
         ),
     ] = None
-    ra_exact: Annotated[Exact | None, msgspec.Meta(description="`ra`, exact.")] = None
-    p_hundredths: int | None = None
-    dp: int | None = None
-    rating: int | None = None
-    capped: bool = False
-    disregarded_event: EventId | None = None
-    published: bool = False
-    reason: str | None = None
+    ra_exact: Annotated[
+        Exact | None, msgspec.Meta(title="Ra, exact", description="`ra`, exact.")
+    ] = None
+    p_hundredths: Annotated[int | None, msgspec.Meta(title="P (hundredths)")] = None
+    dp: Annotated[int | None, msgspec.Meta(title="dp")] = None
+    rating: Annotated[int | None, msgspec.Meta(title="Initial rating")] = None
+    capped: Annotated[bool, msgspec.Meta(title="Capped")] = False
+    disregarded_event: Annotated[EventId | None, msgspec.Meta(title="Event disregarded")] = None
+    published: Annotated[bool, msgspec.Meta(title="Published")] = False
+    reason: Annotated[str | None, msgspec.Meta(title="Reason")] = None
 
 
 class FideGame(
@@ -140,50 +143,59 @@ class FideGame(
     and the score only: no D, PD or K apply to them.
     """
 
-    round: Annotated[Round, msgspec.Meta(description="Round of the game.")]
-    opponent: Annotated[PlayerId, msgspec.Meta(description="The opponent's player id.")]
+    round: Annotated[Round, msgspec.Meta(title="Round", description="Round of the game.")]
+    opponent: Annotated[
+        PlayerId, msgspec.Meta(title="Opponent", description="The opponent's player id.")
+    ]
     opponent_rating: Annotated[
         Rating,
         msgspec.Meta(
-            description="The opponent's rating as used: the list in force when the event started (F1)."
+            title="Opponent's rating",
+            description="The opponent's rating as used: the list in force when the event started (F1).",
         ),
     ]
     difference: Annotated[
         int | None,
         msgspec.Meta(
+            title="D",
             description="D = own rating - opponent's rating after the 400-point rule (FIDE 8.3.1, F3): "
             "|D| > 400 counts as 400, except for a player rated 2650+ in a standard event starting "
-            "on or after 2025-10-01. Null for a player without a rating (FIDE 8.2)."
+            "on or after 2025-10-01. Null for a player without a rating (FIDE 8.2).",
         ),
     ] = None
     expected: Annotated[
         float | None,
         msgspec.Meta(
+            title="PD",
             description="PD, the expected score for D from table 8.1.2 (the higher-rated player's column, "
-            "the lower-rated player's 1 - it), 2 decimals, exact. Null for a player without a rating (FIDE 8.2)."
+            "the lower-rated player's 1 - it), 2 decimals, exact. Null for a player without a rating (FIDE 8.2).",
         ),
     ] = None
     score: Annotated[
-        Score, msgspec.Meta(description="W, the player's score in the game (FIDE 8.3.2).")
+        Score,
+        msgspec.Meta(title="W", description="W, the player's score in the game (FIDE 8.3.2)."),
     ]
     change: Annotated[
         float | None,
         msgspec.Meta(
+            title="W − We",
             description="W - We: the score minus PD (FIDE 8.3.2), the game's term of the period's sum (8.3.4); "
-            "2 decimals, exact."
+            "2 decimals, exact.",
         ),
     ] = None
     k: Annotated[
         int | None,
         msgspec.Meta(
-            description="K of the period (FIDE 8.3.3, F5-F6), capped by K x n <= 700 over the period's games so far: `details.k`."
+            title="K",
+            description="K of the period (FIDE 8.3.3, F5-F6), capped by K x n <= 700 over the period's games so far: `details.k`.",
         ),
     ] = None
     rating_change: Annotated[
         float | None,
         msgspec.Meta(
+            title="K × (W − We)",
             description="K x (W - We), unrounded (FIDE 8.3.2), 2 decimals, exact; the period's change is "
-            "rounded once, over the sum (8.3.4, F4), never per game."
+            "rounded once, over the sum (8.3.4, F4), never per game.",
         ),
     ] = None
 
@@ -205,51 +217,59 @@ class FideDetails(
     are whole hundredths) with their exact `Exact` strings next to them (`<field>_exact`)
     to compute with."""
 
-    period: Period
-    k: int | None
+    period: Annotated[Period, msgspec.Meta(title="Rating period")]
+    k: Annotated[int | None, msgspec.Meta(title="K")]
     event_change: Annotated[
         float | None,
         msgspec.Meta(
-            description="K x `event_sum`, unrounded (FIDE 8.3.2), 2 decimals (exact: `event_change_exact`)."
+            title="Event's change (K × sum)",
+            description="K x `event_sum`, unrounded (FIDE 8.3.2), 2 decimals (exact: `event_change_exact`).",
         ),
     ]
     event_change_exact: Annotated[
-        Exact | None, msgspec.Meta(description="`event_change`, exact.")
+        Exact | None,
+        msgspec.Meta(title="Event's change, exact", description="`event_change`, exact."),
     ] = None
-    projected_rating: int | None
-    games_counted: int
-    projection: bool = False
-    rating_used: int | None = None
+    projected_rating: Annotated[int | None, msgspec.Meta(title="Projected rating")]
+    games_counted: Annotated[int, msgspec.Meta(title="Games counted")]
+    projection: Annotated[bool, msgspec.Meta(title="Projection")] = False
+    rating_used: Annotated[int | None, msgspec.Meta(title="Rating used")] = None
     event_sum: Annotated[
         float | None,
         msgspec.Meta(
-            description="The event's sum of W - We (FIDE 8.3.4), 2 decimals (exact: `event_sum_exact`)."
+            title="Event's sum of W − We",
+            description="The event's sum of W - We (FIDE 8.3.4), 2 decimals (exact: `event_sum_exact`).",
         ),
     ] = None
-    event_sum_exact: Annotated[Exact | None, msgspec.Meta(description="`event_sum`, exact.")] = None
-    period_games: int = 0
+    event_sum_exact: Annotated[
+        Exact | None, msgspec.Meta(title="Event's sum, exact", description="`event_sum`, exact.")
+    ] = None
+    period_games: Annotated[int, msgspec.Meta(title="Period's games")] = 0
     period_sum: Annotated[
         float | None,
         msgspec.Meta(
+            title="Period's sum of W − We",
             description="The period's sum of W - We so far (event) or in all (list) (FIDE 8.3.4), 2 decimals "
-            "(exact: `period_sum_exact`)."
+            "(exact: `period_sum_exact`).",
         ),
     ] = None
-    period_sum_exact: Annotated[Exact | None, msgspec.Meta(description="`period_sum`, exact.")] = (
-        None
-    )
-    k_applied: int | None = None
+    period_sum_exact: Annotated[
+        Exact | None, msgspec.Meta(title="Period's sum, exact", description="`period_sum`, exact.")
+    ] = None
+    k_applied: Annotated[int | None, msgspec.Meta(title="K applied")] = None
     period_change: Annotated[
         float | None,
         msgspec.Meta(
+            title="Period's change (K × sum)",
             description="K x `period_sum`, unrounded: the list's change is this rounded half away from zero "
-            "(FIDE 8.3.4, F4); 2 decimals (exact: `period_change_exact`)."
+            "(FIDE 8.3.4, F4); 2 decimals (exact: `period_change_exact`).",
         ),
     ] = None
     period_change_exact: Annotated[
-        Exact | None, msgspec.Meta(description="`period_change`, exact.")
+        Exact | None,
+        msgspec.Meta(title="Period's change, exact", description="`period_change`, exact."),
     ] = None
-    initial: InitialRating | None = None
-    performance: int | None = None
-    norms: list[NormCheck] = []
-    games: list[FideGame] = []
+    initial: Annotated[InitialRating | None, msgspec.Meta(title="Initial rating (8.2)")] = None
+    performance: Annotated[int | None, msgspec.Meta(title="Performance")] = None
+    norms: Annotated[list[NormCheck], msgspec.Meta(title="Title norms met")] = []
+    games: Annotated[list[FideGame], msgspec.Meta(title="Games")] = []

@@ -46,29 +46,33 @@ class NaspaSegment(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit
     result); `unrounded_rating` the value before rounding (after feedback).
     """
 
-    first_round: int
-    last_round: int
-    old_rating: int | None
-    new_rating: int | None
-    games: int
-    earned_wins: EarnedWins
-    expected_wins: ExpectedWins
-    newcomer: bool = False
+    first_round: Annotated[int, msgspec.Meta(title="First round")]
+    last_round: Annotated[int, msgspec.Meta(title="Last round")]
+    old_rating: Annotated[int | None, msgspec.Meta(title="Rating before")]
+    new_rating: Annotated[int | None, msgspec.Meta(title="Rating after")]
+    games: Annotated[int, msgspec.Meta(title="Games")]
+    earned_wins: Annotated[EarnedWins, msgspec.Meta(title="Earned wins")]
+    expected_wins: Annotated[ExpectedWins, msgspec.Meta(title="Expected wins")]
+    newcomer: Annotated[bool, msgspec.Meta(title="Newcomer")] = False
     # Rated players (N5): career games choosing the multiplier, the multipliers of the
     # band walk in order, the walked rating, acceleration and feedback received.
-    career_games: int | None = None
-    multipliers: list[int] = []
+    career_games: Annotated[int | None, msgspec.Meta(title="Career games")] = None
+    multipliers: Annotated[list[int], msgspec.Meta(title="Multipliers")] = []
     walked_rating: Annotated[
-        float | None, msgspec.Meta(description="The rating after the band walk (N5), 2 decimals.")
+        float | None,
+        msgspec.Meta(
+            title="Rating after the band walk",
+            description="The rating after the band walk (N5), 2 decimals.",
+        ),
     ] = None
-    acceleration: Acceleration = 0.0
-    feedback: Feedback = 0.0
+    acceleration: Annotated[Acceleration, msgspec.Meta(title="Acceleration bonus")] = 0.0
+    feedback: Annotated[Feedback, msgspec.Meta(title="Feedback")] = 0.0
     # One-third-rated events: the rounded change was clipped to +/-50.
-    clipped: bool = False
+    clipped: Annotated[bool, msgspec.Meta(title="Change clipped to ±50")] = False
     # Newcomers (N2-N4): passes run (at most 50; 100 when averaged) and the averaging branch.
-    newcomer_iterations: int | None = None
-    averaged: bool = False
-    unrounded_rating: UnroundedRating = None
+    newcomer_iterations: Annotated[int | None, msgspec.Meta(title="Newcomer iterations")] = None
+    averaged: Annotated[bool, msgspec.Meta(title="Averaged")] = False
+    unrounded_rating: Annotated[UnroundedRating, msgspec.Meta(title="Unrounded rating")] = None
 
 
 class NaspaOpponent(
@@ -82,23 +86,30 @@ class NaspaOpponent(
     a long event each game belongs to its segment, whose ratings it uses.
     """
 
-    round: Annotated[Round, msgspec.Meta(description="Round of the game.")]
-    opponent: Annotated[PlayerId, msgspec.Meta(description="The opponent's player id.")]
+    round: Annotated[Round, msgspec.Meta(title="Round", description="Round of the game.")]
+    opponent: Annotated[
+        PlayerId, msgspec.Meta(title="Opponent", description="The opponent's player id.")
+    ]
     opponent_rating: Annotated[
         float,
         msgspec.Meta(
+            title="Opponent's rating",
             description="The opponent's rating as used (N5): a rated opponent's rating before the event "
             "(before the segment, in a long event); a newcomer opponent's unrounded new rating from the "
-            "newcomer iteration (N2-N4); 2 decimals."
+            "newcomer iteration (N2-N4); 2 decimals.",
         ),
     ]
-    score: Annotated[Score, msgspec.Meta(description="Earned wins in the game: 1, 0.5 or 0.")]
+    score: Annotated[
+        Score,
+        msgspec.Meta(title="Earned wins", description="Earned wins in the game: 1, 0.5 or 0."),
+    ]
     expected: Annotated[
         float,
         msgspec.Meta(
+            title="Expected wins",
             description="Expected wins against `opponent_rating` (N1, logistic): from the player's rating "
             "before the event (segment) for a rated player, from their own unrounded new rating for a newcomer; "
-            "2 decimals."
+            "2 decimals.",
         ),
     ]
 
@@ -116,15 +127,15 @@ class NaspaDetails(
     terms make up `expected_wins`.
     """
 
-    earned_wins: EarnedWins
-    expected_wins: ExpectedWins
-    multipliers: list[int] = []
-    acceleration: Acceleration = 0.0
-    feedback: Feedback = 0.0
-    newcomer_iterations: int | None = None
-    averaged: bool = False
-    clipped: bool = False
-    seeded_from: str | None = None
-    unrounded_rating: UnroundedRating = None
-    segments: list[NaspaSegment] = []
-    opponents: list[NaspaOpponent] = []
+    earned_wins: Annotated[EarnedWins, msgspec.Meta(title="Earned wins")]
+    expected_wins: Annotated[ExpectedWins, msgspec.Meta(title="Expected wins")]
+    multipliers: Annotated[list[int], msgspec.Meta(title="Multipliers")] = []
+    acceleration: Annotated[Acceleration, msgspec.Meta(title="Acceleration bonus")] = 0.0
+    feedback: Annotated[Feedback, msgspec.Meta(title="Feedback")] = 0.0
+    newcomer_iterations: Annotated[int | None, msgspec.Meta(title="Newcomer iterations")] = None
+    averaged: Annotated[bool, msgspec.Meta(title="Averaged")] = False
+    clipped: Annotated[bool, msgspec.Meta(title="Change clipped to ±50")] = False
+    seeded_from: Annotated[str | None, msgspec.Meta(title="Seeded from pool")] = None
+    unrounded_rating: Annotated[UnroundedRating, msgspec.Meta(title="Unrounded rating")] = None
+    segments: Annotated[list[NaspaSegment], msgspec.Meta(title="Segments")] = []
+    opponents: Annotated[list[NaspaOpponent], msgspec.Meta(title="Games")] = []

@@ -12,6 +12,7 @@ from typing import Literal
 import msgspec
 
 from schemas.common import Count, Period, Sex, Status, System
+from schemas.ratings import Cause
 from schemas.records import PlayerRecord
 
 
@@ -264,3 +265,103 @@ class PlayerProfile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     sex: Sex | None
     birth_year: int | None
     pools: list[ProfilePool]
+
+
+# ------------------------------------------------------------------ an event's crosstable and
+# revisions (issue 31, D42-D43): `GET /v1/events/{event_id}/crosstable`, `.../revisions`
+
+
+class CrosstableResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One result in a player's row, in round order: a game (`kind` game), a forfeit
+    (`forfeit`: reported, never rated) or a bye (`bye`: no opponent). `opponent` is the
+    opponent's `number` in this table and `opponent_id` their id (null for a bye); `score`
+    the player's points in it (1, 0.5, 0); `running` the player's points after it. Colour
+    is not in the contract (a game has players `a` and `b`, not White and Black)."""
+
+    round: int
+    kind: Literal["game", "forfeit", "bye"]
+    opponent: int | None
+    opponent_id: str | None
+    score: float
+    running: float
+
+
+class CrosstablePlayer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One row of a crosstable (D42). `number`: the row's number, by which the other rows
+    name their opponents; `rank`: 1 + the players with more points (equal points share it).
+    `points` counts every result of the event (games, forfeits and byes), as the standings
+    do; `score`, `games`, `expected` and `performance` are the rated ones of the event's
+    last message (null for a withdrawn event). `rating` is the rating the event was rated
+    from (FIDE: the list in force at its start, `details.rating_used`, else `old_rating`);
+    `new_rating` and `change` are the message's, except that an open FIDE period's are the
+    projection (`projection` true: `details.projected_rating`, and it minus `old_rating`),
+    as in a player's history."""
+
+    number: int
+    rank: int
+    id: str
+    name: str | None
+    rating: int | None
+    new_rating: int | None
+    change: int | None
+    projection: bool
+    points: float
+    score: float | None
+    games: Count | None
+    expected: float | None
+    performance: float | None
+    results: list[CrosstableResult]
+
+
+class Crosstable(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An event's crosstable, chess-results style: the players by points, then by the rating
+    the event was rated from (higher first, unrated last), then by id (the event's own
+    tiebreaks are not in the contract: this is not its official standing); per round each
+    one's opponent and result, with the running score. From the event's archived content
+    and its last published message; `archived` false: the content was not kept (an event
+    rated before the archive), so there are no `results`. `revision` is the last message's
+    (0: the first result)."""
+
+    event_id: str
+    system: System
+    pool: str
+    name: str | None
+    start_date: dt.date | None
+    end_date: dt.date | None
+    period: Period | None
+    rounds: int
+    revision: int
+    withdrawn: bool
+    archived: bool
+    players: list[CrosstablePlayer]
+
+
+class RevisionLine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One published result of an event: revision 0 (`kind` rated) is the first; then each
+    revision, `corrected` or `withdrawn` (this event's own correction or withdrawal, with
+    the input's `reason` when it gave one), or `rerated` (another event, `cause.event_id`,
+    was corrected, withdrawn or inserted before it and this event's figures changed). `at`
+    is when the input entry that set it off was added (its stream id, `source_id`).
+    `known` false (`kind` unknown): a revision published before the service kept the log
+    (D43), of which only the number is known (the last one's cause comes from its message)."""
+
+    revision: int
+    kind: Literal["rated", "corrected", "withdrawn", "rerated", "unknown"]
+    at: dt.datetime | None
+    source_id: str | None
+    cause: Cause | None
+    reason: str | None
+    known: bool
+
+
+class EventRevisions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An event's revision history, oldest first (D43): `revision` is the current one,
+    `withdrawn` whether the event counts no longer."""
+
+    event_id: str
+    system: System
+    pool: str
+    name: str | None
+    revision: int
+    withdrawn: bool
+    revisions: list[RevisionLine]

@@ -212,24 +212,50 @@ def _unpack_event(packed: _Event) -> EventFinished:
     )
 
 
+REVISION_CAUSES = ("corrected", "withdrawn", "inserted")  # a Note's `cause`, by its code
+
+
+class Note(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    """One line of an event's revision log (D43): revision `revision` was published for the
+    input entry of `arrival` (its stream id as `arrival_of` numbers it: when) because
+    `cause` (a REVISION_CAUSES code) of event `other` ("": this event itself), with the
+    input's `reason` when it was this event's own correction or withdrawal. MessagePack: 14
+    bytes for this event's correction without a reason (msgspec writes an array_like
+    Struct's defaults too), plus the other event's id or the reason."""
+
+    revision: int
+    cause: int
+    arrival: int
+    other: str = ""
+    reason: str = ""
+
+
 class _Stored(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     key: bytes
     event: _Event
     revision: int = 0
     digest: bytes = b""
     withdrawn: bool = False
+    log: tuple[Note, ...] = ()
 
 
 class Archived(msgspec.Struct, frozen=True):
     """One rated event as kept for re-rating: where it stands (`key`; a withdrawn event keeps
     it, for its arrival), its current content, how many revisions were published, and a digest of the players'
-    results last published (a re-rate that gives the same results publishes nothing)."""
+    results last published (a re-rate that gives the same results publishes nothing); `log`
+    says when and why each revision was published (D43: empty for the revisions published
+    before the log was kept)."""
 
     key: bytes
     event: EventFinished
     revision: int = 0
     digest: bytes = b""
     withdrawn: bool = False
+    log: tuple[Note, ...] = ()
+
+    def noted(self, note: Note) -> tuple[Note, ...]:
+        """The log with one more line."""
+        return (*self.log, note)
 
 
 _archive_encoder = msgspec.msgpack.Encoder()
@@ -243,6 +269,7 @@ def encode_archived(archived: Archived) -> bytes:
         archived.revision,
         archived.digest,
         archived.withdrawn,
+        archived.log,
     )
     return _archive_encoder.encode(stored)
 
@@ -250,7 +277,12 @@ def encode_archived(archived: Archived) -> bytes:
 def decode_archived(raw: bytes) -> Archived:
     stored = _archive_decoder.decode(raw)
     return Archived(
-        stored.key, _unpack_event(stored.event), stored.revision, stored.digest, stored.withdrawn
+        stored.key,
+        _unpack_event(stored.event),
+        stored.revision,
+        stored.digest,
+        stored.withdrawn,
+        stored.log,
     )
 
 

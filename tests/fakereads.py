@@ -12,7 +12,9 @@ from schemas.common import POOLS
 from schemas.periods import add_months
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
+    Crosstable,
     EventList,
+    EventRevisions,
     HistoryEntry,
     LabelCount,
     ListDate,
@@ -28,6 +30,7 @@ from schemas.reads import (
 )
 from schemas.records import PlayerRecord
 from schemas.validation import decode_input
+from service.crosstable import crosstable
 from service.engine.registry import default_registry
 from service.formats.ratinglists import read_list
 from service.lists import (
@@ -42,6 +45,7 @@ from service.lists import (
 )
 from service.profiles import PoolRead, profile_of
 from service.rating import MemoryLedger, apply_message
+from service.revisions import revisions
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "deploy" / "examples"
 UPDATED = {
@@ -411,3 +415,21 @@ class BrokenReads(FakeReads):
 
     async def pools(self) -> PoolList:
         raise RuntimeError("the read model broke: secret detail")
+
+
+# ---------------------------------------------------------------- an event's crosstable and
+# revisions (D42, D43): the same pure builders as the ReadModel, over the ledger's archives
+
+
+async def _crosstable(self: FakeReads, event_id: str) -> Crosstable | None:
+    message = await self.event(event_id)
+    return crosstable(message, self.ledger.archives.get(event_id)) if message else None
+
+
+async def _revisions(self: FakeReads, event_id: str) -> EventRevisions | None:
+    message = await self.event(event_id)
+    return revisions(message, self.ledger.archives.get(event_id)) if message else None
+
+
+FakeReads.crosstable = _crosstable  # type: ignore[attr-defined]
+FakeReads.revisions = _revisions  # type: ignore[attr-defined]

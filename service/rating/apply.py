@@ -77,7 +77,7 @@ def apply_message(
         return reopen(ledger, message, registry, source_id)
     if isinstance(message, EventFinished):
         return _finished(ledger, message, registry, source_id, arrival, max_cascade)
-    return _revise(ledger, message, registry, source_id, max_cascade)
+    return _revise(ledger, message, registry, source_id, arrival, max_cascade)
 
 
 def _seen(ledger: MemoryLedger, key: str, digest: str, event_id: str | None) -> bool:
@@ -111,7 +111,7 @@ def _finished(
         outputs = _append(ledger, message, engine, order, domain, source_id)
         rerated = 0
     else:
-        change = Change(message.event_id, "inserted", None, message, order)
+        change = Change(message.event_id, "inserted", None, message, order, arrival)
         outputs, rerated = cascade(ledger, change, registry, source_id, max_cascade)
     ledger.set_marker(key, digest)
     return Applied(outputs, key, digest, rerated)
@@ -156,23 +156,29 @@ def _revise(
     message: EventCorrected | EventWithdrawn,
     registry: Registry,
     source_id: str,
+    arrival: int,
     max_cascade: int,
 ) -> Applied | Duplicate:
-    """A correction or withdrawal of an archived event."""
+    """A correction or withdrawal of an archived event (its `arrival` and `reason` go in the
+    revision log, D43)."""
     marker = marker_key(message)
     archived = _archived(ledger, message, marker)
     if isinstance(message, EventWithdrawn):
         if archived.withdrawn:
             return Duplicate(marker)
-        change = Change(message.event_id, "withdrawn", archived, None, None)
+        change = Change(
+            message.event_id, "withdrawn", archived, None, None, arrival, message.reason
+        )
     else:
         event = as_finished(message)
         if not archived.withdrawn and event == archived.event:
             return Duplicate(marker)
         engine = engine_for(event, registry)
-        arrival = int.from_bytes(archived.key[9:], "big")  # its arrival stays
-        key = order_key(event, arrival, engine.order_prefix(event))
-        change = Change(message.event_id, "corrected", archived, event, key)
+        kept = int.from_bytes(archived.key[9:], "big")  # its arrival stays
+        key = order_key(event, kept, engine.order_prefix(event))
+        change = Change(
+            message.event_id, "corrected", archived, event, key, arrival, message.reason
+        )
     outputs, rerated = cascade(ledger, change, registry, source_id, max_cascade)
     return Applied(outputs, marker, ledger.markers.get(marker, ""), rerated)
 

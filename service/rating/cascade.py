@@ -27,7 +27,9 @@ from service.rating.needs import engine_for
 from service.rating.outputs import event_output
 from service.rating.projection import PlayerKey
 from service.timeline import (
+    REVISION_CAUSES,
     Archived,
+    Note,
     first_at_or_after,
     pack_state,
     results_digest,
@@ -41,13 +43,16 @@ LEAVE, EVENT = 0, 1  # a step's kind: the changed event leaves its old place; an
 class Change(NamedTuple):
     """What a cascade applies: the event's id, the cause (`inserted`, `corrected`,
     `withdrawn`), its archive before (None: a new event), its content after (None: withdrawn)
-    and its order key after."""
+    and its order key after; for the revision log (D43), the arrival of the input entry and
+    its `reason`."""
 
     event_id: str
     cause: str
     old: Archived | None
     new: EventFinished | None
     new_key: bytes | None
+    arrival: int = 0
+    reason: str | None = None
 
     @property
     def old_key(self) -> bytes | None:
@@ -166,7 +171,20 @@ class Walk:
         )
         self._publish(output, old.key, [p.id for p in old.event.players])
         self.archives[self.change.event_id] = Archived(
-            old.key, old.event, old.revision + 1, b"", True
+            old.key, old.event, old.revision + 1, b"", True, old.noted(self.note(old, True))
+        )
+
+    def note(self, archived: Archived, own: bool) -> Note:
+        """The revision log's line for the next revision of `archived` (D43): the change's
+        arrival, its cause, the changed event's id when it is another's, the input's reason
+        when it is this event's own."""
+        change = self.change
+        return Note(
+            archived.revision + 1,
+            REVISION_CAUSES.index(change.cause),
+            change.arrival,
+            "" if own else change.event_id,
+            (change.reason or "") if own else "",
         )
 
     def leave(self, key: bytes) -> None:
@@ -276,7 +294,9 @@ class Walk:
             else ()
         )
         self._publish(output, step.key, dropped)
-        self.archives[step.event_id] = Archived(step.key, event, revision, digest)
+        self.archives[step.event_id] = Archived(
+            step.key, event, revision, digest, False, archived.noted(self.note(archived, changed))
+        )
 
     def _publish(self, output: RatingsUpdated, key: bytes, dropped: Iterable[str]) -> None:
         self.outputs.append(output)

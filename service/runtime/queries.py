@@ -16,6 +16,8 @@ import msgspec
 from schemas.common import POOLS, System
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
+    Crosstable,
+    EventRevisions,
     ListDate,
     PlayerHistory,
     PlayerList,
@@ -26,6 +28,7 @@ from schemas.reads import (
     RankedPlayer,
 )
 from schemas.records import PlayerRecord, PoolState
+from service.crosstable import crosstable
 from service.lists import FEDERATION, TITLE
 from service.profiles import PoolRead, profile_of
 from service.readmodel import (
@@ -36,10 +39,12 @@ from service.readmodel import (
     sorted_entries,
     unpack_message,
 )
+from service.revisions import revisions
 from service.runtime.keys import StreamKeys
 from service.runtime.listqueries import ListQueries
 from service.runtime.replies import text
 from service.runtime.store import decode_record
+from service.timeline import Archived, decode_archived
 
 # One round trip per answer: the page of the list (total, the players above its first row,
 # the rows with their scores, their records) ...
@@ -473,3 +478,26 @@ class ReadModel(ListQueries):
                 for pool, _, record, fields, ms in found
             ],
         )
+
+    # ---------------------------------------------------------- an event's crosstable and
+    # revisions (D42, D43): its archive and its last message, in one round trip
+
+    async def _event_and_archive(
+        self, event_id: str
+    ) -> tuple[RatingsUpdated, Archived | None] | None:
+        for keys in self.keys:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.hget(keys.results, event_id)
+                pipe.hget(keys.events, event_id)
+                raw, archive = await pipe.execute()
+            if raw is not None:
+                return unpack_message(raw), decode_archived(archive) if archive else None
+        return None
+
+    async def crosstable(self, event_id: str) -> Crosstable | None:
+        found = await self._event_and_archive(event_id)
+        return crosstable(*found) if found is not None else None
+
+    async def revisions(self, event_id: str) -> EventRevisions | None:
+        found = await self._event_and_archive(event_id)
+        return revisions(*found) if found is not None else None

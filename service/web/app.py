@@ -28,7 +28,7 @@ from schemas import asyncapi
 from service.runtime.health import Health, Live, Ready
 from service.runtime.metrics import Metrics, version
 from service.runtime.outage import OutageLog
-from service.web import api, lists, lookcss, pages, profile
+from service.web import api, eventapi, lists, lookcss, pages, profile
 from service.web.caching import JSON
 from service.web.edge import Edge
 from service.web.errors import HANDLERS, RETRY_AFTER, CatchAll
@@ -148,6 +148,7 @@ def create_app(
         app.include_router(pages.router)
         app.include_router(lists.router)  # the latest events, the biggest changes (D48, D49)
         app.include_router(profile.router)
+        app.include_router(eventapi.router)  # an event's crosstable and revisions (D42, D43)
     app.include_router(lookcss.router)
     add_docs(app)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -15,7 +15,9 @@ from fastapi.openapi.utils import get_openapi
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
     ApiError,
+    Crosstable,
     EventList,
+    EventRevisions,
     PlayerHistory,
     PlayerList,
     PlayerProfile,
@@ -26,7 +28,7 @@ from schemas.reads import (
 from service.runtime.metrics import version
 from service.web.errors import ServerError
 
-ANSWERS = (
+ANSWERS: tuple[type, ...] = (
     PoolList,
     PlayerList,
     PlayerView,
@@ -38,6 +40,7 @@ ANSWERS = (
     PoolChanges,
     PlayerProfile,
 )
+ANSWERS += (Crosstable, EventRevisions)  # an event's crosstable and revisions (D42, D43)
 DESCRIPTION = (
     "Read-only JSON API of the rating service: the pools, their rating lists, each player's record "
     "and history, and each event's last published result. Every 200 answer carries a strong ETag "

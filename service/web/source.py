@@ -15,7 +15,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
+    Crosstable,
     EventList,
+    EventRevisions,
     PlayerHistory,
     PlayerList,
     PlayerProfile,
@@ -85,6 +87,12 @@ class Reads(Protocol):
 
     async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
         """The player in every pool of the system (D38); None: no record in any."""
+
+    async def crosstable(self, event_id: str) -> Crosstable | None:
+        """The event's crosstable (D42); None: no such event."""
+
+    async def revisions(self, event_id: str) -> EventRevisions | None:
+        """The event's revision history (D43); None: no such event."""
 
 
 class Unavailable(Exception):
@@ -191,3 +199,9 @@ class Guarded:
 
     async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
         return await self._read(self.reads.profile(system, player_id))
+
+    async def crosstable(self, event_id: str) -> Crosstable | None:
+        return await self._read(self.reads.crosstable(event_id))
+
+    async def revisions(self, event_id: str) -> EventRevisions | None:
+        return await self._read(self.reads.revisions(event_id))

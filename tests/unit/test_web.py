@@ -12,6 +12,7 @@ import structlog
 from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
 
+from schemas.fide import FideDetails, FideGame
 from schemas.ratings import RatingsUpdated
 from schemas.reads import ApiError, PlayerHistory, PlayerList, PlayerView, PoolList
 from schemas.records import PlayerRecord
@@ -399,28 +400,33 @@ async def test_the_player_page_has_the_record_the_chart_and_the_history(app):
 
 
 async def test_the_event_page_shows_results_and_figures_on_request(app):
+    """Issue 31 changed what it shows: figures in `<data>` (D37) and the schema's labels
+    for the details' fields (D44), not their names (tests/unit/test_event_page.py checks
+    every figure against the API)."""
     page = (await get(app, "/events/ottawa-fall-open-2025")).text
     accessible(page)
-    assert "<h1>Ottawa Fall Open</h1>" in page and "2025-11-01" in page
+    text = re.sub(r"<[^>]+>", "", page)
+    assert "<h1 data-text>Ottawa Fall Open</h1>" in page and "2025-11-01" in page
     assert (
         'href="/pools/cfc/regular/players/100001"' in page
-        and "1850 → 1859" in page
-        and "+9" in page
+        and "1850 → 1859" in text
+        and "+9" in text
     )
     assert "<details>" in page and "<details open>" not in page
     assert 'href="/events/ottawa-fall-open-2025?games=true"' in page
     opened = (await get(app, "/events/ottawa-fall-open-2025?games=1")).text
     assert "<details open>" in opened
-    table = opened[opened.index("Anne Tremblay: opponents") :]
-    assert '<th scope="col">opponent</th>' in table and '<th scope="col">basis</th>' in table
+    table = opened[opened.index("Anne Tremblay</span>: games") :]
+    assert '<th scope="col" data-text>Opponent</th>' in table
+    assert '<th scope="col" data-text>Value from</th>' in table
     assert (
-        'href="/pools/cfc/regular/players/100002">Bruno Roy (100002)</a>' in table
-        and "post_event" in table
+        'href="/pools/cfc/regular/players/100002" data-text>Bruno Roy (100002)</a>' in table
+        and "<code>post_event</code>" in table
     )
     naspa = (await get(app, "/events/toronto-scrabble-club-2025-11-20?games=1")).text
-    assert "earned_wins" in naspa
+    assert "Earned wins" in naspa
     fide = (await get(app, "/events/montreal-international-2025?games=1")).text
-    assert "Rating period" in fide and "event_change" in fide
+    assert "Rating period" in fide and "Event&#39;s change (K × sum)" in fide
 
 
 async def test_pages_answer_404_and_400_in_html(app):
@@ -452,31 +458,25 @@ async def test_the_stylesheet_is_served_and_focus_is_visible(app):
 
 
 def test_figures_show_any_per_game_list_and_survive_its_absence():
-    """FIDE `details.games` (per-game figures, coming on another branch) is shown like
-    CFC's `opponents`: a table whatever its columns; none at all is no table."""
-
-    class Details(msgspec.Struct):
-        system: str
-        k: int
-        games: list[dict]
-        norms: list[dict] = []
-
-    shown = pages.figures(
-        Details(
-            system="fide",
-            k=20,
-            games=[
-                {"opponent": "2010002", "opponent_rating": 2250, "D": 162, "PD": 0.71},
-                {"opponent": "2010003", "opponent_rating": 2105, "W-We": -0.2},
-            ],
-        )
+    """FIDE `details.games` is shown like CFC's `opponents`: a table (columns: the fields
+    any row has); none at all is no table, no details no figures."""
+    details = FideDetails(
+        period="2025-11",
+        k=20,
+        event_change=None,
+        projected_rating=None,
+        games_counted=1,
+        games=[FideGame(round=1, opponent="2010002", opponent_rating=2250, score=1)],
     )
-    assert shown["scalars"] == [("k", "20")]
-    [(name, columns, rows)] = shown["tables"]
-    assert (
-        name == "games"
-        and columns == ["opponent", "opponent_rating", "D", "PD", "W-We"]
-        and len(rows) == 2
-    )
-    assert pages.figures(None) == {"scalars": [], "tables": []}
-    assert pages.figures(Details(system="fide", k=10, games=[]))["tables"] == []
+    shown = pages.figures(details, "players.0.details", "fide", "standard", {})
+    [(name, columns, rows)] = shown.tables
+    assert name == "Games" and [c for c, _ in columns] == [
+        "Round",
+        "Opponent",
+        "Opponent's rating",
+        "W",
+    ]
+    assert len(rows) == 1
+    assert pages.figures(None, "players.0.details", "fide", "standard", {}) == ([], [])
+    empty = msgspec.structs.replace(details, games=[])
+    assert pages.figures(empty, "players.0.details", "fide", "standard", {}).tables == []
