@@ -99,7 +99,8 @@ async def events_page(
     offset: EventsOffset = 0,
 ) -> Response:
     found = await events_of(request, system, pool, EVENTS_PAGE, offset)
-    pools = [(s, p) for s in SYSTEMS for p in POOLS[s]]
+    rated = {(p.system, p.pool) for p in (await reads_of(request).pools()).pools}
+    pools = [(s, p) for s in SYSTEMS for p in POOLS[s] if (s, p) in rated]  # each answers
     body = render_page(
         request,
         "events.html",

@@ -56,7 +56,9 @@ def pool_url(system: str, pool: str, **query: Any) -> str:
 
 
 def player_url(system: str, pool: str, player_id: str) -> str:
-    return f"/pools/{segment(system)}/{segment(pool)}/players/{segment(player_id)}"
+    """Where a page links a player of a pool: the profile, at the pool's section (D38; the
+    old `/pools/.../players/...` page redirects there)."""
+    return profile_url(system, player_id, pool)
 
 
 def profile_url(system: str, player_id: str, pool: str | None = None) -> str:

@@ -302,7 +302,10 @@ def expected_pages(site: Site) -> dict[str, str]:
             "players"
         ]
         for p in players:
-            wanted[player_url(system, pool, p["id"])] = f"{p['id']} in {system}/{pool}"
+            # the profile, without the pool's #fragment (the crawl visits pages, not fragments)
+            wanted[player_url(system, pool, p["id"]).split("#")[0]] = (
+                f"{p['id']} in {system}/{pool}"
+            )
     for event_id in EVENTS:
         wanted[event_url(event_id)] = f"the event {event_id}"
         wanted[event_url(event_id, games=True)] = f"the event {event_id} with its games"
