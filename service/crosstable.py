@@ -41,8 +41,7 @@ def crosstable(message: RatingsUpdated, archived: Archived | None) -> Crosstable
     """The crosstable of the event whose last message is `message` (`archived`: its archive,
     None when it was not kept: the rows then have no results)."""
     assert message.event_id is not None
-    results = {r.id: r for r in message.players}
-    names = {r.id: r.name for r in message.players}
+    results, names = {r.id: r for r in message.players}, {r.id: r.name for r in message.players}
     own: dict[str, list[tuple[int, int, str, str | None, float]]] = {}
     rounds = 0
     if archived is not None:

@@ -13,38 +13,31 @@ from typing import Any, cast
 
 import msgspec
 
-from schemas.common import POOLS, System
+from schemas.common import System
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
-    Crosstable,
-    EventRevisions,
     ListDate,
     PlayerHistory,
     PlayerList,
-    PlayerProfile,
     PlayerView,
     PoolList,
     PoolSummary,
     RankedPlayer,
 )
 from schemas.records import PlayerRecord, PoolState
-from service.crosstable import crosstable
 from service.lists import FEDERATION, TITLE
-from service.profiles import PoolRead, profile_of
 from service.readmodel import (
     RATED_MAX,
     UNRATED_SCORE,
     name_words,
-    rank_score,
     sorted_entries,
     unpack_message,
 )
-from service.revisions import revisions
+from service.runtime.detailqueries import DetailQueries
 from service.runtime.keys import StreamKeys
 from service.runtime.listqueries import ListQueries
-from service.runtime.replies import text
+from service.runtime.replies import moment, text
 from service.runtime.store import decode_record
-from service.timeline import Archived, decode_archived
 
 # One round trip per answer: the page of the list (total, the players above its first row,
 # the rows with their scores, their records) ...
@@ -106,12 +99,6 @@ MAX_MATCHES = 5_000  # a search looks at most at this many players whose name ha
 _pool_decoder = msgspec.json.Decoder(PoolState)
 
 
-def _time(ms: bytes | str | int | None) -> dt.datetime | None:
-    if ms is None:
-        return None
-    return dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.UTC).replace(microsecond=0)
-
-
 def _day(value: int) -> dt.date | None:
     return dt.date.fromordinal(value) if value > 0 else None
 
@@ -147,7 +134,7 @@ def _page_ranks(scores: list[float], offset: int, above: int) -> list[int | None
     return ranks
 
 
-class ReadModel(ListQueries):
+class ReadModel(ListQueries, DetailQueries):
     """Answers the read API from the keys of the service's input streams (a pool is rated
     from one stream; the first stream that has it answers)."""
 
@@ -197,7 +184,7 @@ class ReadModel(ListQueries):
                         pool=pool,
                         players=replies[4 * n],
                         rated=replies[4 * n + 1],
-                        last_update=_time(ms),
+                        last_update=moment(ms),
                         closed_through=state.closed_through if state else None,
                         stream=keys.stream,
                         list_date=listed,
@@ -209,7 +196,7 @@ class ReadModel(ListQueries):
         keys = await self._locate(system, pool)
         if keys is None:
             return None
-        return _time(await self.client.hget(keys.catalog, f"{system}:{pool}"))
+        return moment(await self.client.hget(keys.catalog, f"{system}:{pool}"))
 
     async def players(
         self,
@@ -433,71 +420,3 @@ class ReadModel(ListQueries):
             if raw is not None:
                 return unpack_message(raw)
         return None
-
-    async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
-        """The player in every pool of the system (D38) in two pipelined round trips: each
-        pool's record, history and last update (asked of every input stream for a pool not
-        located yet: a pool lives in one), then the ranks of the rated ones."""
-        wanted: list[tuple[str, StreamKeys]] = []
-        for pool in POOLS.get(system, ()):
-            known = self._where.get((system, pool))
-            wanted += [(pool, keys) for keys in ([known] if known else self.keys)]
-        if not wanted:
-            return None
-        async with self.client.pipeline(transaction=False) as pipe:
-            for pool, keys in wanted:
-                pipe.hget(keys.players(system, pool), player_id)
-                pipe.hgetall(keys.entries(system, pool, player_id))
-                pipe.hget(keys.catalog, f"{system}:{pool}")
-            replies = await pipe.execute()
-        found: list[tuple[str, StreamKeys, PlayerRecord, dict, Any]] = []
-        for n, (pool, keys) in enumerate(wanted):
-            raw, fields, ms = replies[3 * n : 3 * n + 3]
-            if raw is not None:
-                self._where[(system, pool)] = keys
-                found.append((pool, keys, decode_record(raw), fields, ms))
-        rated = [(pool, keys, r) for pool, keys, r, _, _ in found if r.rating is not None]
-        ranks: dict[str, int] = {}
-        if rated:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for pool, keys, record in rated:
-                    pipe.zcount(keys.ranking(system, pool), "-inf", f"({rank_score(record)}")
-                above = await pipe.execute()
-            ranks = {pool: n + 1 for (pool, _, _), n in zip(rated, above)}
-        return profile_of(
-            system,
-            player_id,
-            [
-                PoolRead(
-                    pool=pool,
-                    record=record,
-                    entries=sorted_entries(fields.items()),
-                    rank=ranks.get(pool),
-                    last_update=_time(ms),
-                )
-                for pool, _, record, fields, ms in found
-            ],
-        )
-
-    # ---------------------------------------------------------- an event's crosstable and
-    # revisions (D42, D43): its archive and its last message, in one round trip
-
-    async def _event_and_archive(
-        self, event_id: str
-    ) -> tuple[RatingsUpdated, Archived | None] | None:
-        for keys in self.keys:
-            async with self.client.pipeline(transaction=False) as pipe:
-                pipe.hget(keys.results, event_id)
-                pipe.hget(keys.events, event_id)
-                raw, archive = await pipe.execute()
-            if raw is not None:
-                return unpack_message(raw), decode_archived(archive) if archive else None
-        return None
-
-    async def crosstable(self, event_id: str) -> Crosstable | None:
-        found = await self._event_and_archive(event_id)
-        return crosstable(*found) if found is not None else None
-
-    async def revisions(self, event_id: str) -> EventRevisions | None:
-        found = await self._event_and_archive(event_id)
-        return revisions(*found) if found is not None else None

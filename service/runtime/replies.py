@@ -7,6 +7,7 @@ it too.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import overload
 
 
@@ -20,3 +21,10 @@ def text(value: bytes | str | None) -> str | None: ...
 
 def text(value: bytes | str | None) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def moment(ms: bytes | str | int | None) -> dt.datetime | None:
+    """A time kept in ms (a pool's last update) as a UTC datetime to the second."""
+    if ms is None:
+        return None
+    return dt.datetime.fromtimestamp(int(ms) / 1000, tz=dt.UTC).replace(microsecond=0)

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit, urlunsplit
 import msgspec
 
 from schemas.validation import Limits
+from service.runtime.look import DEFAULT_ACCENT, Look, check_accent, check_logo_url, check_text
 from service.runtime.partitions import LAYOUTS, Layout, layout_of
-from service.web.look import DEFAULT_ACCENT, Look, check_accent, check_logo_url, check_text
 
 
 def _default_consumer() -> str:
@@ -279,7 +279,7 @@ class Settings(msgspec.Struct, frozen=True):
 
     @property
     def look(self) -> Look:
-        """The pages' header (service/web/look.py, D52)."""
+        """The pages' header (service/runtime/look.py, D52)."""
         return Look(self.site_title, self.federation_name, self.logo_url, self.accent_colour)
 
     @property
@@ -394,7 +394,7 @@ _INTS = {
 _BOOLS = {"allow_eviction", "require_aof", "create_store"}
 
 
-# The pages' look (service/web/look.py, D52): each checked by its own function.
+# The pages' look (service/runtime/look.py, D52): each checked by its own function.
 _LOOK = {
     "accent_colour": check_accent,
     "logo_url": check_logo_url,

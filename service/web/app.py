@@ -26,13 +26,13 @@ from starlette.staticfiles import StaticFiles
 
 from schemas import asyncapi
 from service.runtime.health import Health, Live, Ready
+from service.runtime.look import Look
 from service.runtime.metrics import Metrics, version
 from service.runtime.outage import OutageLog
 from service.web import api, eventapi, lists, lookcss, pages, profile
 from service.web.caching import JSON
 from service.web.edge import Edge
 from service.web.errors import HANDLERS, RETRY_AFTER, CatchAll
-from service.web.look import Look
 from service.web.openapi import document
 from service.web.rendering import STATIC
 from service.web.source import READ_TIMEOUT, Guarded, Reads, describe

@@ -160,19 +160,7 @@ def rating_chart(
     """The chart of the entries (in date order), or None when no entry has a rating.
     `current`: the player's current rating (the record's), always inside the rating axis.
     480 units wide: a phone's 360 px shows its 12-unit labels at 9 px, not 7."""
-    # (date, rating, entry): the entries that have both.
-    events = [
-        (day, e.new_rating, e)
-        for e in entries
-        if e.kind == "event"
-        and e.new_rating is not None
-        and (day := e.end_date or e.start_date) is not None
-    ]
-    lists = [
-        (day, e.new_rating, e)
-        for e in entries
-        if e.kind == "list" and e.new_rating is not None and (day := list_date(e)) is not None
-    ]
+    events, lists = dated_ratings(entries)
     if not events and not lists:
         return None
     dates = [d for d, _, _ in events + lists]
@@ -208,17 +196,8 @@ def rating_chart(
         Point(x(d), y(r), d, r, f"List {d.strftime('%Y-%m')}: rating {r}") for d, r, _ in lists
     ]
     line = " ".join(f"{p.x},{p.y}" for p in points) if len(points) > 1 else ""
-    steps = ""
-    if published:
-        parts = [f"M{published[0].x} {published[0].y}"]
-        for p in published[1:]:  # the rating holds until the next list, then moves to it
-            parts += [f"H{p.x}", f"V{p.y}"]
-        parts.append(f"H{right}")
-        steps = " ".join(parts)
-    # The real dates, each once (a list's label is its month), in date order.
-    labels: dict[dt.date, str] = {}
-    for d, _, _ in sorted(events + lists, key=lambda item: item[0]):
-        labels.setdefault(d, d.isoformat() if any(d == e for e, _, _ in events) else f"{d:%Y-%m}")
+    steps = step_line(published, right)
+    labels = date_labels(events, lists)
     x_ticks = date_ticks([(x(d), text) for d, text in labels.items()], width)
     y_ticks = [Tick(y(v), str(v), "end") for v in range(low, high + 1, step)]
     latest = max(points + published, key=lambda p: (p.date, p in published))
@@ -229,13 +208,7 @@ def rating_chart(
         latest.rating,
         published[-1].rating if published else None,
     )
-    description = (
-        f"{len(points)} rated events from {first.isoformat()} to {last.isoformat()}"
-        + (f", {len(lists)} published lists" if lists else "")
-        + f"; ratings from {min(ratings)} to {max(ratings)}"
-        + (f"; current rating {current}" if current is not None else "")
-        + "."
-    )
+    description = describe(len(points), len(lists), first, last, ratings, current)
     return Chart(
         width,
         height,
@@ -254,6 +227,58 @@ def rating_chart(
         current_rating=current,
         title=f"Rating history of {name}",
         description=description,
+    )
+
+
+Dated = list[tuple[dt.date, int, HistoryEntry]]
+
+
+def dated_ratings(entries: Sequence[HistoryEntry]) -> tuple[Dated, Dated]:
+    """(date, rating, entry) of the events and of the lists that have both."""
+    events = [
+        (day, e.new_rating, e)
+        for e in entries
+        if e.kind == "event"
+        and e.new_rating is not None
+        and (day := e.end_date or e.start_date) is not None
+    ]
+    lists = [
+        (day, e.new_rating, e)
+        for e in entries
+        if e.kind == "list" and e.new_rating is not None and (day := list_date(e)) is not None
+    ]
+    return events, lists
+
+
+def date_labels(events: Dated, lists: Dated) -> dict[dt.date, str]:
+    """The real dates, each once (a list's label is its month), in date order."""
+    labels: dict[dt.date, str] = {}
+    for d, _, _ in sorted(events + lists, key=lambda item: item[0]):
+        labels.setdefault(d, d.isoformat() if any(d == e for e, _, _ in events) else f"{d:%Y-%m}")
+    return labels
+
+
+def step_line(published: list[Point], right: float) -> str:
+    """The lists' step path: the rating holds until the next list, then moves to it."""
+    if not published:
+        return ""
+    parts = [f"M{published[0].x} {published[0].y}"]
+    for p in published[1:]:
+        parts += [f"H{p.x}", f"V{p.y}"]
+    parts.append(f"H{right}")
+    return " ".join(parts)
+
+
+def describe(
+    events: int, lists: int, first: dt.date, last: dt.date, ratings: list[int], current: int | None
+) -> str:
+    """The chart's text description (its `<desc>`)."""
+    return (
+        f"{events} rated events from {first.isoformat()} to {last.isoformat()}"
+        + (f", {lists} published lists" if lists else "")
+        + f"; ratings from {min(ratings)} to {max(ratings)}"
+        + (f"; current rating {current}" if current is not None else "")
+        + "."
     )
 
 

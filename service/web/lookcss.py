@@ -7,8 +7,8 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
+from service.runtime.look import Look, stylesheet
 from service.web.caching import cached
-from service.web.look import Look, stylesheet
 
 CSS = "text/css; charset=utf-8"
 router = APIRouter(include_in_schema=False)

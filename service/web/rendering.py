@@ -101,7 +101,7 @@ def page_of(state: Any, template: str, **context: Any) -> bytes:
     """A page of the app whose `app.state` is `state`: the federation's header (`look`,
     look.py: D52), its links to the API's documentation only where `/docs` is served on
     this port (D31: not with an operators' port)."""
-    from service.web.look import Look
+    from service.runtime.look import Look
 
     docs = getattr(state, "public_docs", True)
     look = getattr(state, "look", None) or Look()

@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from service.runtime.look import AA, Look, check_accent, contrast
 from service.runtime.settings import SettingsError, load_settings
 from service.web.app import create_app
-from service.web.look import AA, Look, check_accent, contrast
 from service.web.rendering import STATIC
 from tests.fakereads import FakeReads
 from tests.unit.test_web import app_of

@@ -18,10 +18,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from schemas.reads import ApiError
+from service.runtime.look import Look
 from service.web.app import create_app
 from service.web.badrequest import protocol_for
 from service.web.caching import http_date
-from service.web.look import Look
 from service.web.server import HttpServer
 from tests.fakereads import UPDATED, FakeReads
 from tests.unit.test_web import app_of

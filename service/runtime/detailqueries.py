@@ -1,0 +1,103 @@
+"""The read side's queries of one player across pools and of one event's details (D38,
+D42, D43): the profile, the crosstable and the revision history, mixed into ReadModel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.common import POOLS
+from schemas.ratings import RatingsUpdated
+from schemas.reads import (
+    Crosstable,
+    EventRevisions,
+    PlayerProfile,
+)
+from schemas.records import PlayerRecord
+from service.crosstable import crosstable
+from service.profiles import PoolRead, profile_of
+from service.readmodel import (
+    rank_score,
+    sorted_entries,
+    unpack_message,
+)
+from service.revisions import revisions
+from service.runtime.keys import StreamKeys
+from service.runtime.replies import moment
+from service.runtime.store import decode_record
+from service.timeline import Archived, decode_archived
+
+
+class DetailQueries:
+    """ReadModel's profile and event-detail queries (it holds the client and the keys)."""
+
+    client: Any
+    keys: list[StreamKeys]
+    _where: dict[tuple[str, str], StreamKeys]
+
+    async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
+        """The player in every pool of the system (D38) in two pipelined round trips: each
+        pool's record, history and last update (asked of every input stream for a pool not
+        located yet: a pool lives in one), then the ranks of the rated ones."""
+        wanted: list[tuple[str, StreamKeys]] = []
+        for pool in POOLS.get(system, ()):
+            known = self._where.get((system, pool))
+            wanted += [(pool, keys) for keys in ([known] if known else self.keys)]
+        if not wanted:
+            return None
+        async with self.client.pipeline(transaction=False) as pipe:
+            for pool, keys in wanted:
+                pipe.hget(keys.players(system, pool), player_id)
+                pipe.hgetall(keys.entries(system, pool, player_id))
+                pipe.hget(keys.catalog, f"{system}:{pool}")
+            replies = await pipe.execute()
+        found: list[tuple[str, StreamKeys, PlayerRecord, dict, Any]] = []
+        for n, (pool, keys) in enumerate(wanted):
+            raw, fields, ms = replies[3 * n : 3 * n + 3]
+            if raw is not None:
+                self._where[(system, pool)] = keys
+                found.append((pool, keys, decode_record(raw), fields, ms))
+        rated = [(pool, keys, r) for pool, keys, r, _, _ in found if r.rating is not None]
+        ranks: dict[str, int] = {}
+        if rated:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for pool, keys, record in rated:
+                    pipe.zcount(keys.ranking(system, pool), "-inf", f"({rank_score(record)}")
+                above = await pipe.execute()
+            ranks = {pool: n + 1 for (pool, _, _), n in zip(rated, above)}
+        return profile_of(
+            system,
+            player_id,
+            [
+                PoolRead(
+                    pool=pool,
+                    record=record,
+                    entries=sorted_entries(fields.items()),
+                    rank=ranks.get(pool),
+                    last_update=moment(ms),
+                )
+                for pool, _, record, fields, ms in found
+            ],
+        )
+
+    # ---------------------------------------------------------- an event's crosstable and
+    # revisions (D42, D43): its archive and its last message, in one round trip
+
+    async def _event_and_archive(
+        self, event_id: str
+    ) -> tuple[RatingsUpdated, Archived | None] | None:
+        for keys in self.keys:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.hget(keys.results, event_id)
+                pipe.hget(keys.events, event_id)
+                raw, archive = await pipe.execute()
+            if raw is not None:
+                return unpack_message(raw), decode_archived(archive) if archive else None
+        return None
+
+    async def crosstable(self, event_id: str) -> Crosstable | None:
+        found = await self._event_and_archive(event_id)
+        return crosstable(*found) if found is not None else None
+
+    async def revisions(self, event_id: str) -> EventRevisions | None:
+        found = await self._event_and_archive(event_id)
+        return revisions(*found) if found is not None else None
