@@ -101,7 +101,8 @@ def reads_of(request: Request) -> Reads:
 
 
 async def pool_updated(reads: Reads, system: str, pool: str) -> dt.datetime | None:
-    return await reads.last_update(system, pool)
+    """The pool's last update (Last-Modified); None for a system the service does not rate."""
+    return await reads.last_update(system, pool) if system in SYSTEMS else None
 
 
 @router.get(
@@ -191,7 +192,4 @@ async def event(request: Request, event_id: EventId) -> Response:
     found = await reads.event(event_id)
     if found is None:
         raise NotFound(f"no event {event_id!r}")
-    updated = (
-        await pool_updated(reads, found.system, found.pool) if found.system in SYSTEMS else None
-    )
-    return cached_json(request, found, updated)
+    return cached_json(request, found, await pool_updated(reads, found.system, found.pool))

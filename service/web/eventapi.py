@@ -8,7 +8,6 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response
 
-from schemas.common import SYSTEMS
 from service.web.api import EventId, answers, pool_updated, reads_of
 from service.web.caching import cached_json
 from service.web.errors import NotFound
@@ -30,10 +29,7 @@ async def crosstable(request: Request, event_id: EventId) -> Response:
     found = await reads.crosstable(event_id)
     if found is None:
         raise NotFound(f"no event {event_id!r}")
-    updated = (
-        await pool_updated(reads, found.system, found.pool) if found.system in SYSTEMS else None
-    )
-    return cached_json(request, found, updated)
+    return cached_json(request, found, await pool_updated(reads, found.system, found.pool))
 
 
 @router.get(
@@ -50,7 +46,4 @@ async def revisions(request: Request, event_id: EventId) -> Response:
     found = await reads.revisions(event_id)
     if found is None:
         raise NotFound(f"no event {event_id!r}")
-    updated = (
-        await pool_updated(reads, found.system, found.pool) if found.system in SYSTEMS else None
-    )
-    return cached_json(request, found, updated)
+    return cached_json(request, found, await pool_updated(reads, found.system, found.pool))

@@ -12,7 +12,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from schemas.common import PLAYER_ID_PATTERN, SYSTEMS
+from schemas.common import PLAYER_ID_PATTERN
 from service.web import people
 from service.web.api import (
     MAX_OFFSET,
@@ -20,6 +20,7 @@ from service.web.api import (
     FederationFilter,
     PlayerId,
     TitleFilter,
+    pool_updated,
     reads_of,
 )
 from service.web.caching import HTML, cached
@@ -131,7 +132,7 @@ async def event(request: Request, event_id: EventId, games: bool = False) -> Res
         message_api=message_api,
         projected=any(p.projection for p in table.players),
     )
-    updated = await reads.last_update(found.system, found.pool) if found.system in SYSTEMS else None
+    updated = await pool_updated(reads, found.system, found.pool)
     return cached(request, body, HTML, updated)
 
 

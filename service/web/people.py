@@ -14,7 +14,7 @@ compare each number shown with the API's value for the same field (tests/figures
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 from markupsafe import Markup, escape
@@ -46,7 +46,7 @@ def plain(
     text = f"{rounded(value, places):f}"
     if trim and "." in text:
         text = text.rstrip("0").rstrip(".")
-    if text in ("-0", "0") or text.lstrip("-").strip("0.") == "":
+    if text.lstrip("-").strip("0.") == "":
         text = text.lstrip("-")  # -0.2 to 0 places is "0", not "-0"
     return text.replace("-", MINUS)
 
@@ -84,12 +84,3 @@ def figure(
     return Markup('<data value="{}" data-f="{}">{}</data>').format(
         escape(exact), escape(path), escape(text)
     )
-
-
-def parse_shown(text: str) -> Decimal | None:
-    """The number a figure's text shows ("+12", "−3", "1630", "3.5"); None: not a number."""
-    cleaned = text.strip().replace(MINUS, "-").lstrip("+")
-    try:
-        return Decimal(cleaned)
-    except InvalidOperation:
-        return None
