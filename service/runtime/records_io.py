@@ -11,7 +11,14 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from schemas.records import PlayerRecord
-from service.runtime.store import StreamKeys, decode_record, encode, queue_indexes
+from service.runtime.store import (
+    StreamKeys,
+    active_writes,
+    decode_record,
+    encode,
+    queue,
+    queue_indexes,
+)
 
 EXPORT_PAGE = 2_000  # records per HMGET of an export
 
@@ -24,7 +31,8 @@ async def import_records(
     batch: int = 5_000,
 ) -> tuple[int, int]:
     """Write records into their pools (replacing what is there), with their rankings and
-    name indexes; `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
+    name indexes and the lists' (D46: a new pool gets its list date, so the start-up
+    back-fill leaves it alone); `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
     from service.runtime.connection import on_owner  # imports redis: not for the offline commands
 
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
@@ -57,6 +65,8 @@ async def import_records(
                     fields = [x for r in mine for x in (r.id, encode(r))]
                     pipe.hset(keys.players(system, pool), items=fields)
                 queue_indexes(pipe, keys, ((olds[(r.system, r.pool, r.id)], r) for r in chunk))
+                for (system, pool), mine in by_pool.items():  # the list date: not back-filled
+                    queue(pipe, active_writes(keys, system, pool, "-", [r.id for r in mine]))
                 pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in by_pool})
                 await pipe.execute()
 
