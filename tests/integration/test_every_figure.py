@@ -39,7 +39,7 @@ from schemas import PlayerRecord
 from service.runtime.embedded import free_port
 from service.runtime.keys import StreamKeys
 from service.runtime.records_io import import_records
-from service.web.rendering import event_url, player_url, pool_url
+from service.web.rendering import event_url, player_url, pool_url, profile_url
 from tests.browser import chromium, screenshot
 from tests.crawl import MAX_PAGES, Crawl, problem_kind
 from tests.integration.helpers import publish, rejections, settings_for
@@ -354,7 +354,7 @@ IMAGES = ROOT / "docs" / "guides" / "img"
 WIDTHS = {"desktop": (1280, 1000), "phone": (390, 1100)}
 # (file name, page, what it shows): the docs' "The pages" section shows them (websites.md).
 SHOTS = [
-    ("profile", player_url("fide", "standard", "f2"), "a FIDE profile"),
+    ("profile", profile_url("fide", "f2"), "a FIDE profile"),
     ("event", event_url("open-dec", games=True), "an event with its crosstable"),
     ("list", pool_url("fide", "standard"), "a rating list"),
     ("search", pool_url("cfc", "regular", q="olaf"), "a search"),
