@@ -18,7 +18,9 @@ Pure: Structs and bytes in, bytes out.
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable, Iterator
 
@@ -207,6 +209,7 @@ FOLDED_BY_HAND = {
 # Latin-1 Supplement, Extended-A and -B, IPA, Extended Additional, -C, -D.
 LATIN_BLOCKS = ((0x80, 0x2B0), (0x1E00, 0x1F00), (0x2C60, 0x2C80), (0xA720, 0xA800))
 _WITH = re.compile(r"LATIN (?:SMALL|CAPITAL) LETTER ([A-Z]) WITH ")
+_WORD = re.compile(r"[^\W_]+")  # a run of letters and digits (str.isalnum)
 
 
 def _letters_of_their_own() -> dict[int, str]:
@@ -229,8 +232,17 @@ def fold(text: str) -> str:
     'Ólafsson' -> 'olafsson', 'Søndergaard' -> 'sondergaard', 'Łódź' -> 'lodz'. The table is
     applied before the decomposition (ŀ decomposes to l and a middle dot) and after it (ǿ to
     ø and an accent)."""
+    if text.isascii():  # most names of most lists: the same result, 10 times sooner
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.casefold().translate(FOLDED))
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).translate(FOLDED)
+    return decomposed.translate(_without_marks()).translate(FOLDED)
+
+
+@functools.cache
+def _without_marks() -> dict[int, None]:
+    """str.translate's table that drops every combining mark (the accents NFKD split off),
+    made on the first name that is not ASCII."""
+    return {c: None for c in range(sys.maxunicode + 1) if unicodedata.combining(chr(c))}
 
 
 def fold_before_d50(text: str) -> str:
@@ -244,8 +256,7 @@ def name_words(name: str | None) -> list[str]:
     """The searchable words of a name ('Carlsen, Magnus' -> ['carlsen', 'magnus'])."""
     if not name:
         return []
-    words = "".join(c if c.isalnum() else " " for c in fold(name)).split()
-    return sorted(set(words))
+    return sorted(set(_WORD.findall(fold(name))))
 
 
 def name_members(record: PlayerRecord) -> list[bytes]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -200,25 +200,26 @@ def read_import(args: argparse.Namespace) -> ListRead:
     return read_list_report(args.file, args.system, args.pool, list_rules())
 
 
-async def guard_import(
-    client: Any, keys: StreamKeys, records: Sequence[PlayerRecord], force: bool
-) -> None:
+async def guard_import(client: Any, keys: StreamKeys, records: PackedRecords, force: bool) -> None:
     """Refuse (without --force) an import that would overwrite a record different from
-    the imported one: the pool has moved on since (rated events, or another list)."""
+    the imported one: the pool has moved on since (rated events, or another list). Only
+    the records whose id the pool holds are unpacked (a new pool: none)."""
     if force:
         return
     clashing: dict[tuple[str, str], list[PlayerRecord]] = {}
     for start in range(0, len(records), GUARD_PAGE):  # pages: Redis is never blocked long
-        by_pool: dict[tuple[str, str], list[PlayerRecord]] = {}
-        for record in records[start : start + GUARD_PAGE]:
-            by_pool.setdefault((record.system, record.pool), []).append(record)
-        for (system, pool), chunk in by_pool.items():
-            replies = await client.hmget(keys.players(system, pool), [r.id for r in chunk])
-            existing = {
-                r.id: (decode_record(raw) if raw is not None else None)
-                for r, raw in zip(chunk, replies)
-            }
-            clashing.setdefault((system, pool), []).extend(conflicts(existing, chunk))
+        by_pool: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        for n, (pool_of, pid) in enumerate(records.identities(start, start + GUARD_PAGE), start):
+            by_pool.setdefault(pool_of, []).append((n, pid))
+        for (system, pool), items in by_pool.items():
+            replies = await client.hmget(keys.players(system, pool), [pid for _, pid in items])
+            held = [(n, raw) for (n, _), raw in zip(items, replies) if raw is not None]
+            if held:
+                chunk = [records[n] for n, _ in held]
+                existing: dict[str, PlayerRecord | None] = {
+                    r.id: decode_record(raw) for r, (_, raw) in zip(chunk, held)
+                }
+                clashing.setdefault((system, pool), []).extend(conflicts(existing, chunk))
     for (system, pool), found in sorted(clashing.items()):
         if found:
             first = min(found, key=lambda r: r.id)
@@ -339,10 +340,15 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     async def load(client):
         layout = await layout_for(client, args.stream)
+        routes = {where: layout.route(*where).input for where in records.pools()}
         by_stream: dict[str, PackedRecords] = {}  # still packed: a 1M list is never all objects
-        for packed, (system, pool) in records.packed():
-            stream = layout.route(system, pool).input
-            by_stream.setdefault(stream, PackedRecords()).append_packed(packed, (system, pool))
+        if len(set(routes.values())) == 1:  # one partition takes the whole list: no copy
+            by_stream[next(iter(routes.values()))] = records
+        else:
+            for packed, where, pid in records.packed():
+                by_stream.setdefault(routes[where], PackedRecords()).append_packed(
+                    packed, where, pid
+                )
         await checks.require_stores(client, args, layout, by_stream)
         for stream, chunk in by_stream.items():
             await guard_import(client, StreamKeys(stream), chunk, args.force)

@@ -51,7 +51,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Protocol, overload
@@ -82,6 +82,7 @@ _LOWER = {"system", "pool", "status"}
 _UPPER = {"sex"}
 _LISTS = {"titles"}  # several columns may give them (FIDE `Tit`, `WTit`, `OTit`): joined
 _TRUE, _FALSE = {"true", "1", "yes", "y", "t"}, {"false", "0", "no", "n", "f"}
+_SEPARATORS = re.compile(r"[\s,;]+")
 _decoder = msgspec.json.Decoder(PlayerRecord)
 _encoder = msgspec.json.Encoder()
 _packer = msgspec.msgpack.Encoder()
@@ -161,22 +162,32 @@ class RecordRules(Protocol):
 class PackedRecords(Sequence[PlayerRecord]):
     """Records kept as MessagePack until asked for (about 120 bytes each, where a record
     object is about a kilobyte with its strings): a 1M-player list is held in ~150 MB
-    (issue 32). Read like a list; `pools()` says each record's (system, pool) unread."""
+    (issue 32). Read like a list; `identities` says records' pools and ids unread."""
 
     def __init__(self) -> None:
         self._packed: list[bytes] = []
         self._pools: list[tuple[str, str]] = []
+        self._ids: list[str] = []
         self._interned: dict[tuple[str, str], tuple[str, str]] = {}
 
     def append(self, record: PlayerRecord) -> None:
-        self.append_packed(_packer.encode(record), (record.system, record.pool))
+        self.append_packed(_packer.encode(record), (record.system, record.pool), record.id)
 
-    def append_packed(self, packed: bytes, pool: tuple[str, str]) -> None:
+    def append_packed(self, packed: bytes, pool: tuple[str, str], player_id: str) -> None:
         self._packed.append(packed)
         self._pools.append(self._interned.setdefault(pool, pool))
+        self._ids.append(player_id)
 
-    def packed(self) -> Iterator[tuple[bytes, tuple[str, str]]]:
-        return zip(self._packed, self._pools)
+    def packed(self) -> Iterator[tuple[bytes, tuple[str, str], str]]:
+        return zip(self._packed, self._pools, self._ids)
+
+    def pools(self) -> list[tuple[str, str]]:
+        """The (system, pool) of the records, each once."""
+        return list(self._interned)
+
+    def identities(self, start: int, stop: int) -> list[tuple[tuple[str, str], str]]:
+        """(system, pool) and player id of the records start..stop, without unpacking them."""
+        return list(zip(self._pools[start:stop], self._ids[start:stop]))
 
     def __len__(self) -> int:
         return len(self._packed)
@@ -263,17 +274,16 @@ def _read(
     seen: dict[tuple[str, str], set[str]] = {}
     derived = 0
     for location, document in rows:
-        given = ""  # how a derived status came about, for a problem found afterwards
+        status = None  # a derived status, said in a problem found afterwards
         if rules is not None and isinstance(document, dict) and document.get("status") is None:
             status = _derive(document, rules)
             if status is not None:
                 document["status"] = status
                 derived += 1
-                given = f" (no status given: {_derivation(status, document)})"
         record = _decode_row(location, document, problems)
         if record is None:
             continue
-        bad = _row_problems(location, record, given, system, pool, rules, seen)
+        bad = _row_problems(location, record, status, system, pool, rules, seen)
         if bad:
             problems.extend(bad)
         else:
@@ -290,9 +300,9 @@ def _decode_row(location: str, document: dict | bytes, problems: list[str]) -> P
     """One row as a `player.record/v1` (the schema's own checks), or None with its problem
     appended (`file:line: field: reason`)."""
     try:
-        return _decoder.decode(
-            document if isinstance(document, bytes) else _encoder.encode(document)
-        )
+        if isinstance(document, bytes):
+            return _decoder.decode(document)
+        return msgspec.convert(document, PlayerRecord)  # the decoder's checks, without JSON
     except msgspec.ValidationError as exc:
         message, _, at = str(exc).partition(" - at `")
         problems.append(f"{location}: {at.rstrip('`') or '$'}: {message}")
@@ -304,7 +314,7 @@ def _decode_row(location: str, document: dict | bytes, problems: list[str]) -> P
 def _row_problems(
     location: str,
     record: PlayerRecord,
-    given: str,
+    derived: str | None,
     system: str | None,
     pool: str | None,
     rules: RecordRules | None,
@@ -312,7 +322,7 @@ def _row_problems(
 ) -> list[str]:
     """What is wrong with a decoded record in its list: a system or pool other than the
     command line's, a player the list has already (recorded in `seen`), else whatever the
-    engines refuse about it (`rules`; `given`: how its status was derived)."""
+    engines refuse about it (`rules`; `derived`: the status derived for it, if it was)."""
     problems = []
     for name, wanted in (("system", system), ("pool", pool)):
         if wanted is not None and getattr(record, name) != wanted:
@@ -326,9 +336,10 @@ def _row_problems(
         )
     ids.add(record.id)
     if rules is not None and not problems:
-        problems.extend(
-            f"{location}: $.{field}: {reason}{given}" for field, reason in rules.problems(record)
-        )
+        found = rules.problems(record)
+        if found:  # the derivation's text only for a bad row (a 1M list: 2 s less)
+            given = f" (no status given: {_derivation(derived, record)})" if derived else ""
+            problems.extend(f"{location}: $.{field}: {reason}{given}" for field, reason in found)
     return problems
 
 
@@ -347,10 +358,9 @@ def _refusal(path: str | Path, problems: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _derivation(status: str, document: dict) -> str:
-    rating = document.get("rating")
-    from_rating = "no rating" if rating is None else f"rating {rating}"
-    return f"{status!r} derived from {from_rating} and {document.get('games') or 0} games"
+def _derivation(status: str, record: PlayerRecord) -> str:
+    from_rating = "no rating" if record.rating is None else f"rating {record.rating}"
+    return f"{status!r} derived from {from_rating} and {record.games or 0} games"
 
 
 def _derive(document: dict, rules: RecordRules) -> str | None:
@@ -434,17 +444,20 @@ def _csv_rows(
     """The fields a CSV list's header gives (`resolve_header`), and its rows as documents
     (`_csv_documents`, read as they are asked for). Refused: not UTF-8, no `id` column, or
     no `system` / `pool` column without `--system` / `--pool`."""
+    utf8 = True
     try:
-        text = data.decode("utf-8-sig")
+        data.decode("utf-8-sig")  # checked whole but not kept: a CSV's rows are decoded as read
     except UnicodeDecodeError as exc:
         if not is_fixed_width(data.split(b"\n", 1)[0].decode("ascii", "replace")):
             raise ListProblem(f"{path}: not UTF-8 text: {exc}") from None
-        text = text_of(str(path), data)  # FIDE's text lists: Windows-1252 where not UTF-8
-    first = text.split("\n", 1)[0]
-    if is_fixed_width(first):
+        utf8 = False
+    first = data.split(b"\n", 1)[0].decode("utf-8-sig", "replace")
+    if is_fixed_width(first):  # FIDE's text lists: Windows-1252 where not UTF-8
+        text = data.decode("utf-8-sig") if utf8 else text_of(str(path), data)
         header, cells = fixed_width_table(text)
         return _table_rows(path, header, cells, system, pool, problems)
-    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(first))
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+    reader = csv.reader(stream, delimiter=_delimiter(first))
     names = next(reader, None)
     if names is None:
         return set(), iter(())
@@ -488,6 +501,7 @@ def _csv_documents(
     and `pool` from the command line unless a cell gives them; an empty cell (and FIDE's
     B-day 0000) leaves the field to its default. A bad row's problems are appended to
     `problems` and the row is left out."""
+    converters = [_converter(name) for name in fields]
     for line, row in rows:
         location = f"{path}:{line}"
         if not any(cell.strip() for cell in row):
@@ -497,7 +511,7 @@ def _csv_documents(
             continue
         document: dict = {"system": system, "pool": pool}
         bad = False
-        for name, cell in zip(fields, row):
+        for name, convert, cell in zip(fields, converters, row):
             if name is None:
                 continue
             cell = cell.strip()
@@ -509,7 +523,7 @@ def _csv_documents(
                 document.pop(name, None)
                 continue
             try:
-                value = _cell(name, cell)
+                value = convert(cell)
                 if isinstance(value, list):  # titles: several columns add to them
                     had = document.get(name, [])
                     value = had + [v for v in value if v not in had]
@@ -521,31 +535,46 @@ def _csv_documents(
             yield location, document
 
 
-def _cell(name: str, cell: str) -> object:
+def _converter(name: str | None) -> Callable[[str], object]:
+    """How a column's stripped, non-empty cell becomes its field's value (ValueError: why not)."""
     if name in _INTEGERS:
-        return _whole_number(cell)
+        return _whole_number
     if name in _BOOLEANS:
-        if cell.lower() in _TRUE:
-            return True
-        if cell.lower() in _FALSE:
-            return False
-        raise ValueError(f"{cell!r} is not true or false")
+        return _boolean
     if name in _JSON:
-        try:
-            return msgspec.json.decode(cell)
-        except msgspec.DecodeError as exc:
-            raise ValueError(f"not valid JSON: {exc}") from None
+        return _json_cell
     if name in _LOWER:
-        return cell.lower()
+        return str.lower
     if name in _UPPER:
-        return cell.upper()
+        return str.upper
     if name in _LISTS:
-        return [part for part in re.split(r"[\s,;]+", cell) if part]
-    return cell
+        return _list_cell
+    return str
+
+
+def _boolean(cell: str) -> bool:
+    if cell.lower() in _TRUE:
+        return True
+    if cell.lower() in _FALSE:
+        return False
+    raise ValueError(f"{cell!r} is not true or false")
+
+
+def _json_cell(cell: str) -> object:
+    try:
+        return msgspec.json.decode(cell)
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc}") from None
+
+
+def _list_cell(cell: str) -> list[str]:
+    return [part for part in _SEPARATORS.split(cell) if part]
 
 
 def _whole_number(cell: str) -> int:
     """`1500` or `1500.0` (a whole number written as a decimal); `1500.5` is refused."""
+    if cell.isascii() and cell.isdigit():  # the common case, without a Decimal
+        return int(cell)
     try:
         value = Decimal(cell)
     except InvalidOperation:

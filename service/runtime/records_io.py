@@ -37,6 +37,7 @@ async def import_records(
 
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
+    touched: set[tuple[str, str]] = set()
     for start in range(0, len(records), batch):
         chunk = list(records[start : start + batch])
         by_pool: dict[tuple[str, str], list[PlayerRecord]] = {}
@@ -65,12 +66,20 @@ async def import_records(
                     fields = [x for r in mine for x in (r.id, encode(r))]
                     pipe.hset(keys.players(system, pool), items=fields)
                 queue_indexes(pipe, keys, ((olds[(r.system, r.pool, r.id)], r) for r in chunk))
-                for (system, pool), mine in by_pool.items():  # the list date: not back-filled
-                    queue(pipe, active_writes(keys, system, pool, "-", [r.id for r in mine]))
                 pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in by_pool})
                 await pipe.execute()
 
         await on_owner(client, keys.catalog, write)
+        touched.update(by_pool)
+
+    async def list_dates(owner: Any) -> None:  # the rankings' scores: index_writes (ZADD XX)
+        async with owner.pipeline(transaction=True) as pipe:
+            for system, pool in sorted(touched):
+                queue(pipe, active_writes(keys, system, pool, "-", []))
+            await pipe.execute()
+
+    if touched:
+        await on_owner(client, keys.catalog, list_dates)
     return new, replaced
 
 

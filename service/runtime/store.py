@@ -373,46 +373,62 @@ def index_writes(
     keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]
 ) -> Iterator[Command]:
     """Keep the rankings and name indexes of the records that changed (old, new): one ZADD
-    per pool, and one command for the name changes of the whole commit."""
-    scores: dict[str, dict[str, int]] = {}
-    active: dict[str, dict[str, int]] = {}  # the active ranking's scores (members only: XX)
-    leaving: dict[str, list[str]] = {}  # label rankings a player leaves
-    labels: dict[str, set[str]] = {}  # the pools' labels (`<kind>:<label>`)
-    swaps: list[tuple[str, bytes, bytes]] = []  # (key, member to remove, member to add)
+    per pool, and per name index one ZREM of the words gone and one ZADD of the new (in
+    chunks of WRITE_CHUNK)."""
+    ranked: dict[tuple[str, str], dict[str, int]] = {}  # the pools' rankings (and active: XX)
+    labelled: dict[tuple[str, str, str, str], dict[str, int]] = {}  # D47: a ranking per label
+    leaving: dict[tuple[str, str, str, str], list[str]] = {}  # label rankings a player leaves
+    labels: dict[tuple[str, str], set[str]] = {}  # the pools' labels (`<kind>:<label>`)
+    changes = list(changes)
     for old, new in changes:
-        moved = old is None or rank_score(old) != rank_score(new)
+        system, pool, pid = new.system, new.pool, new.id
         score = rank_score(new)
+        moved = old is None or rank_score(old) != score
         if moved:
-            scores.setdefault(keys.ranking(new.system, new.pool), {})[new.id] = score
-            active.setdefault(keys.active(new.system, new.pool), {})[new.id] = score
+            ranked.setdefault((system, pool), {})[pid] = score
         had, has = labels_of(old), labels_of(new)
-        for kind, label in sorted(has if moved else has - had):  # D47: a ranking per label
-            key = keys.label(new.system, new.pool, kind, label)
-            scores.setdefault(key, {})[new.id] = score
-        for kind, label in sorted(had - has):
-            leaving.setdefault(keys.label(new.system, new.pool, kind, label), []).append(new.id)
+        for kind, label in has if moved else has - had:
+            labelled.setdefault((system, pool, kind, label), {})[pid] = score
+        for kind, label in had - has:
+            leaving.setdefault((system, pool, kind, label), []).append(pid)
         if has - had:
-            known = labels.setdefault(keys.labels(new.system, new.pool), set())
+            known = labels.setdefault((system, pool), set())
             known.update(f"{kind}:{label}" for kind, label in has - had)
+    for labelled_in, members in leaving.items():
+        yield ("ZREM", keys.label(*labelled_in), *members)
+    for where, fields in labels.items():
+        yield ("HSET", keys.labels(*where), *(x for f in sorted(fields) for x in (f, 1)))
+    rankings = [(keys.ranking(*where), (), mapping) for where, mapping in ranked.items()]
+    by_label = [(keys.label(*where), (), mapping) for where, mapping in sorted(labelled.items())]
+    active = [(keys.active(*where), ("XX",), mapping) for where, mapping in ranked.items()]
+    for key, flags, mapping in rankings + by_label + active:
+        for chunk in _chunks(list(mapping.items()), WRITE_CHUNK):
+            yield ("ZADD", key, *flags, *(x for member, score in chunk for x in (score, member)))
+    yield from _name_writes(keys, changes)
+
+
+def _name_writes(
+    keys: StreamKeys, changes: list[tuple[PlayerRecord | None, PlayerRecord]]
+) -> Iterator[Command]:
+    """The name indexes' words gone (ZREM) and new (ZADD), per index in chunks: a member
+    names its player (word\0id), so no member is both."""
+    gone: dict[str, list[bytes]] = {}
+    fresh: dict[str, list[bytes]] = {}
+    for old, new in changes:
         if old is None or old.name != new.name:
             names = keys.names(new.system, new.pool)
-            gone = set(name_members(old)) if old is not None else set()
-            fresh = set(name_members(new))
-            swaps.extend((names, member, b"") for member in sorted(gone - fresh))
-            swaps.extend((names, b"", member) for member in sorted(fresh - gone))
-    for key, members in leaving.items():
-        yield ("ZREM", key, *members)
-    for key, fields in labels.items():
-        yield ("HSET", key, *(x for field in sorted(fields) for x in (field, 1)))
-    for key, mapping in scores.items():
-        for chunk in _chunks(list(mapping.items()), WRITE_CHUNK):
-            yield ("ZADD", key, *(x for member, score in chunk for x in (score, member)))
-    for key, mapping in active.items():
-        for chunk in _chunks(list(mapping.items()), WRITE_CHUNK):
-            yield ("ZADD", key, "XX", *(x for member, score in chunk for x in (score, member)))
-    for chunk in _chunks(swaps, WRITE_CHUNK):
-        args = [x for _, old, new in chunk for x in (old, new)]
-        yield ("EVAL", _ZSWAP_EACH, len(chunk), *(k for k, _, _ in chunk), *args)
+            was = set(name_members(old)) if old is not None else set()
+            now = set(name_members(new))
+            if was - now:
+                gone.setdefault(names, []).extend(sorted(was - now))
+            if now - was:
+                fresh.setdefault(names, []).extend(sorted(now - was))
+    for key, members in gone.items():
+        for part in _chunks(members, WRITE_CHUNK):
+            yield ("ZREM", key, *part)
+    for key, members in fresh.items():
+        for part in _chunks(members, WRITE_CHUNK):
+            yield ("ZADD", key, *(x for member in part for x in (0, member)))
 
 
 def queue_indexes(
@@ -595,12 +611,6 @@ return ref
 # HSET KEYS[i] ARGV[2i-1] ARGV[2i] for every i (one command for a commit's history lines).
 _HSET_EACH = (
     "for i = 1, #KEYS do redis.call('HSET', KEYS[i], ARGV[2*i-1], ARGV[2*i]) end return #KEYS"
-)
-# For every i: ZREM KEYS[i] ARGV[2i-1] (if not empty), ZADD KEYS[i] 0 ARGV[2i] (if not empty).
-_ZSWAP_EACH = (
-    "for i = 1, #KEYS do local old, new = ARGV[2*i-1], ARGV[2*i] "
-    "if old ~= '' then redis.call('ZREM', KEYS[i], old) end "
-    "if new ~= '' then redis.call('ZADD', KEYS[i], 0, new) end end return #KEYS"
 )
 
 
