@@ -318,14 +318,16 @@ class FakeReads:
         limit: int = 50,
         offset: int = 0,
     ) -> EventList | None:
-        pools = [(system, pool)] if system and pool else list(self.ledger.records)
         if system and pool and (system, pool) not in self.ledger.records:
             return None
+        pools = [
+            (s, p) for s, p in self.ledger.records if system in (None, s) and pool in (None, p)
+        ]
         found = [summary_of(o) for s, p in pools for o in self._events(s, p) if not o.withdrawn]
         found.sort(key=lambda e: (e.end_date or dt.date.min, e.event_id), reverse=True)
         return EventList(
-            system=system if pool else None,  # type: ignore[arg-type]
-            pool=pool if system else None,
+            system=system,  # type: ignore[arg-type]
+            pool=pool,
             total=len(found),
             offset=offset,
             limit=limit,

@@ -80,14 +80,19 @@ class ListQueries:
         offset: int = 0,
     ) -> EventList | None:
         """The latest rated events, newest first by end date (ties by event id, the larger
-        first), of one pool or of every pool (D48); None: no such pool."""
+        first), of one pool, of a system's pools, of the pools of one name, or of every pool
+        (D48); None: no such pool (both named)."""
         if system is not None and pool is not None:
             keys = await self._locate(system, pool)
             if keys is None:
                 return None
             pools = [(keys, system, pool)]
         else:
-            pools = await self._all_pools()
+            pools = [
+                (keys, s, p)
+                for keys, s, p in await self._all_pools()
+                if system in (None, s) and pool in (None, p)
+            ]
         async with self.client.pipeline(transaction=False) as pipe:
             for keys, s, p in pools:
                 pipe.zcard(keys.dated(s, p))
@@ -108,8 +113,8 @@ class ListQueries:
                 pipe.hget(keys.cards(s, p), event_id)
             cards = await pipe.execute() if merged else []
         return EventList(
-            system=cast(System, system) if pool is not None else None,
-            pool=pool if system is not None else None,
+            system=cast(System, system),
+            pool=pool,
             total=total,
             offset=offset,
             limit=limit,

@@ -56,10 +56,15 @@ class NotFound(Exception):
         self.message = message
 
 
-def check_pool(system: str, pool: str) -> None:
-    """404 for a system or pool the service does not rate."""
+def check_system(system: str) -> None:
+    """404 for a system the service does not rate."""
     if system not in SYSTEMS:
         raise NotFound(f"unknown system {system!r} (known: {', '.join(SYSTEMS)})")
+
+
+def check_pool(system: str, pool: str) -> None:
+    """404 for a system or pool the service does not rate."""
+    check_system(system)
     if pool not in POOLS[system]:
         raise NotFound(
             f"unknown pool {pool!r} of system {system} (known: {', '.join(POOLS[system])})"

@@ -9,7 +9,6 @@ from typing import Annotated
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Query
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -17,7 +16,7 @@ from schemas.common import POOLS, SYSTEMS
 from schemas.reads import EventList
 from service.web.api import answers, reads_of
 from service.web.caching import HTML, cached, cached_json
-from service.web.errors import NotFound, check_pool
+from service.web.errors import NotFound, check_pool, check_system
 from service.web.rendering import query_of, render_page, segment
 from service.web.source import Reads
 
@@ -29,10 +28,11 @@ EventsOffset = Annotated[
     int, Query(ge=0, le=MAX_EVENTS_OFFSET, description="Events skipped before the page.")
 ]
 SystemFilter = Annotated[
-    str | None, Query(max_length=16, description="Only this system's pool (with `pool`).")
+    str | None, Query(max_length=16, description="Only this system's pools (with `pool`: one).")
 ]
 PoolFilter = Annotated[
-    str | None, Query(max_length=32, description="Only this pool (with `system`).")
+    str | None,
+    Query(max_length=32, description="Only the pools of this name (with `system`: one)."),
 ]
 ChangesLimit = Annotated[int, Query(ge=1, le=100, description="Gains and losses each (1-100).")]
 
@@ -47,10 +47,11 @@ async def latest_update(reads: Reads, system: str | None, pool: str | None) -> d
 async def events_of(
     request: Request, system: str | None, pool: str | None, limit: int, offset: int
 ) -> EventList:
-    if (system is None) != (pool is None):
-        raise HTTPException(400, "parameters system and pool: give both, or neither")
+    system, pool = system or None, pool or None  # a form's empty choice: no filter
     if system is not None and pool is not None:
         check_pool(system, pool)
+    elif system is not None:
+        check_system(system)
     found = await reads_of(request).events(system, pool, limit=limit, offset=offset)
     if found is None:
         raise NotFound(f"no players in pool {system}/{pool}")

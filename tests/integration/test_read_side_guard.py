@@ -214,18 +214,18 @@ def events_of(log: str) -> list[str]:
 
 def test_redis_away_is_503_with_retry_after_said_once_then_200_again(site):
     paths = ["/v1/pools", "/v1/pools/cfc/regular/players", "/v1/events/club-05", "/"]
-    paths += ["/pools/cfc/regular", "/pools/cfc/regular/players/c1", "/events/club-05"]
+    paths += ["/pools/cfc/regular", "/players/cfc/c1", "/events/club-05"]
     for path in paths:
         assert site.get(path).status_code == 200, path
     before = len(site.log())
     site.proxy.down()
-    hidden = ("127.0.0.1", str(site.proxy.port), "redis://", "Error ", "Traceback")
+    hidden = ("127.0.0.1", str(site.proxy.port), "redis://", "connecting to", "Traceback")
     for n in range(REQUESTS):
         path = paths[n % len(paths)]
         answer = site.get(path)
         assert (answer.status_code, answer.headers.get("retry-after")) == (503, "5"), path
         assert not [word for word in hidden if word in answer.text], (path, answer.text)
-        page = path.startswith(("/pools", "/events")) or path == "/"
+        page = path.startswith(("/pools", "/events", "/players")) or path == "/"
         assert answer.headers["content-type"].startswith(
             "text/html" if page else "application/json"
         )
@@ -372,7 +372,7 @@ async def test_every_accepted_parameter_value_is_read_without_error(stored, rout
         requests(SHAPE, pools=[("cfc", "regular")], route=route, negative=False)
     )
     answer = await answer_of(redis_url, stream, method, url)
-    assert answer.status_code in (200, 304, 404), (method, url, answer.text[:300])
+    assert answer.status_code in (200, 301, 304, 404), (method, url, answer.text[:300])
 
 
 @hypothesis_settings(max_examples=200, suppress_health_check=list(HealthCheck))
@@ -381,7 +381,7 @@ async def test_no_parameter_value_makes_a_500_on_the_redis_read_model(stored, da
     redis_url, stream = stored
     method, url = data
     answer = await answer_of(redis_url, stream, method, url)
-    assert answer.status_code in (200, 304, 307, 400, 404), (method, url, answer.text[:300])
+    assert answer.status_code in (200, 301, 304, 307, 400, 404), (method, url, answer.text[:300])
 
 
 # ------------------------------------------------------------------ in a browser (D30)
@@ -420,9 +420,9 @@ def in_browser(url: str, profile) -> tuple[str, list[str]]:
 
 @pytest.mark.browser
 def test_the_pages_and_swagger_ui_work_under_their_csp(site, tmp_path):
-    for path in ("/", "/pools/cfc/regular", "/pools/cfc/regular/players/c1", "/events/club-05"):
+    for path in ("/", "/pools/cfc/regular", "/players/cfc/c1", "/events/club-05"):
         dom, console = in_browser(site.public + path, tmp_path / "profile")
-        assert "<h1>" in dom and "</main>" in dom, path
+        assert "<h1" in dom and "</main>" in dom, path
         assert not [line for line in console if "Content Security Policy" in line], console
     dom, console = in_browser(site.admin + "/docs", tmp_path / "profile")
     assert not [line for line in console if "Content Security Policy" in line], console

@@ -181,7 +181,20 @@ async def test_the_latest_events_and_the_biggest_changes_in_the_api(app):
         (await get(app, "/v1/events?system=cfc&pool=regular")).content, type=EventList
     )
     assert {e.system for e in one.events} == {"cfc"} and one.pool == "regular"
-    assert (await get(app, "/v1/events?system=cfc")).status_code == 400
+    cfc_only = msgspec.json.decode(
+        (await get(app, "/v1/events?system=cfc")).content, type=EventList
+    )
+    assert {e.system for e in cfc_only.events} == {"cfc"} and cfc_only.pool is None
+    assert cfc_only.total == sum(1 for e in everywhere.events if e.system == "cfc")
+    regular = msgspec.json.decode(
+        (await get(app, "/v1/events?pool=regular")).content, type=EventList
+    )
+    assert {(e.system, e.pool) for e in regular.events} == {("cfc", "regular")}
+    blank = msgspec.json.decode(
+        (await get(app, "/v1/events?system=&pool=")).content, type=EventList
+    )
+    assert blank.total == everywhere.total  # a form's empty choice: every pool
+    assert (await get(app, "/v1/events?system=nope")).status_code == 404
     assert (await get(app, "/v1/events?system=cfc&pool=nope")).status_code == 404
     fide = msgspec.json.decode(
         (await get(app, "/v1/pools/fide/standard/changes")).content, type=PoolChanges
