@@ -375,7 +375,8 @@ def index_writes(
     """Keep the rankings and name indexes of the records that changed (old, new): one ZADD
     per pool, and per name index one ZREM of the words gone and one ZADD of the new (in
     chunks of WRITE_CHUNK)."""
-    ranked: dict[tuple[str, str], dict[str, int]] = {}  # the pools' rankings (and active: XX)
+    ranked: dict[tuple[str, str], dict[str, int]] = {}  # the pools' rankings
+    rescored: dict[tuple[str, str], dict[str, int]] = {}  # the active rankings' (XX)
     labelled: dict[tuple[str, str, str, str], dict[str, int]] = {}  # D47: a ranking per label
     leaving: dict[tuple[str, str, str, str], list[str]] = {}  # label rankings a player leaves
     labels: dict[tuple[str, str], set[str]] = {}  # the pools' labels (`<kind>:<label>`)
@@ -386,6 +387,8 @@ def index_writes(
         moved = old is None or rank_score(old) != score
         if moved:
             ranked.setdefault((system, pool), {})[pid] = score
+            if old is not None:  # a new record is no member of the active ranking yet
+                rescored.setdefault((system, pool), {})[pid] = score
         had, has = labels_of(old), labels_of(new)
         for kind, label in has if moved else has - had:
             labelled.setdefault((system, pool, kind, label), {})[pid] = score
@@ -400,7 +403,7 @@ def index_writes(
         yield ("HSET", keys.labels(*where), *(x for f in sorted(fields) for x in (f, 1)))
     rankings = [(keys.ranking(*where), (), mapping) for where, mapping in ranked.items()]
     by_label = [(keys.label(*where), (), mapping) for where, mapping in sorted(labelled.items())]
-    active = [(keys.active(*where), ("XX",), mapping) for where, mapping in ranked.items()]
+    active = [(keys.active(*where), ("XX",), mapping) for where, mapping in rescored.items()]
     for key, flags, mapping in rankings + by_label + active:
         for chunk in _chunks(list(mapping.items()), WRITE_CHUNK):
             yield ("ZADD", key, *flags, *(x for member, score in chunk for x in (score, member)))
