@@ -33,6 +33,7 @@ from tests.integration.processes import (
     load_club,
     random_events,
 )
+from tests.integration.tcpproxy import CuttingProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -223,12 +224,15 @@ async def test_aof_everysec_unconfirmed_power_cut_at_the_worst_moment(servers, t
         services.stop_all()
 
 
-async def replica_of(servers, master: PrivateRedis) -> PrivateRedis:
-    """A replica of `master` (AOF always too), once the master counts it connected."""
-    replica = await servers.add(server("always", "--replicaof", "127.0.0.1", str(master.port)))
+async def replica_of(servers, master: PrivateRedis, via: int | None = None) -> PrivateRedis:
+    """A replica of `master` (AOF always too; through the proxy on port `via`), once the
+    master counts it connected."""
+    port = via or master.port
+    replica = await servers.add(server("always", "--replicaof", "127.0.0.1", str(port)))
     client = aioredis.Redis.from_url(master.url)
+    deadline = time.monotonic() + 60
     try:
-        while True:
+        while time.monotonic() < deadline:
             info = await client.info("replication")
             if (
                 int(info.get("connected_slaves", 0)) == 1
@@ -236,6 +240,7 @@ async def replica_of(servers, master: PrivateRedis) -> PrivateRedis:
             ):
                 return replica
             await asyncio.sleep(0.05)
+        raise AssertionError(f"the replica on port {replica.port} never came online")
     finally:
         await client.aclose()
 
@@ -281,30 +286,26 @@ async def test_replica_wait_confirmed_then_master_killed_the_promoted_replica_ha
 
 
 async def test_replica_that_did_not_acknowledge_loses_the_commit_in_a_failover(servers, tmp_path):
-    """The replica paused: `--durable --replicas 1` says 0 of 1 (exit 4); the master killed
-    and the replica promoted: what it never received is gone, entries and commits alike, and
-    the service goes on from what the promoted replica holds."""
+    """The replica cut off from its master (a one-way partition: a proxy drops the master's
+    stream): `--durable --replicas 1` says 0 of 1 (exit 4); the master killed and the replica
+    promoted: what it never received is gone, entries and commits alike, and the service goes
+    on from what the promoted replica holds."""
     master = await servers.add(server("always"))
-    replica = await replica_of(servers, master)
+    link = CuttingProxy("127.0.0.1", master.port)
+    await link.start()
     settings, services = await started_service(master.url, "failover")
     stream = settings.input_streams[0]
     events = random_events(8, 88)
+    client = None
     try:
-        first = publish_cli(
-            services.env,
-            stream,
-            events[:4],
-            tmp_path,
-            "--durable",
-            "--replicas",
-            "1",
-            "--timeout",
-            "60",
+        replica = await replica_of(servers, master, via=link.port)
+        first = await asyncio.to_thread(
+            publish_cli, services.env, stream, events[:4], tmp_path, "--durable", "--replicas", "1"
         )
         assert first.returncode == 0, first.stdout + first.stderr
-        assert replica.process is not None
-        replica.process.send_signal(signal.SIGSTOP)
-        second = publish_cli(
+        link.dropping = True
+        second = await asyncio.to_thread(
+            publish_cli,
             services.env,
             stream,
             events[4:],
@@ -319,24 +320,23 @@ async def test_replica_that_did_not_acknowledge_loses_the_commit_in_a_failover(s
         assert second.stdout.count(": rated") == 4
         assert "received by 0 of 1 replica only" in second.stderr
         kill(master)
+        link.cut()
         services.stop_all()
-        replica.process.send_signal(signal.SIGCONT)
         client = await promote(replica)
-        try:
-            assert [o.event_id for o in await outputs(client, settings)] == [
-                e["event_id"] for e in events[:4]
-            ]
-            later = random_events(3, 89)
-            on_replica, services = await started_service_on(replica.url, "failover")
-            for event in later:
-                await client.xadd(stream, {"__data__": json.dumps(event).encode()})
-            await check_final_state(
-                client, on_replica, events[:4] + later, tmp_path, services=services
-            )
-        finally:
-            await client.aclose()
+        assert [o.event_id for o in await outputs(client, settings)] == [
+            e["event_id"] for e in events[:4]
+        ]
+        assert await client.xlen(stream) == 4  # the entries the publisher was told are gone
+        later = random_events(3, 89)
+        on_replica, services = await started_service_on(replica.url, "failover")
+        for event in later:
+            await client.xadd(stream, {"__data__": json.dumps(event).encode()})
+        await check_final_state(client, on_replica, events[:4] + later, tmp_path, services=services)
     finally:
+        if client is not None:
+            await client.aclose()
         services.stop_all()
+        await link.stop()
 
 
 async def started_service_on(url: str, prefix: str) -> tuple[object, Services]:
