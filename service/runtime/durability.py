@@ -143,9 +143,16 @@ async def _round(
         )
     if "unknown command" not in str(reply).lower():
         raise reply
-    # No WAITAOF (Redis before 7.2): appendfsync always, else nothing tells.
+    return await _without_waitaof(node, keys, stream, entry_id, aof, required, wait_ms)
+
+
+async def _without_waitaof(
+    node: Any, keys: StreamKeys, stream: str, entry_id: str, aof: bool, required: int, ms: int
+) -> Durability:
+    """Redis before 7.2: on disk only by `appendfsync always` (fsynced before any reply);
+    WAIT for the replicas. With everysec nothing tells when the fsync was."""
     fsync = await _appendfsync(node)
-    wait = ("WAIT", required, wait_ms) if required else ("PING",)
+    wait = ("WAIT", required, ms) if required else ("PING",)
     applied, present, acked = await _pipeline(node, keys, stream, entry_id, wait)
     count = int(acked) if required and not isinstance(acked, Exception) else 0
     how = "appendfsync always" + (" + WAIT" if required else "")

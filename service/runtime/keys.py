@@ -273,6 +273,13 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
             "hash",
             "`<system>:<pool>` -> time (ms) of the last input entry (or import) that changed the pool",
         ),
+        *_stream_keys(k),
+    )
+
+
+def _stream_keys(k: StreamKeys) -> tuple[KeyDoc, ...]:
+    """The stream's owner, identity and publishers' confirmations, for key_layout."""
+    return (
         KeyDoc(
             k.lease,
             "string",
