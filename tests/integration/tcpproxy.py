@@ -1,5 +1,6 @@
 """A small TCP proxy of the tests' own, between the service and Redis, that can cut every
-connection at once (the service then sees connection resets mid-command)."""
+connection at once (the service then sees connection resets mid-command), or drop what Redis
+sends (`dropping`: a replica behind it stops receiving its master's stream)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class CuttingProxy:
         self.port = 0
         self.connections: set[asyncio.StreamWriter] = set()
         self.cuts = 0
+        self.dropping = False  # drop what the target sends (a one-way partition)
 
     async def start(self) -> None:
         self.server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
@@ -100,6 +102,8 @@ class CuttingProxy:
                     self.stalled.set()
                     await self._closing.wait()  # nor here: the client waits for its answer
                     break
+            if self.dropping and not watch:
+                continue  # the target's bytes are lost on the way
             writer.write(data)
             await writer.drain()
         writer.close()

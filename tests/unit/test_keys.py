@@ -135,6 +135,7 @@ def test_the_documented_layout():
         "{S}:lease:token",
         "{S}:replicas",
         "{S}:store",
+        "{S}:durable",
     ]
 
 
