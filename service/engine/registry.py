@@ -8,6 +8,7 @@ from service.engine.cfc import CfcEngine
 from service.engine.contract import Engine
 from service.engine.domains import Domains
 from service.engine.fide import FideEngine
+from service.engine.glicko2 import glicko2_engines
 from service.engine.naspa import naspa_engines
 
 
@@ -42,4 +43,5 @@ def default_registry() -> Registry:
     engines.append(CfcEngine())  # CFC: cfc-2009
     engines.append(FideEngine())  # FIDE: fide-2024
     engines.extend(naspa_engines())  # NASPA: nsa2008, naspa-csw, naspa2024
+    engines.extend(glicko2_engines())  # Glicko-2: glicko2, glicko2-event
     return Registry(engines)

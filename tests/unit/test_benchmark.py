@@ -253,8 +253,9 @@ def test_drains_add_up_and_the_second_busy_partition_is_the_second_replicas_firs
     assert both["events_per_second"] == 200 and both["service_cpu_us_per_event"] == 5_000
     assert both["redis_cores"] == pytest.approx(0.2) and both["other_cores"] == pytest.approx(0.1)
     layout = layout_of("domains", ("events.finished",), "ratings.updated", "events.rejected")
-    # six partitions: the first replica keeps ceil(6 / 2) = 3 (cfc.regular, cfc.active, fide.standard)
-    assert second_partition(layout.partitions).name == "fide.rapid"
+    # seven partitions: the first replica keeps ceil(7 / 2) = 4 (cfc.regular, cfc.active,
+    # fide.standard, fide.rapid)
+    assert second_partition(layout.partitions).name == "fide.blitz"
 
 
 def test_profile_reads_one_stream_s_stage_counters_from_a_metrics_page():
