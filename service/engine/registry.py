@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from schemas.systems import BY_NAME, is_pool
 from service.engine.cfc import CfcEngine
 from service.engine.contract import Engine
 from service.engine.domains import Domains
@@ -35,6 +36,15 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self._engines)
+
+
+def rates_pool(engine: Engine, pool: str) -> bool:
+    """Whether `engine` rates `pool`: one of its pools, or, for a system whose pools the
+    platform names (schemas/systems.py `open_pools`, D70), any valid pool name."""
+    if pool in engine.pools:
+        return True
+    info = BY_NAME.get(engine.system)
+    return info is not None and info.open_pools and is_pool(engine.system, pool)
 
 
 def default_registry() -> Registry:
