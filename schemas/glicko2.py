@@ -29,6 +29,15 @@ Deviation = Annotated[
 ]
 
 
+# G2-12: the RD shown as the rating's uncertainty, the half-width of a 95 % interval.
+INTERVAL_Z = 1.96
+
+
+def uncertainty(rd: float | None) -> float | None:
+    """G2-12: 1.96 RD (a record without an RD, of another system: None)."""
+    return None if rd is None else INTERVAL_Z * rd
+
+
 class Glicko2Game(msgspec.Struct, frozen=True, forbid_unknown_fields=True, array_like=True):
     """A game counted in an open rating period (ruleset `glicko2`, G2-6), rated at the
     period's close: the opponent's rating, RD and volatility as they stood when the event

@@ -9,6 +9,7 @@ engines (service/engine/registry.py) implement the rulesets named here.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Literal, get_args
 
 import msgspec
@@ -70,6 +71,24 @@ def is_pool(system: str, pool: str) -> bool:
     if pool in info.pools:
         return True
     return info.open_pools and _POOL_NAME.fullmatch(pool) is not None
+
+
+def pool_order(system: str, pools: Iterable[str]) -> list[str]:
+    """`pools` of `system`, each once, as pages list them: the table's pools in its order,
+    then the platform's own (`open_pools`) by name."""
+    info = BY_NAME.get(system)
+    known = info.pools if info is not None else ()
+    names = set(pools)
+    return [p for p in known if p in names] + sorted(names - set(known))
+
+
+def pools_text(system: str) -> str:
+    """The pools of `system` as a message names them (a platform's own too, D70)."""
+    info = BY_NAME.get(system)
+    if info is None:
+        return ""
+    known = ", ".join(info.pools)
+    return f"{known}, or a name of the platform's" if info.open_pools else known
 
 
 def rates_in_periods(system: str, ruleset: str | None) -> bool:

@@ -15,13 +15,21 @@
 from __future__ import annotations
 
 import json
+import re
 
+import httpx
 import pytest
 
 from schemas import PlayerRecord
 from schemas.glicko2 import Glicko2Details
+from service.engine.registry import default_registry
 from service.runtime.keys import StreamKeys
+from service.runtime.metrics import Metrics
+from service.runtime.processor import StreamProcessor
+from service.runtime.queries import ReadModel
 from service.runtime.records_io import import_records
+from service.web.app import create_app
+from tests.figures import check_page
 from tests.integration.corrections import check_against_offline_and_fold, load_lists, mixed
 from tests.integration.helpers import outputs, publish, rejections, settings_for
 from tests.integration.processes import (
@@ -146,3 +154,49 @@ async def test_random_glicko2_workloads_end_as_offline_and_as_the_date_order_fol
     twin = await check_against_offline_and_fold(client, settings, m, tmp_path)
     kinds = {(o.kind, o.pool) for o in twin.outputs}
     assert {("event", "blitz"), ("event", "bullet"), ("list", "bullet")} <= kinds
+
+
+async def test_the_read_api_and_pages_show_a_platform_s_pool_with_the_rd_as_uncertainty(
+    client, redis_url, key_prefix
+):
+    """G2-12 and D37 over a real Redis: the paper's example closed in the `bullet` pool; the
+    pools' index, the ranked list, search and the profile answer for it, the RD shown as
+    "1464 ± 297" (1.96 x 151.5165 = 296.97), every figure its API field."""
+    settings = settings_for(redis_url, key_prefix)
+    stream = settings.input_streams[0]
+    await import_records(client, StreamKeys(stream), START)
+    processor = StreamProcessor(client, settings, stream, default_registry())
+    await processor.ensure_group()
+    named = [dict(x, name="Paper Player") if x["id"] == "p" else x for x in PAPER["players"]]
+    await publish(client, settings, dict(PAPER, players=named), CLOSE)
+    entries = await client.xreadgroup(settings.group, "c1", {stream: ">"}, count=10)
+    await processor.handle(entries[0][1][-1][0].decode())
+    assert await rejections(client, settings) == []
+    app = create_app(ReadModel(client, [stream]), None, Metrics())
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://rating.test") as web:
+        pools = (await web.get("/v1/pools")).json()["pools"]
+        assert ("glicko2", "bullet") in {(p["system"], p["pool"]) for p in pools}
+        listed = (await web.get("/v1/pools/glicko2/bullet/players")).json()["players"]
+        p = next(x for x in listed if x["id"] == "p")
+        assert (p["rating"], round(p["rd"], 4), round(p["uncertainty"], 2)) == (
+            1464,
+            151.5165,
+            296.97,
+        )
+        found = (await web.get("/v1/pools/glicko2/bullet/players?q=paper")).json()["players"]
+        assert [x["id"] for x in found] == ["p"]
+        profile = (await web.get("/v1/players/glicko2/p")).json()
+        [pool] = profile["pools"]
+        assert (pool["pool"], pool["rating"], round(pool["uncertainty"])) == ("bullet", 1464, 297)
+        assert (await web.get("/v1/pools/glicko2/No-Such-Pool/players")).status_code == 404
+        for path in ("/pools/glicko2/bullet", "/players/glicko2/p", "/"):
+            answer = await web.get(path)
+            assert answer.status_code == 200, (path, answer.text[:300])
+            page = answer.text
+            apis = set(re.findall(r'data-api="([^"]+)"', page))
+            documents = {api: (await web.get(api)).json() for api in apis}
+            count, problems = check_page(page, documents.__getitem__)
+            assert problems == [], (path, problems)
+            if path != "/":
+                assert re.search(r">1464</data> ± <data [^>]*>297</data>", page), path
