@@ -193,6 +193,17 @@ def cmd_norm(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _glicko2_options(p: argparse.ArgumentParser, change: bool) -> None:
+    """Glicko-2's inputs of `expected` and `change` (service/calculators/glicko2.py)."""
+    if not change:
+        p.add_argument("--rd", help="Glicko-2: your RD (default 350), for the opponent's E")
+        p.add_argument("--opponent-rd", help="Glicko-2: the opponent's RD (required)")
+        return
+    p.add_argument("--rd", help="Glicko-2: your RD (required); games as OPP/RD:SCORE")
+    p.add_argument("--volatility", help="Glicko-2: your volatility (default 0.06)")
+    p.add_argument("--tau", help="Glicko-2: the system constant tau (default 0.5)")
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     """Add `calc` and its four tools to the command line."""
     calc = commands.add_parser(
@@ -229,8 +240,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--plot", metavar="FILE.svg", help="draw the table over the curve for D = 0..800"
     )
-    p.add_argument("--rd", help="Glicko-2: your RD (default 350), for the opponent's E")
-    p.add_argument("--opponent-rd", help="Glicko-2: the opponent's RD (required)")
+    _glicko2_options(p, change=False)
     fide_rule_date(p)
     p.set_defaults(func=cmd_expected)
 
@@ -253,9 +263,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--birth-year", type=int, help="FIDE: for the junior K 40")
     p.add_argument("--ever-2300", action="store_true", help="FIDE: has been published 2300+")
     p.add_argument("--ever-2400", action="store_true", help="FIDE: has been published 2400+ (K 10)")
-    p.add_argument("--rd", help="Glicko-2: your RD (required); games as OPP/RD:SCORE")
-    p.add_argument("--volatility", help="Glicko-2: your volatility (default 0.06)")
-    p.add_argument("--tau", help="Glicko-2: the system constant tau (default 0.5)")
+    _glicko2_options(p, change=True)
     fide_rule_date(p)
     p.set_defaults(func=cmd_change)
 
