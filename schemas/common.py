@@ -6,6 +6,9 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from schemas.systems import SYSTEM_INFO
+from schemas.systems import System as System  # the messages' `system` type, re-exported
+
 EVENT_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"
 PLAYER_ID_PATTERN = r"^[A-Za-z0-9._:@/-]{1,64}$"
 PERIOD_PATTERN = r"^[0-9]{4}-(0[1-9]|1[0-2])$"
@@ -70,18 +73,14 @@ Score = Annotated[
     ),
 ]
 
-System = Literal["cfc", "fide", "naspa"]
 Status = Literal["unrated", "provisional", "established"]
 
-SYSTEMS: tuple[str, ...] = ("cfc", "fide", "naspa")
-POOLS: dict[str, tuple[str, ...]] = {
-    "cfc": ("regular", "active"),
-    "fide": ("standard", "rapid", "blitz"),
-    "naspa": ("nwl", "csw"),
-}
-DEFAULT_POOL: dict[str, str] = {"cfc": "regular", "fide": "standard", "naspa": "nwl"}
-DEFAULT_RULESET: dict[str, str] = {"cfc": "cfc-2009", "fide": "fide-2024", "naspa": "nsa2008"}
-# The systems whose engines rate events into periods closed by `period.closed/v1` (FIDE's
-# monthly lists); CFC and NASPA rate each event as it ends. The one list of them: the engines
-# of the others refuse a close (`WithoutPeriods`; tests/unit/test_periods.py checks it).
-PERIOD_SYSTEMS: tuple[str, ...] = ("fide",)
+# Read off the one table of the systems (schemas/systems.py, D70).
+SYSTEMS: tuple[str, ...] = tuple(info.name for info in SYSTEM_INFO)
+POOLS: dict[str, tuple[str, ...]] = {info.name: info.pools for info in SYSTEM_INFO}
+DEFAULT_POOL: dict[str, str] = {info.name: info.pools[0] for info in SYSTEM_INFO}
+DEFAULT_RULESET: dict[str, str] = {info.name: info.ruleset for info in SYSTEM_INFO}
+# The systems with rulesets that rate events into periods closed by `period.closed/v1`
+# (FIDE's monthly lists, Glicko-2's rating periods); the engines of the others refuse a close
+# (`WithoutPeriods`; tests/unit/test_periods.py checks it).
+PERIOD_SYSTEMS: tuple[str, ...] = tuple(info.name for info in SYSTEM_INFO if info.period_rulesets)

@@ -2,7 +2,7 @@
 per revision of an already-published event (design: "v1.1 additions").
 
 Numbers (the rule for every figure of this message and its `details`, schemas/cfc.py,
-schemas/fide.py, schemas/naspa.py):
+schemas/fide.py, schemas/glicko2.py, schemas/naspa.py):
 
 1. Ratings, changes, K, D, counts and other whole figures are JSON integers. Scores (W,
    points, earned wins) are multiples of 0.5 and exact.
@@ -20,9 +20,10 @@ schemas/fide.py, schemas/naspa.py):
    `<field>_exact` ("19/25", "-49/100", "7033/4"): compute with the string, read the number.
    A decimal number read into a binary float may land on the wrong side of a .5 that the
    rules round.
-4. NASPA has no exact value (its rules use exp(), N1): its figures are the engine's floats
-   rounded by rule 2, and no `_exact` is kept. Rounded terms need not add up to the rounded
-   sum beside them to the last hundredth.
+4. NASPA and Glicko-2 have no exact value (their rules use exp(), N1, G2-3): their figures
+   are the engine's floats rounded by rule 2, and no `_exact` is kept (Glicko-2 writes the
+   volatility to 5 decimals and keeps each unrounded float beside, schemas/glicko2.py).
+   Rounded terms need not add up to the rounded sum beside them to the last hundredth.
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ import msgspec
 from schemas.cfc import CfcDetails
 from schemas.common import Count, Period, PlayerId, Status, System
 from schemas.fide import FideDetails
+from schemas.glicko2 import Glicko2Details
 from schemas.naspa import NaspaDetails
 
-Details = CfcDetails | FideDetails | NaspaDetails
+Details = CfcDetails | FideDetails | Glicko2Details | NaspaDetails
 
 
 class PlayerResult(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

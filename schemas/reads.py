@@ -89,6 +89,10 @@ class RankedPlayer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     titles: list[str] = []
     federation: str | None = None
     active: bool = False
+    # Glicko-2 (docs/rules/glicko2.md G2-12): the RD, and 1.96 RD, the rating's uncertainty
+    # as a page shows it ("1464 ± 297"); null in the other systems.
+    rd: float | None = None
+    uncertainty: float | None = None
 
 
 class PlayerList(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -250,6 +254,9 @@ class ProfilePool(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     last_update: dt.datetime | None
     list_period: Period | None
     live: LiveRating | None
+    # Glicko-2 (G2-12): the RD and 1.96 RD, the rating's uncertainty; null elsewhere.
+    rd: float | None = None
+    uncertainty: float | None = None
 
 
 class PlayerProfile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -2,8 +2,9 @@
 
 An import needs only `system`, `pool`, `id`, `rating`, `status` and `games` (and may give
 a `name`), plus the
-fields a system uses (CFC `highest`; FIDE `birth_year`, `ever_2300`, `ever_2400`, `k`).
-The engines keep their accumulators in `cfc` / `fide` (design: "player.record/v1").
+fields a system uses (CFC `highest`; FIDE `birth_year`, `ever_2300`, `ever_2400`, `k`;
+Glicko-2 `rd`, `volatility`).
+The engines keep their accumulators in `cfc` / `fide` / `glicko2` (design: "player.record/v1").
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from schemas.common import (
     Title,
 )
 from schemas.fide import FideState
+from schemas.glicko2 import Deviation, Glicko2State, Volatility
 
 
 class PlayerRecord(
@@ -57,13 +59,18 @@ class PlayerRecord(
     ever_2300: bool = False
     ever_2400: bool = False
     k: int | None = None
+    # Glicko-2: the rating deviation and volatility (exact floats; an import gives them
+    # beside `rating`; the exact rating is `glicko2.rating`).
+    rd: Deviation | None = None
+    volatility: Volatility | None = None
     # Engine accumulators.
     cfc: CfcState | None = None
     fide: FideState | None = None
+    glicko2: Glicko2State | None = None
 
 
 class PoolState(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_defaults=True):
-    """State of a whole pool (one rating list): the periods already closed (FIDE)."""
+    """State of a whole pool (one rating list): the periods already closed (FIDE, Glicko-2)."""
 
     system: System
     pool: str

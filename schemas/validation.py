@@ -12,11 +12,12 @@ from typing import get_args
 
 import msgspec
 
-from schemas.common import DEFAULT_POOL, DEFAULT_RULESET, PERIOD_SYSTEMS, POOLS
+from schemas.common import DEFAULT_POOL, PERIOD_SYSTEMS, POOLS
 from schemas.events import EventContent, EventWithdrawn, InputMessage, PeriodClosed, PeriodReopened
 from schemas.periods import month_of
 from schemas.plausible import DEFAULT_MAX_EVENT_DAYS, date_problems
 from schemas.shapes import walk
+from schemas.systems import BY_NAME, is_pool, rates_in_periods
 
 VALID_SCORES = (0.0, 0.5, 1.0)
 _PATH = re.compile(r" - at `(\$[^`]*)`$")
@@ -177,8 +178,10 @@ def check_message(
     """Every cross-field problem of a decoded input message (empty when it is valid); given
     `today`, its implausible dates too (after the others)."""
     problems: list[Problem] = []
-    if message.pool is not None and message.pool not in POOLS[message.system]:
+    if message.pool is not None and not is_pool(message.system, message.pool):
         allowed = ", ".join(POOLS[message.system])
+        if BY_NAME[message.system].open_pools:
+            allowed = f"{allowed}, or a name of lower-case letters, digits, _ and -"
         problems.append(
             Problem(
                 "$.pool", f"unknown pool {message.pool!r} for {message.system} (one of {allowed})"
@@ -190,7 +193,7 @@ def check_message(
             Problem(
                 "$.system",
                 f"{message.system} has no rating periods: it rates each event as it ends, so there is no period to"
-                f" {verb} (only {', '.join(PERIOD_SYSTEMS)} publishes periodic lists)",
+                f" {verb} (the systems with rating periods: {', '.join(PERIOD_SYSTEMS)})",
             )
         )
     if isinstance(message, EventContent):
@@ -302,19 +305,23 @@ def _check_byes(event: EventContent, declared: set[str]) -> list[Problem]:
 
 def default_ruleset(system: str, pool: str) -> str:
     """The ruleset a message without one is rated by."""
-    if system == "naspa" and pool == "csw":
-        return "naspa-csw"
-    return DEFAULT_RULESET[system]
+    info = BY_NAME[system]
+    return info.pool_rulesets.get(pool, info.ruleset)
 
 
 def normalize(message: InputMessage) -> InputMessage:
-    """Fill the defaults: pool, ruleset, and (FIDE) the period from `end_date`."""
+    """Fill the defaults: pool, ruleset, and (a ruleset rating into periods: FIDE, Glicko-2)
+    the period from `end_date`."""
     pool = message.pool or DEFAULT_POOL[message.system]
     if isinstance(message, EventWithdrawn | PeriodReopened):
         return msgspec.structs.replace(message, pool=pool)
     ruleset = message.ruleset or default_ruleset(message.system, pool)
     changes: dict = {"pool": pool, "ruleset": ruleset}
-    if isinstance(message, EventContent) and message.system == "fide" and message.period is None:
+    if (
+        isinstance(message, EventContent)
+        and message.period is None
+        and rates_in_periods(message.system, ruleset)
+    ):
         changes["period"] = month_of(message.end_date)
     return msgspec.structs.replace(message, **changes)
 

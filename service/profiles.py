@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from schemas.common import POOLS, System
+from schemas.common import System
+from schemas.glicko2 import uncertainty
 from schemas.reads import HistoryEntry, LiveRating, PlayerProfile, ProfilePool
 from schemas.records import PlayerRecord
+from schemas.systems import pool_order
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ def pool_of(read: PoolRead) -> ProfilePool:
         last_update=read.last_update,
         list_period=list_period(record) if fide else None,
         live=live_rating(read.entries, record.rating) if fide else None,
+        rd=record.rd,
+        uncertainty=uncertainty(record.rd),
     )
 
 
@@ -85,8 +89,8 @@ def profile_of(system: str, player_id: str, reads: Sequence[PoolRead]) -> Player
     """The profile from the pools the player has a record in (any order: the system's
     order of pools is restored); None when there is none. Each label is the first pool's
     record's that has it."""
-    order = POOLS.get(system, ())
-    found = sorted((r for r in reads if r.pool in order), key=lambda r: order.index(r.pool))
+    order = pool_order(system, (r.pool for r in reads))  # a platform's own pools too (D70)
+    found = sorted(reads, key=lambda r: order.index(r.pool))
     if not found:
         return None
     records = [r.record for r in found]

@@ -83,6 +83,9 @@ _STATE_FIELDS = (
     "k",
     "cfc",
     "fide",
+    "rd",
+    "volatility",
+    "glicko2",
 )
 _packer = msgspec.msgpack.Encoder()
 _list_decoder = msgspec.msgpack.Decoder(list)
@@ -103,15 +106,18 @@ def pack_state(record: PlayerRecord) -> bytes:
         r.k,
         r.cfc,
         r.fide,
+        r.rd,
+        r.volatility,
+        r.glicko2,
     ]
-    n = 10
+    n = len(values)
     while n > 3 and (values[n - 1] is None or values[n - 1] is False):  # None / False: the defaults
         n -= 1
     if n == 3 and values[2] == 0:  # no games
         n = 2
         if values[1] == 0:  # unrated
             n = 1 if values[0] is not None else 0
-    return _packer.encode(values if n == 10 else values[:n])
+    return _packer.encode(values if n == len(values) else values[:n])
 
 
 def unpack_state(system: str, pool: str, player_id: str, packed: bytes) -> PlayerRecord:

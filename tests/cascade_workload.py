@@ -14,7 +14,10 @@ first finished message: what the service and `rating-service rate` must end with
 
 Cases: `cfc` (regular), `fide` (standard, one open period), `fide-close` (a period
 closed between two periods, then changes to the closed one refused), `naspa` (nwl and
-csw together: csw seeds a newcomer from nwl, so both are one ordering domain).
+csw together: csw seeds a newcomer from nwl, so both are one ordering domain). Glicko-2
+(`GLICKO2_CASES`, in platform-named pools): `glicko2-event` (blitz, each event a rating
+period, events over four months so that RDs grow for the elapsed periods first, G2-8) and
+`glicko2-close` (bullet, ruleset `glicko2`: a period closed between two, as `fide-close`).
 
 The generators draw through a `Chooser`, so that hypothesis (which shrinks) and a seeded
 `random.Random` (the integration tests) make the same kind of workloads.
@@ -39,6 +42,7 @@ from schemas.events import (
     PeriodClosed,
     PeriodReopened,
 )
+from schemas.glicko2 import Glicko2State
 from schemas.ratings import RatingsUpdated
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord, unrated_record
@@ -48,6 +52,10 @@ from service.rating import Applied, MemoryLedger, apply_message
 from service.timeline import as_finished
 
 CASES = ("cfc", "fide", "fide-close", "fide-reopen", "naspa")
+GLICKO2_CASES = ("glicko2-event", "glicko2-close")
+# The cases whose traffic is P1's, the close of P1, then P2's (FIDE's monthly list, a Glicko-2
+# rating period).
+CLOSE_CASES = ("fide-close", "glicko2-close")
 # FIDE with some events of the next period rated before the period closes (as FIDE allows):
 # their results depend on when the list came, so no date-order fold is expected of them.
 EARLY = "fide-early"
@@ -88,6 +96,31 @@ class Case:
     regulars: tuple[str, ...]  # rated in the (first) pool's list
     newcomers: tuple[str, ...]  # on no list
     other_pool: dict  # a pool of the same system an event is not in (a correction may not move it)
+    ruleset: str | None = None  # every event's, where not the system's default
+
+
+def glicko2_start(pool: str, regulars: tuple[str, ...]) -> tuple[PlayerRecord, ...]:
+    """Glicko-2 records as an import gives them (G2-11): RDs from 50 to 260, volatilities
+    around 0.06, the exact rating a quarter above the whole one, and for most the date of
+    their last rated event (from which `glicko2-event` grows the RD, G2-8)."""
+    records = []
+    for i, p in enumerate(regulars):
+        rd = 50.0 + 30 * i
+        last = None if i % 3 == 0 else dt.date(2025, 5 + i % 3, 10 + i)
+        records.append(
+            PlayerRecord(
+                system="glicko2",
+                pool=pool,
+                id=p,
+                rating=1400 + 60 * i,
+                rd=rd,
+                volatility=0.058 + 0.001 * i,
+                status="provisional" if rd > 110 else "established",
+                games=20 + i,
+                glicko2=Glicko2State(rating=1400 + 60 * i + 0.25, last_rated=last),
+            )
+        )
+    return tuple(records)
 
 
 def case(name: str, tag: str = "") -> Case:
@@ -173,6 +206,19 @@ def case(name: str, tag: str = "") -> Case:
             tuple(f"{tag}wn{i}" for i in range(3)),
             {"nwl": "csw", "csw": "nwl"},
         )
+    if name in GLICKO2_CASES:
+        pool = "blitz" if name == "glicko2-event" else "bullet"
+        regulars = tuple(f"{tag}g{i}" for i in range(8))
+        return Case(
+            name,
+            "glicko2",
+            (pool,),
+            glicko2_start(pool, regulars),
+            regulars,
+            tuple(f"{tag}gn{i}" for i in range(3)),
+            {pool: "standard"},
+            "glicko2-event" if name == "glicko2-event" else None,
+        )
     raise ValueError(name)
 
 
@@ -197,6 +243,8 @@ WINDOWS = {
     "cfc": [Window(dt.date(2025, 11, 3), dt.date(2025, 11, 12))],
     "naspa": [Window(dt.date(2025, 11, 3), dt.date(2025, 11, 12))],
     "fide": [Window(dt.date(2025, 10, 5), dt.date(2025, 10, 14))],
+    # Four months: a player's RD grows for the whole periods since their last event (G2-8).
+    "glicko2-event": [Window(dt.date(2025, 8, 4), dt.date(2025, 11, 12))],
     # P1 events (some ending in November, counted in October: the period sorts first), then P2.
     "fide-close:1": [
         Window(dt.date(2025, 10, 5), dt.date(2025, 10, 14)),
@@ -243,11 +291,13 @@ def new_event(choose: Chooser, c: Case, event_id: str, windows: list[Window]) ->
     pool = choose.pick(list(c.pools))
     ids = _players(choose, c, pool)
     rounds, games = _games(choose, ids)
+    ruleset = {"ruleset": c.ruleset} if c.ruleset else {}
     return {
         "schema": "event.finished/v1",
         "event_id": event_id,
         "system": c.system,
         "pool": pool,
+        **ruleset,
         "name": f"Event {event_id}",
         **_dates(choose, windows),
         "rounds": rounds,
@@ -367,7 +417,7 @@ def workload(
     seq: list[dict] = []
     if name == "fide-reopen":
         return reopen_workload(choose, c, events, extra, tag)
-    if name not in ("fide-close", EARLY):
+    if name not in (*CLOSE_CASES, EARLY):
         windows = WINDOWS[name]
         made = [new_event(choose, c, f"{tag}e{n}", windows) for n in range(events)]
         _traffic(choose, c, made, windows, seq, 0, extra, tag)
@@ -377,7 +427,7 @@ def workload(
     first = [new_event(choose, c, f"{tag}e{n}", w1) for n in range(max(2, events // 2))]
     second = [new_event(choose, c, f"{tag}e{n}", w2) for n in range(len(first), events + 1)]
     _traffic(choose, c, first, w1, seq, 0, extra // 2, tag)
-    seq.append({"schema": "period.closed/v1", "system": "fide", "pool": "standard", "period": P1})
+    seq.append({"schema": "period.closed/v1", "system": c.system, "pool": c.pools[0], "period": P1})
     lo = len(seq)
     _traffic(choose, c, second, w2, seq, lo, extra - extra // 2, tag + "x")
     for _ in range(choose.integer(1, 3)):
@@ -564,8 +614,9 @@ class Model:
 
 
 def order_of(event: EventContent, arrival: int) -> tuple:
-    period = event.period if event.system == "fide" else ""
-    return (period or "", event.end_date, event.start_date, arrival)
+    """(period, end, start, arrival): an event of a ruleset with periods (FIDE, Glicko-2's
+    `glicko2`) has one, and its period sorts first; the others have none."""
+    return (event.period or "", event.end_date, event.start_date, arrival)
 
 
 def decoded(message: dict) -> InputMessage:

@@ -3,7 +3,8 @@ and the service achieve on this machine, against the product's performance goals
 
 Four groups of figures, each the median of several runs (ratios from the same run):
 
-- `engines`: rated games per second of the CFC and FIDE engines on a 1,000-player,
+- `engines`: rated games per second of the CFC, FIDE and Glicko-2 (`glicko2-event`: the
+  event one rating period, steps 1-8 per player) engines on a 1,000-player,
   9-round Swiss-like event among an imported rated list; the time of the NASPA engine on
   a 300-player, 31-round event with 60 newcomers; the time of a FIDE period close for
   20,000 players (service/bench/workloads.py builds them, deterministically).
@@ -33,7 +34,8 @@ Four groups of figures, each the median of several runs (ratios from the same ru
   records into a fresh key prefix: 1,000,000, or 100,000 with `--quick`).
 
 `--json` prints one object with exactly those keys plus `targets` (a list of `name`,
-`value`, `target`, `met`), `machine` (cores, load average, the CPU other processes used
+`value`, `target`, `met`; a figure the product sets no goal for has comparison "", target
+"none" and `met` null), `machine` (cores, load average, the CPU other processes used
 while the bench ran, and warnings when the machine was busy: service/bench/machine.py) and
 `settings` (runs, sizes, quick). Without `--redis-url` a
 private server is started on a free loopback port (the embedded server's binary,
@@ -90,10 +92,12 @@ from service.runtime.store import DATA_FIELD
 
 BATCH_SIZE = Settings().batch_size  # the service's RATING_BATCH_SIZE default, for the ceiling
 
-# The product's performance goals: (name, group, key, comparison, bound, unit).
+# The product's performance goals: (name, group, key, comparison, bound, unit); comparison
+# "": a figure shown beside the goals without one (issue 35 sets no Glicko-2 speed).
 TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("CFC engine", "engines.cfc", "games_per_second", ">=", 200_000, "rated games/s"),
     ("FIDE engine", "engines.fide", "games_per_second", ">=", 200_000, "rated games/s"),
+    ("Glicko-2 engine", "engines.glicko2", "games_per_second", "", 0, "rated games/s"),
     ("NASPA 300x31, 60 newcomers", "engines.naspa", "seconds", "<", 0.5, "s"),
     ("FIDE close, 20,000 players", "engines.fide_close", "seconds", "<", 2.0, "s"),
     ("two-player event through apply", "engines.apply", "us_per_event", "<", 10, "µs"),
@@ -205,24 +209,34 @@ def _median_time(work: Callable[[], object], runs: int) -> float:
 
 # ------------------------------------------------------------------ engines
 def engine_input(
-    system: str, players: int, rounds: int, newcomers: int = 0, draws: float = 0.2
+    system: str,
+    players: int,
+    rounds: int,
+    newcomers: int = 0,
+    draws: float = 0.2,
+    ruleset: str | None = None,
 ) -> EventInput:
     """The Swiss-like event among an imported list, decoded as the service decodes it."""
     records = rated_list(system, players, newcomers=newcomers)
-    event = decode_input(encode(swiss_event(system, records, rounds, draws=draws)))
+    message = swiss_event(system, records, rounds, draws=draws)
+    if ruleset is not None:
+        message["ruleset"] = ruleset
+    event = decode_input(encode(message))
     return EventInput(event, {r.id: r for r in records}, PoolState(system=system, pool=event.pool))  # type: ignore[arg-type]  # system is a System name
 
 
 def bench_engines(runs: int, progress: Callable[[str], None] = lambda _: None) -> dict:
     registry = default_registry()
     out: dict[str, dict] = {}
-    for system, players, rounds, newcomers, draws in (
-        ("cfc", 1000, 9, 0, 0.2),
-        ("fide", 1000, 9, 0, 0.2),
-        ("naspa", 300, 31, 60, 0.01),
+    for system, players, rounds, newcomers, draws, ruleset in (
+        ("cfc", 1000, 9, 0, 0.2, None),
+        ("fide", 1000, 9, 0, 0.2, None),
+        ("naspa", 300, 31, 60, 0.01, None),
+        # Glicko-2: the event rated on arrival as one rating period (steps 1-8 per player).
+        ("glicko2", 1000, 9, 0, 0.2, "glicko2-event"),
     ):
         progress(f"engines: {system.upper()} {players:,} players x {rounds} rounds, {runs} runs")
-        data = engine_input(system, players, rounds, newcomers, draws)
+        data = engine_input(system, players, rounds, newcomers, draws, ruleset)
         engine = registry.get(system, data.event.ruleset or "")
         assert engine is not None
         seconds = _median_time(lambda: engine.rate_event(data), runs)
@@ -863,7 +877,7 @@ def _cleanup(url: str, prefix: str) -> None:
 
 
 REPORT_KEYS = {
-    "engines": {"cfc", "fide", "naspa", "fide_close", "apply"},
+    "engines": {"cfc", "fide", "glicko2", "naspa", "fide_close", "apply"},
     "service": {"two_player", "swiss_64x7"},
     "ceiling": {"events_per_second", "ratio", "batch_size"},
     "memory": {"records", "redis_bytes_per_record", "service_peak_rss_mb"},
@@ -1002,6 +1016,9 @@ def check_targets(report: dict) -> list[dict]:
         for part in group.split("."):
             node = node[part]
         value = node[key]
+        if comparison == "":
+            out.append({"name": name, "value": value, "target": "none", "met": None})
+            continue
         met = (
             value >= bound
             if comparison == ">="
@@ -1035,6 +1052,8 @@ def render(report: dict) -> str:
         f"{e['cfc']['games_per_second']:>10,.0f} rated games/s",
         f"  FIDE 1,000 players x 9 rounds   {e['fide']['games']:>6} games  {e['fide']['seconds'] * 1000:8.1f} ms  "
         f"{e['fide']['games_per_second']:>10,.0f} rated games/s",
+        f"  Glicko-2 1,000 x 9 rounds       {e['glicko2']['games']:>6} games  {e['glicko2']['seconds'] * 1000:8.1f} ms  "
+        f"{e['glicko2']['games_per_second']:>10,.0f} rated games/s  (glicko2-event)",
         f"  NASPA 300 x 31, 60 newcomers    {e['naspa']['games']:>6} games  {e['naspa']['seconds'] * 1000:8.1f} ms",
         f"  FIDE period close, {e['fide_close']['players']:,} players        {e['fide_close']['seconds'] * 1000:8.1f} ms",
         f"  a two-player CFC event through apply       {e['apply']['us_per_event']:8.1f} µs  (in memory, decoded;"
@@ -1086,7 +1105,8 @@ def render(report: dict) -> str:
         value = t["value"]
         shown = f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
         lines.append(
-            f"  {'met    ' if t['met'] else 'NOT met'}  {t['name']:<32} {shown:>10}  (target {t['target']})"
+            f"  {'met    ' if t['met'] else 'no goal' if t['met'] is None else 'NOT met'}  {t['name']:<32}"
+            f" {shown:>10}  (target {t['target']})"
         )
     return "\n".join(lines)
 

@@ -23,8 +23,9 @@ EVENT_DATES = {
     "cfc": ("2025-11-01", "2025-11-09"),
     "fide": ("2025-11-01", "2025-11-09"),
     "naspa": ("2025-07-01", "2025-07-05"),
+    "glicko2": ("2025-11-01", "2025-11-09"),
 }
-DEFAULT_POOLS = {"cfc": "regular", "fide": "standard", "naspa": "nwl"}
+DEFAULT_POOLS = {"cfc": "regular", "fide": "standard", "naspa": "nwl", "glicko2": "standard"}
 
 
 def rated_list(
@@ -68,6 +69,20 @@ def rated_list(
                     status="established",
                     games=rng.randint(0, 600),
                     birth_year=rng.randint(1950, 2014),
+                )
+            )
+        elif system == "glicko2":  # RD 50-350, volatility about 0.06 (G2-11)
+            rd = rng.uniform(50, 350)
+            records.append(
+                PlayerRecord(
+                    system="glicko2",
+                    pool=pool,
+                    id=pid,
+                    rating=rating,
+                    rd=rd,
+                    volatility=rng.uniform(0.04, 0.08),
+                    status="provisional" if rd > 110 else "established",
+                    games=rng.randint(0, 2000),
                 )
             )
         else:

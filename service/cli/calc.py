@@ -13,6 +13,7 @@ from typing import NoReturn
 
 from schemas.common import POOLS, SYSTEMS
 from service.calculators import games as inputs
+from service.calculators import glicko2 as g2
 from service.calculators import report
 from service.calculators.change import FideK, cfc_change, fide_change, naspa_change
 from service.calculators.expected import expected_score
@@ -60,8 +61,21 @@ def _fide_options(args: argparse.Namespace) -> tuple[dt.date, str]:
     return args.date or dt.date.today(), args.pool
 
 
+def _glicko2_only(args: argparse.Namespace, *names: str) -> None:
+    """Glicko-2's options given for another system: one line naming the first."""
+    if args.system == "glicko2":
+        return
+    for name in names:
+        if getattr(args, name.lstrip("-").replace("-", "_"), None) is not None:
+            raise UserError(f"{name} is a Glicko-2 input; {args.system} has no RD or volatility")
+
+
 def cmd_expected(args: argparse.Namespace) -> int:
-    """expected: the table value beside the continuous curve (and --plot FILE.svg)."""
+    """expected: the table value beside the continuous curve (and --plot FILE.svg);
+    Glicko-2: step 3's E with the opponent's RD."""
+    _glicko2_only(args, "--rd", "--opponent-rd")
+    if args.system == "glicko2":
+        return _glicko2_expected(args)
     rating = _checked(inputs.rating, args.rating, "--rating")
     opponent = _checked(inputs.rating, args.opponent, "--opponent")
     start, pool = _fide_options(args)
@@ -80,8 +94,44 @@ def cmd_expected(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _glicko2_expected(args: argparse.Namespace) -> int:
+    if args.plot:
+        raise UserError("--plot draws a table over its curve: glicko2 has no table")
+    if args.opponent_rd is None:
+        raise UserError("glicko2's expected score needs the opponent's RD: give --opponent-rd")
+    result = g2.glicko2_expected(
+        _checked(g2.rating, args.rating, "--rating"),
+        _checked(g2.rd, args.rd or "350", "--rd"),
+        _checked(g2.rating, args.opponent, "--opponent"),
+        _checked(g2.rd, args.opponent_rd, "--opponent-rd"),
+    )
+    _print(args, g2.expected_text(result), g2.expected_json(result))
+    return EXIT_OK
+
+
+def _glicko2_change(args: argparse.Namespace) -> int:
+    if args.rd is None:
+        raise UserError("glicko2's rating change needs your RD: give --rd")
+    result = g2.glicko2_change(
+        _checked(g2.rating, args.rating, "--rating"),
+        _checked(g2.rd, args.rd, "--rd"),
+        _checked(g2.games, args.game),
+        _checked(g2.volatility, args.volatility or "0.06"),
+        _checked(g2.tau, args.tau or "0.5"),
+    )
+    _print(args, g2.change_text(result), g2.change_json(result))
+    return EXIT_OK
+
+
 def cmd_change(args: argparse.Namespace) -> int:
     """change: per-game and total change, official-style and a sequential projection."""
+    _glicko2_only(args, "--rd", "--volatility", "--tau")
+    fide_k_inputs = ("--k", "--birth-year", "--ever-2300", "--ever-2400")
+    if args.system == "glicko2":
+        named = [n for n in fide_k_inputs if getattr(args, n[2:].replace("-", "_"))]
+        if named:
+            raise UserError(f"{named[0]} is a FIDE K input (8.3.3); glicko2 has no K")
+        return _glicko2_change(args)
     rating = _checked(inputs.rating, args.rating, "--rating")
     played = _checked(inputs.games, args.game)
     if args.system != "fide":
@@ -115,6 +165,10 @@ def cmd_change(args: argparse.Namespace) -> int:
 
 def cmd_performance(args: argparse.Namespace) -> int:
     """performance: FIDE Ra + dp, CFC 714a, NASPA's newcomer iteration."""
+    if args.system == "glicko2":
+        raise UserError(
+            "glicko2 has no performance rating (Glickman's paper defines none); see calc change"
+        )
     played = _checked(inputs.games, args.game)
     if args.rating is not None and args.system != "fide":
         raise UserError(
@@ -139,13 +193,24 @@ def cmd_norm(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _glicko2_options(p: argparse.ArgumentParser, change: bool) -> None:
+    """Glicko-2's inputs of `expected` and `change` (service/calculators/glicko2.py)."""
+    if not change:
+        p.add_argument("--rd", help="Glicko-2: your RD (default 350), for the opponent's E")
+        p.add_argument("--opponent-rd", help="Glicko-2: the opponent's RD (required)")
+        return
+    p.add_argument("--rd", help="Glicko-2: your RD (required); games as OPP/RD:SCORE")
+    p.add_argument("--volatility", help="Glicko-2: your volatility (default 0.06)")
+    p.add_argument("--tau", help="Glicko-2: the system constant tau (default 0.5)")
+
+
 def register(commands: argparse._SubParsersAction) -> None:
     """Add `calc` and its four tools to the command line."""
     calc = commands.add_parser(
         "calc",
         help="calculators: expected score, rating change, performance, norm check",
         description="The calculators of the FIDE methodology and their CFC / NASPA twins, "
-        "computed by the service's own engines.",
+        "and Glicko-2's expected score and rating change, computed by the service's own engines.",
     )
     # `calc` itself is made by the top-level parser's class: give it the one-line error too.
     calc.error = _OneLineParser.error.__get__(calc)
@@ -175,6 +240,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--plot", metavar="FILE.svg", help="draw the table over the curve for D = 0..800"
     )
+    _glicko2_options(p, change=False)
     fide_rule_date(p)
     p.set_defaults(func=cmd_expected)
 
@@ -197,6 +263,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--birth-year", type=int, help="FIDE: for the junior K 40")
     p.add_argument("--ever-2300", action="store_true", help="FIDE: has been published 2300+")
     p.add_argument("--ever-2400", action="store_true", help="FIDE: has been published 2400+ (K 10)")
+    _glicko2_options(p, change=True)
     fide_rule_date(p)
     p.set_defaults(func=cmd_change)
 

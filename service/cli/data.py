@@ -15,8 +15,9 @@ from typing import Any
 
 import msgspec
 
-from schemas.common import DEFAULT_POOL, POOLS, SYSTEMS
+from schemas.common import DEFAULT_POOL, SYSTEMS
 from schemas.records import PlayerRecord, PoolState
+from schemas.systems import is_pool, pools_text
 from schemas.validation import InvalidMessage, decode_input
 from service.cli import checks
 from service.cli.errors import EXIT_OK, UserError
@@ -54,10 +55,8 @@ from service.timeline import decode_archived
 
 
 def _check_pool(system: str, pool: str | None) -> None:
-    if pool is not None and pool not in POOLS[system]:
-        raise UserError(
-            f"--pool {pool!r} is not a {system} pool (one of {', '.join(POOLS[system])})"
-        )
+    if pool is not None and not is_pool(system, pool):
+        raise UserError(f"--pool {pool!r} is not a {system} pool (one of {pools_text(system)})")
 
 
 # ---------------------------------------------------------------------------- TRF
@@ -394,7 +393,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(
             f"rating-service export: {args.system}/{pool} holds no records in stream {stream}'s "
             "store: nothing exported (load a list with rating-service import FILE; "
-            f"--stream names another store, --pool another of {', '.join(POOLS[args.system])})",
+            f"--stream names another store, --pool another of {pools_text(args.system)})",
             file=sys.stderr,
         )
     return EXIT_OK

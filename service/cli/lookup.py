@@ -9,8 +9,9 @@ from typing import Any
 
 import msgspec
 
-from schemas.common import POOLS, SYSTEMS
+from schemas.common import SYSTEMS
 from schemas.reads import HistoryEntry, PlayerHistory, PlayerView
+from schemas.systems import is_pool, pools_text
 from service.cli.errors import EXIT_OK, UserError
 from service.cli.redisclient import run_redis
 from service.cli.settings import REDIS_HELP
@@ -26,9 +27,9 @@ async def _streams(client: Any, args: argparse.Namespace) -> list[str]:
 
 
 def _check_pool(args: argparse.Namespace) -> None:
-    if args.pool not in POOLS[args.system]:
+    if not is_pool(args.system, args.pool):
         raise UserError(
-            f"{args.system} has no pool {args.pool!r} (pools: {', '.join(POOLS[args.system])})"
+            f"{args.system} has no pool {args.pool!r} (pools: {pools_text(args.system)})"
         )
 
 

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import msgspec
 
-from schemas.common import PERIOD_PATTERN, POOLS, SYSTEMS
+from schemas.common import PERIOD_PATTERN, SYSTEMS
 from schemas.events import EventFinished
 from schemas.plausible import round_date_problems
 from schemas.records import PlayerRecord
+from schemas.systems import is_pool, pools_text
 from schemas.validation import InvalidMessage, Limits, check_message, decode_input
 from service.cli.errors import UserError
 from service.formats import trf
@@ -142,10 +143,8 @@ class TrfEvent:
 def _system(args: argparse.Namespace) -> tuple[str, str | None]:
     system = getattr(args, "system", None) or "fide"
     pool = getattr(args, "pool", None)
-    if pool is not None and pool not in POOLS[system]:
-        raise UserError(
-            f"--pool {pool!r} is not a {system} pool (one of {', '.join(POOLS[system])})"
-        )
+    if pool is not None and not is_pool(system, pool):
+        raise UserError(f"--pool {pool!r} is not a {system} pool (one of {pools_text(system)})")
     return system, pool
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from schemas.systems import BY_NAME, is_pool
 from service.engine.cfc import CfcEngine
 from service.engine.contract import Engine
 from service.engine.domains import Domains
 from service.engine.fide import FideEngine
+from service.engine.glicko2 import glicko2_engines
 from service.engine.naspa import naspa_engines
 
 
@@ -36,10 +38,20 @@ class Registry:
         return len(self._engines)
 
 
+def rates_pool(engine: Engine, pool: str) -> bool:
+    """Whether `engine` rates `pool`: one of its pools, or, for a system whose pools the
+    platform names (schemas/systems.py `open_pools`, D70), any valid pool name."""
+    if pool in engine.pools:
+        return True
+    info = BY_NAME.get(engine.system)
+    return info is not None and info.open_pools and is_pool(engine.system, pool)
+
+
 def default_registry() -> Registry:
     """Every engine this version of the service implements."""
     engines: list[Engine] = []
     engines.append(CfcEngine())  # CFC: cfc-2009
     engines.append(FideEngine())  # FIDE: fide-2024
     engines.extend(naspa_engines())  # NASPA: nsa2008, naspa-csw, naspa2024
+    engines.extend(glicko2_engines())  # Glicko-2: glicko2, glicko2-event
     return Registry(engines)

@@ -6,9 +6,11 @@ column). The record's own field names always work (any order, only `id` required
 missing or empty cell is the field's default):
 
     system, pool, id, name, titles, federation, sex, rating, status, games, highest,
-    birth_year, ever_2300, ever_2400, k, cfc, fide
+    birth_year, ever_2300, ever_2400, k, cfc, fide, rd, volatility, last_rated, glicko2
 
-(`titles`: separated by spaces, commas or semicolons, e.g. `GM` or `IM WGM`.)
+(`titles`: separated by spaces, commas or semicolons, e.g. `GM` or `IM WGM`. Glicko-2's
+`rd` and `volatility` are decimals, `last_rated` the date of the player's last rated event,
+kept in the record's `glicko2` state: docs/rules/glicko2.md G2-11.)
 
 With `--system` (and, for a list that carries several pools, `--pool`), the columns of the
 federations' own lists are read too:
@@ -28,13 +30,16 @@ federations' own lists are read too:
   `Expiry`, `City`, `Province` / `Prov`, `FIDE ID`, and the other pool's rating.
 - NASPA: `NASPA ID` / `Member ID` / `Player ID` -> id, `Name`, `Rating`, `Games`. Known and
   not used: `Rank`, `City`, `State`, `Province`, `Country`, `Last Played`, `Expiry`.
+- Glicko-2: `Rating Deviation` / `Deviation` -> rd, `Sigma` -> volatility, `Last Played`
+  -> last_rated.
 
 (The CFC and NASPA names are those their sites and files commonly use; no published file
 of theirs was at hand to check them against.) Another column is refused, naming it.
 
-Cells: whole numbers may be written as decimals (`1500.0`; `1500.5` is refused);
+Cells: whole numbers may be written as decimals (`1500.0`; `1500.5` is refused); `rd` and
+`volatility` are decimals (`151.5165`); `last_rated` an ISO date (`2025-01-31`);
 `status`, `system` and `pool` in any case (`Established`); `ever_2300` / `ever_2400`
-true/false (also 1/0, yes/no); `cfc` and `fide` are the engines' accumulators as JSON text
+true/false (also 1/0, yes/no); `cfc`, `fide` and `glicko2` are the engines' accumulators as JSON text
 (what `export --format csv` writes, so that a list goes out and back in unchanged).
 `system` / `pool` may come from the command line instead (`--system`, `--pool`).
 
@@ -49,12 +54,14 @@ writing the named file.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Protocol, overload
+from typing import Any, Protocol, overload
 
 import msgspec
 
@@ -72,12 +79,16 @@ from service.formats.jsonlines import FileProblem, read_documents
 
 CSV_COLUMNS = (
     "system", "pool", "id", "name", "titles", "federation", "sex", "rating", "status", "games", "highest", "birth_year",
-    "ever_2300", "ever_2400", "k", "cfc", "fide",
+    "ever_2300", "ever_2400", "k", "cfc", "fide", "rd", "volatility", "last_rated", "glicko2",
 )  # fmt: skip
 MAX_LISTED = 50  # bad rows listed in full; the rest are counted
 _INTEGERS = {"rating", "games", "highest", "birth_year", "k"}
+_DECIMALS = {"rd", "volatility"}
+_DATES = {"last_rated"}
 _BOOLEANS = {"ever_2300", "ever_2400"}
-_JSON = {"cfc", "fide"}
+_JSON = {"cfc", "fide", "glicko2"}
+# A column kept inside an accumulator: `last_rated` is the record's `glicko2.last_rated`.
+_INSIDE = {"last_rated": "glicko2"}
 _LOWER = {"system", "pool", "status"}
 _UPPER = {"sex"}
 _LISTS = {"titles"}  # several columns may give them (FIDE `Tit`, `WTit`, `OTit`): joined
@@ -140,7 +151,18 @@ _NASPA = {
     "playerid": "id",
     **dict.fromkeys(("rank", "city", "state", "province", "country", "lastplayed", "expiry")),
 }
-_SYSTEMS = {"fide": (_FIDE, _FIDE_POOLS), "cfc": (_CFC, _CFC_POOLS), "naspa": (_NASPA, {})}
+_GLICKO2: dict[str, str | None] = {
+    "ratingdeviation": "rd",
+    "deviation": "rd",
+    "sigma": "volatility",
+    "lastplayed": "last_rated",
+}
+_SYSTEMS: dict[str, tuple[dict[str, str | None], dict[str, dict[str, str]]]] = {
+    "fide": (_FIDE, _FIDE_POOLS),
+    "cfc": (_CFC, _CFC_POOLS),
+    "naspa": (_NASPA, {}),
+    "glicko2": (_GLICKO2, {}),
+}
 
 
 class ListProblem(FileProblem):
@@ -531,14 +553,41 @@ def _csv_documents(
             except ValueError as exc:
                 problems.append(f"{location}: $.{name}: {exc}")
                 bad = True
+        for name, state in _INSIDE.items():
+            if not bad and name in document and not _put_inside(document, name, state):
+                problems.append(
+                    f"{location}: $.{name}: {document[name]!r}, but the {state} cell has"
+                    f" {name} {document[state][name]!r}"
+                )
+                bad = True
         if not bad:
             yield location, document
+
+
+def _put_inside(document: dict, name: str, state: str) -> bool:
+    """The column `name` moved into the accumulator `state` (False: it holds another value)."""
+    value = document.pop(name)
+    held = document.get(state)
+    if held is None:
+        document[state] = {name: value}
+        return True
+    if not isinstance(held, dict):
+        return True  # the decoder names the bad accumulator cell
+    if held.get(name) not in (None, value):
+        document[name] = value
+        return False
+    held[name] = value
+    return True
 
 
 def _converter(name: str | None) -> Callable[[str], object]:
     """How a column's stripped, non-empty cell becomes its field's value (ValueError: why not)."""
     if name in _INTEGERS:
         return _whole_number
+    if name in _DECIMALS:
+        return _decimal
+    if name in _DATES:
+        return _date_cell
     if name in _BOOLEANS:
         return _boolean
     if name in _JSON:
@@ -584,6 +633,41 @@ def _whole_number(cell: str) -> int:
     return int(value)
 
 
+def _decimal(cell: str) -> float:
+    """A finite decimal number (`151.5165`, `3e-2`); the schema checks its range."""
+    try:
+        value = float(cell)
+    except ValueError:
+        raise ValueError(f"{cell!r} is not a number") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{cell!r} is not a finite number")
+    return value
+
+
+def _date_cell(cell: str) -> str:
+    """An ISO date (`2025-01-31`), as the schema reads it."""
+    try:
+        dt.date.fromisoformat(cell)
+    except ValueError:
+        raise ValueError(f"{cell!r} is not a date (YYYY-MM-DD)") from None
+    return cell
+
+
+def _csv_value(record: PlayerRecord, name: str) -> object:
+    """A record's value for the CSV column `name`: a field, or (`_INSIDE`) a field of an
+    accumulator, which is then written without it (each value written once)."""
+    if name in _INSIDE:
+        state = getattr(record, _INSIDE[name])
+        return None if state is None else getattr(state, name)
+    value = getattr(record, name)
+    inside = [field for field, state in _INSIDE.items() if state == name]
+    if value is not None and inside:
+        value = msgspec.structs.replace(value, **dict.fromkeys(inside))
+        if value == type(value)():
+            return None
+    return value
+
+
 def render_csv(records: Iterable[PlayerRecord], header: bool = True) -> str:
     """The records as CSV with the full header (accumulators as JSON text); `header` False:
     the rows only (a page of a streamed export)."""
@@ -594,7 +678,7 @@ def render_csv(records: Iterable[PlayerRecord], header: bool = True) -> str:
     for record in records:
         row = []
         for name in CSV_COLUMNS:
-            value = getattr(record, name)
+            value: Any = _csv_value(record, name)
             if value is None:
                 row.append("")
             elif isinstance(value, bool):

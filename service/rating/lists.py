@@ -6,7 +6,7 @@ import msgspec
 
 from schemas.records import PlayerRecord
 from service.engine.contract import Engine
-from service.engine.registry import Registry
+from service.engine.registry import Registry, rates_pool
 from service.timeline import pack_state
 
 _packer = msgspec.msgpack.Encoder()
@@ -27,7 +27,7 @@ class ListRules:
         engines = self._by_pool.get((system, pool))
         if engines is None:
             engines = self._by_pool[(system, pool)] = [
-                e for e in self.registry if e.system == system and pool in e.pools
+                e for e in self.registry if e.system == system and rates_pool(e, pool)
             ]
         return engines
 

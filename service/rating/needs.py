@@ -17,7 +17,7 @@ from schemas.events import (
 )
 from schemas.validation import default_ruleset
 from service.engine.contract import Engine
-from service.engine.registry import Registry
+from service.engine.registry import Registry, rates_pool
 from service.rating.effects import Rejected
 
 
@@ -70,7 +70,7 @@ def engine_for(message: InputMessage | EventContent, registry: Registry) -> Engi
             "$.ruleset" if registry.rulesets(message.system) else "$.system",
             getattr(message, "event_id", None),
         )
-    if message.pool not in engine.pools:
+    if message.pool is None or not rates_pool(engine, message.pool):
         raise Rejected(
             "invalid", f"ruleset {engine.ruleset} does not rate pool {message.pool!r}", "$.pool"
         )

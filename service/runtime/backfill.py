@@ -20,6 +20,7 @@ from service.runtime.store import (
     StreamKeys,
     active_writes,
     decode_record,
+    live_pools,
     queue,
     queue_indexes,
     recount_played,
@@ -31,7 +32,8 @@ log = structlog.get_logger("rating.consumer")
 async def index_stream(client: Any, stream: str, keys: StreamKeys) -> None:
     """Index every pool of every system stored under `keys` (the keys of input stream
     `stream`) before the read model existed, and say which."""
-    pools = [(system, pool) for system in SYSTEMS for pool in POOLS[system]]
+    known = {(system, pool) for system in SYSTEMS for pool in POOLS[system]}
+    pools = sorted(known | set(await live_pools(client, keys)))  # a platform's own pools too
     indexed = await index_existing(client, keys, pools)
     if indexed:
         log.warning(

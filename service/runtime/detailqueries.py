@@ -13,6 +13,7 @@ from schemas.reads import (
     PlayerProfile,
 )
 from schemas.records import PlayerRecord
+from schemas.systems import BY_NAME, pool_order
 from service.crosstable import crosstable
 from service.profiles import PoolRead, profile_of
 from service.readmodel import (
@@ -22,7 +23,7 @@ from service.readmodel import (
 )
 from service.revisions import revisions
 from service.runtime.keys import StreamKeys
-from service.runtime.replies import moment
+from service.runtime.replies import moment, text
 from service.runtime.store import decode_record
 from service.timeline import Archived, decode_archived
 
@@ -34,12 +35,31 @@ class DetailQueries:
     keys: list[StreamKeys]
     _where: dict[tuple[str, str], StreamKeys]
 
+    async def _catalog_pools(self, system: str) -> list[str]:
+        """The pools of `system` the catalogs of the input streams name (those with data)."""
+        async with self.client.pipeline(transaction=False) as pipe:
+            for keys in self.keys:
+                pipe.hkeys(keys.catalog)
+            replies = await pipe.execute()
+        prefix = f"{system}:"
+        return [
+            text(f)[len(prefix) :]
+            for fields in replies
+            for f in fields
+            if text(f).startswith(prefix)
+        ]
+
     async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
         """The player in every pool of the system (D38) in two pipelined round trips: each
         pool's record, history and last update (asked of every input stream for a pool not
-        located yet: a pool lives in one), then the ranks of the rated ones."""
+        located yet: a pool lives in one), then the ranks of the rated ones. A system whose
+        pools the platform names (D70) costs one round trip more: the catalog's pools of it."""
         wanted: list[tuple[str, StreamKeys]] = []
-        for pool in POOLS.get(system, ()):
+        pools = list(POOLS.get(system, ()))
+        info = BY_NAME.get(system)
+        if info is not None and info.open_pools:
+            pools = pool_order(system, [*pools, *await self._catalog_pools(system)])
+        for pool in pools:
             known = self._where.get((system, pool))
             wanted += [(pool, keys) for keys in ([known] if known else self.keys)]
         if not wanted:

@@ -14,6 +14,7 @@ from typing import Any, cast
 import msgspec
 
 from schemas.common import System
+from schemas.glicko2 import uncertainty
 from schemas.ratings import RatingsUpdated
 from schemas.reads import (
     ListDate,
@@ -246,6 +247,8 @@ class ReadModel(ListQueries, DetailQueries):
                 titles=list(r.titles),
                 federation=r.federation,
                 active=is_active is not None,
+                rd=r.rd,
+                uncertainty=uncertainty(r.rd),
             )
             for r, rank, is_active in zip(page, ranks, actives)
         ]

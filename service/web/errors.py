@@ -16,8 +16,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from schemas.common import POOLS, SYSTEMS
+from schemas.common import SYSTEMS
 from schemas.reads import ApiError
+from schemas.systems import is_pool, pools_text
 from service.web.caching import HTML, JSON
 from service.web.rendering import render_page
 from service.web.source import Unavailable
@@ -65,10 +66,8 @@ def check_system(system: str) -> None:
 def check_pool(system: str, pool: str) -> None:
     """404 for a system or pool the service does not rate."""
     check_system(system)
-    if pool not in POOLS[system]:
-        raise NotFound(
-            f"unknown pool {pool!r} of system {system} (known: {', '.join(POOLS[system])})"
-        )
+    if not is_pool(system, pool):  # a platform-named pool of a system with open pools too (D70)
+        raise NotFound(f"unknown pool {pool!r} of system {system} (known: {pools_text(system)})")
 
 
 def is_page(request: Request) -> bool:

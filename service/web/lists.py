@@ -12,8 +12,9 @@ from fastapi import APIRouter, Query
 from starlette.requests import Request
 from starlette.responses import Response
 
-from schemas.common import POOLS, SYSTEMS
+from schemas.common import SYSTEMS
 from schemas.reads import EventList
+from schemas.systems import pool_order
 from service.web.api import answers, reads_of
 from service.web.caching import HTML, cached, cached_json
 from service.web.errors import NotFound, check_pool, check_system
@@ -101,7 +102,9 @@ async def events_page(
 ) -> Response:
     found = await events_of(request, system, pool, EVENTS_PAGE, offset)
     rated = {(p.system, p.pool) for p in (await reads_of(request).pools()).pools}
-    pools = [(s, p) for s in SYSTEMS for p in POOLS[s] if (s, p) in rated]  # each answers
+    pools = [  # each answers; a platform's own pools too (D70)
+        (s, p) for s in SYSTEMS for p in pool_order(s, (p for t, p in rated if t == s))
+    ]
     body = render_page(
         request,
         "events.html",

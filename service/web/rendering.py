@@ -9,7 +9,9 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import jinja2
+from markupsafe import Markup
 
+from schemas.systems import BY_NAME
 from service.web import people
 
 HERE = Path(__file__).parent
@@ -78,7 +80,21 @@ environment = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def system_title(system: str) -> str:
+    """The system's name for people, from the systems table (schemas/systems.py: "Glicko-2")."""
+    info = BY_NAME.get(system)
+    return info.title if info is not None else system.upper()
+
+
+def system_name(system: str) -> Markup:
+    """The system's name in a page: text, not a figure (the 2 of Glicko-2, D37)."""
+    return Markup("<span data-text>{}</span>").format(system_title(system))
+
+
 environment.filters.update(signed=people.signed, number=number, rating=rating, when=when)
+environment.filters.update(system_name=system_name, system_title=system_title)
 environment.globals.update(
     fig=people.figure,
     pool_url=pool_url,

@@ -47,6 +47,7 @@ def test_domains_layout_names_one_partition_per_ordering_domain():
         "fide.standard",
         "fide.rapid",
         "fide.blitz",
+        "glicko2.standard",
         "naspa",
     ]
     fide = layout.route("fide", "standard")

@@ -16,6 +16,7 @@ import pytest
 
 from schemas import PeriodClosed, PlayerRecord, PoolState, decode_input
 from schemas.common import PERIOD_SYSTEMS
+from schemas.systems import rates_in_periods
 from schemas.validation import InvalidMessage
 from service.cli.main import main
 from service.engine.contract import EngineRejection
@@ -152,16 +153,16 @@ def test_a_closed_period_stays_closed():
     assert (rejection.reason, rejection.path) == ("period_closed", "$.period")
 
 
-# --- only FIDE has periods ------------------------------------------------------------
+# --- only FIDE and Glicko-2 (ruleset glicko2) have periods -------------------------------
 def test_the_contract_and_the_engines_agree_on_which_systems_have_periods():
-    """schemas.common.PERIOD_SYSTEMS is the one list; every engine of another system refuses a
-    close and orders its events without a period prefix, and FIDE's engine closes a period."""
-    assert set(PERIOD_SYSTEMS) == {"fide"}
+    """schemas.systems is the one table (PERIOD_SYSTEMS is read off it); every engine of a
+    ruleset without periods refuses a close, and FIDE's and glicko2's engines close one."""
+    assert set(PERIOD_SYSTEMS) == {"fide", "glicko2"}
     for engine in REGISTRY:
         pool = engine.pools[0]
         message = PeriodClosed(system=engine.system, pool=pool, period="2025-11")  # type: ignore[arg-type]  # a system of the registry
         state = PoolState(system=engine.system, pool=pool)  # type: ignore[arg-type]  # as above
-        if engine.system in PERIOD_SYSTEMS:
+        if rates_in_periods(engine.system, engine.ruleset):
             ended = dt.date(2025, 11, 30)
             assert engine.close_period(message, {}, state, ended).pool.closed_through == "2025-11"
             assert engine.list_period("2025-11") == "2025-12"
@@ -169,6 +170,10 @@ def test_the_contract_and_the_engines_agree_on_which_systems_have_periods():
             with pytest.raises(EngineRejection):
                 engine.close_period(message, {}, state)
     assert {e.system for e in REGISTRY if e.system not in PERIOD_SYSTEMS} == {"cfc", "naspa"}
+    assert {e.ruleset for e in REGISTRY if rates_in_periods(e.system, e.ruleset)} == {
+        "fide-2024",
+        "glicko2",
+    }
 
 
 @pytest.mark.parametrize("system", ["cfc", "naspa"])
@@ -186,7 +191,7 @@ def test_validate_fails_a_cfc_close(tmp_path, capsys):
     assert main(["validate", str(path)]) == 1
     assert capsys.readouterr().out == (
         f"{path}:1: $.system: cfc has no rating periods: it rates each event as it ends, so there is no period to"
-        " close (only fide publishes periodic lists) (invalid)\n"
+        " close (the systems with rating periods: fide, glicko2) (invalid)\n"
     )
     path.write_text(json.dumps(close("2025-11")))
     assert main(["validate", str(path)]) == 0

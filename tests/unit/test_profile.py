@@ -234,7 +234,7 @@ async def test_the_api_answers_every_pool_with_labels_ranks_and_the_live_rating(
     ("path", "message"),
     [
         ("/v1/players/fide/999", "no player '999' in system fide"),
-        ("/v1/players/go/1", "unknown system 'go' (known: cfc, fide, naspa)"),
+        ("/v1/players/go/1", "unknown system 'go' (known: cfc, fide, glicko2, naspa)"),
     ],
 )
 async def test_an_unknown_player_or_system_is_404_with_an_api_error(site, path, message):

@@ -61,10 +61,10 @@ def test_csv_header_and_cells():
     assert (
         lines[0]
         == "system,pool,id,name,titles,federation,sex,rating,status,games,highest,birth_year,"
-        "ever_2300,ever_2400,k,cfc,fide"
+        "ever_2300,ever_2400,k,cfc,fide,rd,volatility,last_rated,glicko2"
     )
-    assert lines[1] == "cfc,regular,100001,,,,,1850,established,120,1901,,false,false,,,"
-    assert lines[4] == "fide,standard,sn5@open,,,,,,unrated,0,,,false,false,,,"
+    assert lines[1] == "cfc,regular,100001,,,,,1850,established,120,1901,,false,false,,,,,,,"
+    assert lines[4] == "fide,standard,sn5@open,,,,,,unrated,0,,,false,false,,,,,,,"
 
 
 def test_labels_go_out_and_back_in(tmp_path):

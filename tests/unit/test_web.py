@@ -166,7 +166,7 @@ async def test_a_player_id_with_a_slash():
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        ("/v1/pools/go/x/players", "unknown system 'go' (known: cfc, fide, naspa)"),
+        ("/v1/pools/go/x/players", "unknown system 'go' (known: cfc, fide, glicko2, naspa)"),
         (
             "/v1/pools/cfc/blitz/players/1",
             "unknown pool 'blitz' of system cfc (known: regular, active)",
