@@ -82,6 +82,19 @@ def add(redis_url: str, stream: str, data: bytes) -> None:
         client.close()
 
 
+def wait_reading(redis_url: str, timeout: float = 60.0) -> None:
+    """Until a client of this Redis is blocked in XREAD (watch reads from "now": a message
+    added before its first read is not its to print)."""
+    client = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + timeout
+    try:
+        while not any(c.get("cmd") == "xread" for c in client.client_list()):
+            assert time.monotonic() < deadline, f"watch did not read within {timeout} s"
+            time.sleep(0.05)
+    finally:
+        client.close()
+
+
 def finish(process: subprocess.Popen, timeout: float = 15) -> tuple[int, str]:
     try:
         process.wait(timeout=timeout)

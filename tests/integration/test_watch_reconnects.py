@@ -11,7 +11,7 @@ import time
 import pytest
 
 from tests.integration.processes import PrivateRedis
-from tests.integration.test_watch import add, finish, ratings_updated, watch
+from tests.integration.test_watch import add, finish, ratings_updated, wait_reading, watch
 
 pytestmark = pytest.mark.integration
 
@@ -45,7 +45,7 @@ async def test_watch_follows_on_across_a_redis_restart(private_redis, tmp_path):
     messages = {n: ratings_updated(tmp_path, f"ev-{n}") for n in range(1, 6)}
     process = watch(private_redis.url, stream, "--block-ms", "1000")
     try:
-        time.sleep(1.5)  # watch reads from "now": started before the first message
+        wait_reading(private_redis.url)  # watch reads from "now": started before the first message
         add(private_redis.url, stream, messages[1])
         add(private_redis.url, stream, messages[2])
         assert headings_until(process, "ev-2") == ["ev-1", "ev-2"]
@@ -61,6 +61,8 @@ async def test_watch_follows_on_across_a_redis_restart(private_redis, tmp_path):
         assert process.poll() is None
         process.send_signal(signal.SIGINT)
     finally:
+        if process.poll() is None:  # a failed step: stop it, so that its failure is the one said
+            process.send_signal(signal.SIGINT)
         code, err = finish(process)
     assert code == 130, err
     lines = err.splitlines()
