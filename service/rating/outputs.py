@@ -13,7 +13,9 @@ from schemas.records import PlayerRecord
 from service.engine.contract import Engine
 from service.readmodel import list_field
 
-LIST_CHUNK = 1_000  # players per `ratings.updated` message of kind `list` (FIDE)
+# Players per `ratings.updated` message of kind `list` (FIDE): RATING_CLOSE_PLAYERS's default, so
+# that the service's paged close (a message a commit, D60) and the offline fold publish the same.
+LIST_CHUNK = 500
 
 
 def event_output(
