@@ -26,7 +26,7 @@ import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
 from service.bench import benchmark as bench
-from service.bench.machine import stderr_tail
+from service.bench.machine import Neighbours, redis_cpu_seconds, stderr_tail
 from service.bench.workloads import fide_pool_before_close
 from service.closeindex import BUILT
 from service.runtime.keys import StreamKeys
@@ -62,12 +62,14 @@ def pool_pages(players: int) -> Iterator[list[PlayerRecord]]:
         yield [msgspec.structs.replace(r, id=f"f{first + n + 1:07d}") for n, r in enumerate(page)]
 
 
-def _command_counts(client: redis.Redis) -> tuple[int, int, int]:
-    """(commands, EXECs, bytes received) Redis counted so far."""
+def _command_counts(client: redis.Redis) -> tuple[int, int, int, float, dict[str, float]]:
+    """(commands, EXECs, bytes received, CPU seconds, µs by command) Redis counted so far."""
     stats = client.info("commandstats")
     calls = sum(int(v["calls"]) for v in stats.values())
     execs = int(stats.get("cmdstat_exec", {}).get("calls", 0))
-    return calls, execs, int(client.info("stats")["total_net_input_bytes"])
+    usec = {name.removeprefix("cmdstat_"): float(v["usec"]) for name, v in stats.items()}
+    received = int(client.info("stats")["total_net_input_bytes"])
+    return calls, execs, received, redis_cpu_seconds(client), usec
 
 
 def _watch_blocks(client: redis.Redis) -> bool:
@@ -132,7 +134,8 @@ def bench_close(
             _wait_owner(client, keys, env["RATING_CONSUMER"], service)
             idle = bench.peak_rss_mb(service.pid)
             watched = _watch_blocks(client)
-            calls0, execs0, bytes0 = _command_counts(client)
+            calls0, execs0, bytes0, cpu0, usec0 = _command_counts(client)
+            neighbours = Neighbours()
             progress(f"scale: closing 2025-11 of {players:,} players")
             close = {"schema": "period.closed/v1", "system": "fide", "period": "2025-11"}
             started = time.perf_counter()
@@ -143,7 +146,8 @@ def bench_close(
                 time.sleep(0.05)
             seconds = time.perf_counter() - started
             rss = bench.peak_rss_mb(service.pid)
-            calls1, execs1, bytes1 = _command_counts(client)
+            calls1, execs1, bytes1, cpu1, usec1 = _command_counts(client)
+            machine = neighbours.report()
             block, what, slowest = (
                 _longest_block_ms(client) if watched else (None, "CONFIG refused", [])
             )
@@ -154,6 +158,8 @@ def bench_close(
         if rejected:
             raise RuntimeError(f"the close was dead-lettered: {client.xrange(names.dead_letter)}")
         pages = max(1, execs1 - execs0)
+        spent = {name: (usec1[name] - usec0.get(name, 0.0)) / pages / 1000 for name in usec1}
+        top = sorted(spent.items(), key=lambda kv: -kv[1])[:6]
         return {
             "players": players,
             "import_seconds": imported,
@@ -162,6 +168,9 @@ def bench_close(
             "commits": execs1 - execs0,
             "commands_per_commit": (calls1 - calls0) / pages,
             "bytes_per_commit": (bytes1 - bytes0) / pages,
+            "redis_cpu_ms_per_commit": (cpu1 - cpu0) / pages * 1000,
+            "command_ms_per_commit": {name: round(ms, 3) for name, ms in top},
+            "machine": machine,
             "redis_longest_block_ms": block,
             "longest_block": what,
             "slowest": slowest,
@@ -251,6 +260,10 @@ def render_scale(report: dict) -> str:
         f"  per commit                     {c['commands_per_commit']:8.1f} command calls"
         " (scripts' included),"
         f" {c['bytes_per_commit'] / 1024:,.0f} KiB",
+        f"  Redis's CPU per commit         {c['redis_cpu_ms_per_commit']:8.1f} ms"
+        f"  (by command: {', '.join(f'{k} {v:.1f}' for k, v in c['command_ms_per_commit'].items())})",
+        f"  load average                   {c['machine']['load_average_at_start']:8.2f} at the start,"
+        f" {c['machine']['load_average_at_end']:.2f} at the end",
         f"  Redis's longest block          {block:8.1f} ms  ({c['longest_block']})"
         if block is not None
         else "  Redis's longest block          (CONFIG refused by the server)",

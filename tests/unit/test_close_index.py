@@ -61,9 +61,7 @@ def test_the_lexicographic_bounds_keep_periods_apart():
 
 def _pool() -> dict[str, PlayerRecord]:
     records = fide_pool_before_close(300)
-    with_k = [
-        msgspec.structs.replace(r, k=20) if n % 5 == 0 else r for n, r in enumerate(records)
-    ]
+    with_k = [msgspec.structs.replace(r, k=20) if n % 5 == 0 else r for n, r in enumerate(records)]
     idle = [
         PlayerRecord(system="fide", pool="standard", id=f"i{n}", rating=2000, games=40, k=10)
         for n in range(7)
