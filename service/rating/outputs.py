@@ -15,7 +15,7 @@ from service.readmodel import list_field
 
 # Players per `ratings.updated` message of kind `list` (FIDE): RATING_CLOSE_PLAYERS's default, so
 # that the service's paged close (a message a commit, D60) and the offline fold publish the same.
-LIST_CHUNK = 250
+LIST_CHUNK = 100
 
 
 def event_output(

@@ -175,8 +175,9 @@ class PagedClose:
                         f"{entry.id} follows the cursor: the store was changed outside the service"
                     )
                 return await self._page(client, pipe, entry, ledger, progress, starting, fence)
-        except WatchError:
+        except WatchError:  # another writer first: tried again, not counted as an attempt
             self.report.metrics.retries.labels(self.stream).inc()
+            await client.hdel(keys.attempts, entry.id)
             return MORE
 
     async def _start(

@@ -142,7 +142,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "close_players",
         ("RATING_CLOSE_PLAYERS",),
-        "250",
+        "100",
         "players of a FIDE close read and written in one commit, and players of each of its list's "
         "messages: bounds how long one commit of a close holds Redis and how much it takes in memory (D60)",
     ),
@@ -267,7 +267,7 @@ class Settings(msgspec.Struct, frozen=True):
     output_maxlen: int = 1_000_000
     batch_size: int = 64
     commit_players: int = 4_096
-    close_players: int = 250
+    close_players: int = 100
     max_cascade_events: int = 0
     poll_ms: int = 1_000
     http_host: str = "0.0.0.0"

@@ -148,4 +148,4 @@ async def test_a_store_from_before_the_close_index_gets_it_at_start(client, redi
         await wait_until_applied(client, settings)
     finally:
         services.stop_all()
-    await check_equals_fold(client, settings, records, 250)
+    await check_equals_fold(client, settings, records, 100)
