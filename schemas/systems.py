@@ -28,7 +28,10 @@ class SystemInfo(msgspec.Struct, frozen=True):
     pool name matching POOL_NAME_PATTERN is a pool too (named by the platform). `ruleset`:
     the default ruleset; `pool_rulesets` a pool's own default. `period_rulesets`: the
     rulesets that rate events into rating periods closed by `period.closed/v1` (an event of
-    such a ruleset counts in the period of its end month unless it names one)."""
+    such a ruleset counts in the period of its end month unless it names one).
+    `paged_close`: a close changes only the players with games in the period, so the service
+    reads and commits it a page of them at a time (D60: FIDE); otherwise it rates the whole
+    pool in one commit (Glicko-2's step 6 reaches every player)."""
 
     name: str
     title: str
@@ -37,12 +40,18 @@ class SystemInfo(msgspec.Struct, frozen=True):
     pool_rulesets: dict[str, str] = {}
     period_rulesets: tuple[str, ...] = ()
     open_pools: bool = False
+    paged_close: bool = False
 
 
 SYSTEM_INFO: tuple[SystemInfo, ...] = (
     SystemInfo("cfc", "CFC", ("regular", "active"), "cfc-2009"),
     SystemInfo(
-        "fide", "FIDE", ("standard", "rapid", "blitz"), "fide-2024", period_rulesets=("fide-2024",)
+        "fide",
+        "FIDE",
+        ("standard", "rapid", "blitz"),
+        "fide-2024",
+        period_rulesets=("fide-2024",),
+        paged_close=True,
     ),
     SystemInfo(
         "glicko2",

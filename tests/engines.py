@@ -64,6 +64,16 @@ class CountingEngine:
         ]
         return Outcome(results, [], msgspec.structs.replace(pool, closed_through=message.period))
 
+    def check_close(self, message, periods, pool, last_end=None) -> None:
+        """Any period may close (the double checks nothing)."""
+
+    def list_players(self, message, records, pool):
+        """A page of `close_period` (the service's paged close, D60)."""
+        return msgspec.structs.replace(self.close_period(message, records, pool), pool=pool)
+
+    def clear_k(self, message, records) -> list:
+        return []
+
     def order_prefix(self, event) -> int:
         """With periods, an event's key starts with its period's month number, as FIDE's."""
         if not (self.periods and event.period):

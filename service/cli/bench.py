@@ -21,11 +21,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         else (lambda _: None)
     )
     try:
-        if args.sizing:
+        if args.scale:
+            from service.bench.scale import render_scale, run_scale
+
+            report = run_scale(args.redis_url, args.quick, progress)
+            rendered: Callable[[dict], str] = render_scale
+        elif args.sizing:
             from service.bench.sizing import render_sizing, run_sizing
 
             report = run_sizing(args.redis_url, args.quick, progress)
-            rendered: Callable[[dict], str] = render_sizing
+            rendered = render_sizing
         elif args.profile:
             from service.bench.profile import render_profile
 
@@ -70,6 +75,12 @@ def register(commands: Any) -> None:
         help="only the sizing figures: Redis bytes per stored item and per player-event by event size "
         "and system (on each private server binary there is), the service's peak RSS steady and "
         "through corrections' cascades (docs/operations/sizing.md)",
+    )
+    p.add_argument(
+        "--scale",
+        action="store_true",
+        help="only the stages at scale (minutes, not part of the other runs): a FIDE close of "
+        "1,000,000 players, its time, Redis's longest block and serve's peak RSS (20,000 with --quick)",
     )
     p.add_argument(
         "--quick",

@@ -8,7 +8,7 @@ fetch the records, call an engine, and store what it returns.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Protocol
 
 import msgspec
@@ -119,6 +119,32 @@ class Engine(Protocol):
         that is not due (an earlier one is open, or it lies in the future)."""
         ...
 
+    def check_close(
+        self,
+        message: PeriodClosed,
+        periods: Set[str],
+        pool: PoolState,
+        last_end: dt.date | None = None,
+    ) -> None:
+        """What `close_period` checks first, from the open periods with counted games
+        (`periods`: the earliest and the latest suffice) instead of the records: raises
+        EngineRejection when the period may not close now (D60, the service's paged close)."""
+        ...
+
+    def list_players(
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState
+    ) -> Outcome:
+        """The list lines of some records of the pool (those with games in the period), by
+        id, and their new records; `pool` unchanged. Per record: `close_period` is this over
+        the whole pool, then `clear_k` (D60)."""
+        ...
+
+    def clear_k(
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord]
+    ) -> list[PlayerRecord]:
+        """The records a close changes without listing them (FIDE: an imported K removed)."""
+        ...
+
     def reopen_period(
         self,
         message: PeriodReopened,
@@ -171,3 +197,22 @@ class WithoutPeriods:
         raise EngineRejection(
             "unratable", "this system has no rating periods to reopen", "$.system"
         )
+
+    def check_close(
+        self,
+        message: PeriodClosed,
+        periods: Set[str],
+        pool: PoolState,
+        last_end: dt.date | None = None,
+    ) -> None:
+        raise EngineRejection("unratable", "this system has no rating periods", "$.system")
+
+    def list_players(
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState
+    ) -> Outcome:
+        raise EngineRejection("unratable", "this system has no rating periods", "$.system")
+
+    def clear_k(
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord]
+    ) -> list[PlayerRecord]:
+        raise EngineRejection("unratable", "this system has no rating periods", "$.system")

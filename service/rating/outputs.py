@@ -13,7 +13,9 @@ from schemas.records import PlayerRecord
 from service.engine.contract import Engine
 from service.readmodel import list_field
 
-LIST_CHUNK = 1_000  # players per `ratings.updated` message of kind `list` (FIDE)
+# Players per `ratings.updated` message of kind `list` (FIDE): RATING_CLOSE_PLAYERS's default, so
+# that the service's paged close (a message a commit, D60) and the offline fold publish the same.
+LIST_CHUNK = 100
 
 
 def event_output(
@@ -76,22 +78,29 @@ def list_outputs(
     """A closed period's list, LIST_CHUNK players a message, saying the period it is in force
     from (`Engine.list_period`)."""
     chunks = [results[i : i + LIST_CHUNK] for i in range(0, len(results), LIST_CHUNK)] or [[]]
-    in_force = engine.list_period(message.period)
     return [
-        RatingsUpdated(
-            kind="list",
-            system=message.system,
-            pool=message.pool or "",
-            ruleset=engine.ruleset,
-            source_id=source_id,
-            period=message.period,
-            players=chunk,
-            chunk=n,
-            chunks=len(chunks),
-            list_period=in_force,
-        )
+        list_message(message, engine, chunk, source_id, n, len(chunks))
         for n, chunk in enumerate(chunks, 1)
     ]
+
+
+def list_message(
+    message: PeriodClosed, engine: Engine, results: list, source_id: str, chunk: int, chunks: int
+) -> RatingsUpdated:
+    """Message `chunk` of `chunks` of a closed period's list (a paged close publishes one a
+    commit, D60)."""
+    return RatingsUpdated(
+        kind="list",
+        system=message.system,
+        pool=message.pool or "",
+        ruleset=engine.ruleset,
+        source_id=source_id,
+        period=message.period,
+        players=results,
+        chunk=chunk,
+        chunks=chunks,
+        list_period=engine.list_period(message.period),
+    )
 
 
 def list_withdrawal(message: PeriodReopened, engine: Engine, source_id: str) -> RatingsUpdated:

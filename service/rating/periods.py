@@ -1,6 +1,10 @@
 """A period's close and its undo (docs/rules/fide.md "F11 A close can be undone"): the
 engine's list, and what the ledger keeps so that the latest close can be reopened.
 
+The service closes a pool a page at a time (D60: `close_start`, then `close_page` once per
+commit, service/runtime/closes.py): the same effect as `close`, which the offline `rate`
+applies to the whole pool.
+
 A close stores, in each player's history at the list's order key (readmodel.list_key),
 the record before the close of every record it changes, as an event stores the record
 before it; no cascade ever reads there (nothing is re-rated in a closed period). A reopen
@@ -14,12 +18,13 @@ import msgspec
 
 from schemas.events import PeriodClosed, PeriodReopened
 from schemas.periods import month_index
+from schemas.ratings import RatingsUpdated
 from service.engine.contract import EngineRejection
 from service.engine.registry import Registry
 from service.rating.effects import Applied, Duplicate, Rejected
 from service.rating.ledger import MemoryLedger
 from service.rating.needs import content_digest, engine_for, marker_key
-from service.rating.outputs import list_outputs, list_withdrawal
+from service.rating.outputs import list_message, list_outputs, list_withdrawal
 from service.readmodel import list_key
 from service.timeline import end_date_of, pack_state, split_member, unpack_state
 
@@ -64,6 +69,83 @@ def close(
     outputs = list_outputs(message, engine, outcome.results, source_id)
     for output in outputs:
         ledger.publish(output, at)
+    return Applied(outputs, key, digest)
+
+
+def close_start(
+    ledger: MemoryLedger,
+    message: PeriodClosed,
+    registry: Registry,
+    periods: set[str],
+) -> Duplicate | None:
+    """The first commit of a paged close (D60): Duplicate, Rejected (raised), or None when it
+    may start. `ledger` holds the pool state, the close's marker and the domain's timeline
+    tail; `periods` the earliest and the latest open period with counted games (the close
+    index's), which is all `check_due` needs of the records."""
+    key, digest = marker_key(message), content_digest(message)
+    known = ledger.markers.get(key)
+    if known == digest:
+        return Duplicate(key)
+    if known is not None and not known.startswith(REOPENED):
+        raise Rejected("conflict", f"{key} was already applied with other content", "$")
+    engine = engine_for(message, registry)
+    system, pool = message.system, message.pool or ""
+    tail = ledger.tail(registry.domains.of(system, pool))
+    try:
+        engine.check_close(
+            message, periods, ledger.pool_state(system, pool), end_date_of(tail) if tail else None
+        )
+    except EngineRejection as exc:
+        raise Rejected(exc.reason, exc.message, exc.path) from None
+    return None
+
+
+class Page(msgspec.Struct, frozen=True):
+    """One commit of a paged close (D60): the list's message `chunk` of `chunks` from the
+    players read (phase `list`), or the K overrides ended (phase `k`, no message); `last`:
+    the close's last commit (the pool closed, its marker)."""
+
+    phase: str
+    chunk: int
+    chunks: int
+    last: bool
+
+
+def close_page(
+    ledger: MemoryLedger, message: PeriodClosed, registry: Registry, source_id: str, page: Page
+) -> Applied:
+    """Apply one page of a paged close to `ledger` (the page's records and the pool state):
+    what `close` does for the whole pool, a page of players at a time. The same records,
+    histories, list lines and messages as `close`, the list's players in the same order (by
+    id); the pool is closed, and the marker set, by the last page only."""
+    engine = engine_for(message, registry)
+    system, pool = message.system, message.pool or ""
+    state = ledger.pool_state(system, pool)
+    records = dict(ledger.records.get((system, pool), {}))
+    outputs: list[RatingsUpdated] = []
+    if page.phase == "list":
+        outcome = engine.list_players(message, records, state)
+        changed, results = outcome.records, outcome.results
+        outputs.append(list_message(message, engine, results, source_id, page.chunk, page.chunks))
+    else:
+        changed = engine.clear_k(message, records)
+    at = list_key(message.period)
+    for record in changed:
+        before = ledger.record(record.system, record.pool, record.id)
+        if before is not None:
+            ledger.history_change((record.system, record.pool, record.id)).add(
+                at + pack_state(before)
+            )
+    ledger.store_records(changed)
+    for output in outputs:
+        ledger.publish(output, at)
+    key, digest = marker_key(message), content_digest(message)
+    if page.last:
+        closed = msgspec.structs.replace(state, closed_through=message.period)
+        ledger.set_pool(
+            msgspec.structs.replace(closed, reopen_to=[*state.reopen_to, state.closed_through])
+        )
+        ledger.set_marker(key, digest)
     return Applied(outputs, key, digest)
 
 

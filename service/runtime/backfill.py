@@ -11,8 +11,9 @@ from typing import Any
 import msgspec
 import structlog
 
-from schemas.common import POOLS, SYSTEMS
+from schemas.common import PERIOD_SYSTEMS, POOLS, SYSTEMS
 from schemas.records import PlayerRecord, PoolState
+from service.closeindex import BUILT, due_members
 from service.lists import closed_list_days, pack_card, summary_of
 from service.readmodel import list_field, unpack_entry, unpack_message
 from service.runtime.connection import on_owner
@@ -31,7 +32,8 @@ log = structlog.get_logger("rating.consumer")
 
 async def index_stream(client: Any, stream: str, keys: StreamKeys) -> None:
     """Index every pool of every system stored under `keys` (the keys of input stream
-    `stream`) before the read model existed, and say which."""
+    `stream`) before the read model existed, and the close index of every pool with periods
+    stored before it (D61), and say which."""
     known = {(system, pool) for system in SYSTEMS for pool in POOLS[system]}
     pools = sorted(known | set(await live_pools(client, keys)))  # a platform's own pools too
     indexed = await index_existing(client, keys, pools)
@@ -41,6 +43,34 @@ async def index_stream(client: Any, stream: str, keys: StreamKeys) -> None:
             stream=stream,
             pools=[f"{system}/{pool}" for system, pool in indexed],
         )
+    due = []
+    for system, pool in pools:
+        if system in PERIOD_SYSTEMS and await index_due(client, keys, system, pool):
+            due.append(f"{system}/{pool}")
+    if due:
+        log.warning("built the close index of the pools stored before it", stream=stream, pools=due)
+
+
+async def index_due(client: Any, keys: StreamKeys, system: str, pool: str) -> bool:
+    """Build the close index of one pool (D60, D61) from its records, a page at a time, when
+    it has records and no index yet; True when it did. The index's `.` is written last, so
+    a build cut short is done again (its ZADDs are idempotent). A commit meanwhile keeps the
+    index of the records it writes: what it removes is removed, what it adds is there."""
+    due = keys.due(system, pool)
+    if await client.zscore(due, BUILT) is not None:
+        return False
+    if not await client.exists(keys.players(system, pool)):
+        return False
+    members: list[bytes] = []
+    async for _, raw in client.hscan_iter(keys.players(system, pool), count=1_000):
+        members.extend(due_members(decode_record(raw)))
+        if len(members) >= 1_000:
+            await client.zadd(due, dict.fromkeys(members, 0))
+            members = []
+    if members:
+        await client.zadd(due, dict.fromkeys(members, 0))
+    await client.zadd(due, {BUILT: 0})
+    return True
 
 
 async def index_existing(

@@ -48,6 +48,11 @@ DATED = "dated"
 CARDS = "cards"
 MOVES = "moves"
 LISTDATE = "listdate"
+# A paged close (D60): the close index, the staged changes of the list being published, and
+# the stream's close in progress.
+DUE = "due"
+NEXTMOVES = "nextmoves"
+CLOSING = "closing"
 LEASE = "lease"  # and its fence and token counter: `{S}:lease:fence`, `{S}:lease:token`
 REPLICAS = "replicas"
 STORE = "store"  # the store's identity record (service/runtime/storeid.py)
@@ -70,10 +75,20 @@ BY_POOL = (  # `:<system>:<pool>[:<player id> | :<label kind>:<label>]`
     CARDS,
     MOVES,
     LISTDATE,
+    DUE,
+    NEXTMOVES,
 )
 BY_DOMAIN = (TIMELINE,)  # `:<domain>`
 SHARED = (POOLS, CATALOG, EVENTS, RESULTS, MARKERS)  # one hash, fields of several pools
-PER_STREAM = (CURSOR, ATTEMPTS, LEASE, REPLICAS, STORE, DURABLE)  # progress, owner, identity
+PER_STREAM = (
+    CURSOR,
+    ATTEMPTS,
+    LEASE,
+    REPLICAS,
+    STORE,
+    DURABLE,
+    CLOSING,
+)  # progress, owner, identity
 
 _FENCE = "fence"
 _TOKEN = "token"
@@ -142,6 +157,9 @@ class StreamKeys:
         self._cards = self.prefix + CARDS
         self._moves = self.prefix + MOVES
         self._listdate = self.prefix + LISTDATE
+        self._due = self.prefix + DUE
+        self._nextmoves = self.prefix + NEXTMOVES
+        self.closing = self.prefix + CLOSING
         self.lease = self.prefix + LEASE
         self.lease_fence = f"{self.lease}:{_FENCE}"
         self.lease_token = f"{self.lease}:{_TOKEN}"
@@ -191,6 +209,12 @@ class StreamKeys:
 
     def listdate(self, system: str, pool: str) -> str:
         return f"{self._listdate}:{system}:{pool}"
+
+    def due(self, system: str, pool: str) -> str:
+        return f"{self._due}:{system}:{pool}"
+
+    def nextmoves(self, system: str, pool: str) -> str:
+        return f"{self._nextmoves}:{system}:{pool}"
 
 
 def redriven_key(dead_letter_stream: str) -> str:
@@ -357,5 +381,25 @@ def _list_keys(k: StreamKeys) -> tuple[KeyDoc, ...]:
             "string",
             "`<reference day> <first active day> <close's day> <close's first active day>`: the "
             "list date the active players are counted from (D46)",
+        ),
+        KeyDoc(
+            k.due(*sp),
+            "sorted set",
+            "the close index (FIDE, D60): `<period>:<id>` for each period a player has games "
+            "counted in, `k:<id>` for an imported K, `.` once built (lexicographic members): "
+            "the players a close reads",
+        ),
+        KeyDoc(
+            k.nextmoves(*sp),
+            "sorted set",
+            "during a close (D60): the changes of the list being published, renamed to the "
+            "moves key by its last commit",
+        ),
+        KeyDoc(
+            k.closing,
+            "string",
+            "the close in progress on this stream (D60, JSON): its entry, pool, period, the "
+            "list's messages published of how many, the last index member done; removed by "
+            "the close's last commit",
         ),
     )

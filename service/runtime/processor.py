@@ -40,6 +40,7 @@ from service.rating import (
     in_order,
 )
 from service.runtime.backfill import index_stream
+from service.runtime.closes import MORE, PagedClose, is_paged_close
 from service.runtime.connection import on_owner
 from service.runtime.entries import Decision, Entry, EntryDecoder
 from service.runtime.groups import ConsumerGroup
@@ -144,6 +145,7 @@ class StreamProcessor:
         )
         self.decoder = EntryDecoder(settings, registry, self.partition)
         self.report = CommitReport(self.metrics, stream)
+        self.closer = PagedClose(self.keys, stream, self.partition, settings, registry, self.report)
         self._forgiven: str | None = None  # head entry whose attempt failed through Redis
         self._cursor: str | None = None  # the applied cursor as this processor last saw it
         self._handling = asyncio.Lock()
@@ -265,6 +267,8 @@ class StreamProcessor:
         entry whose processing fails, or kills its process, `max_deliveries` times is
         dead-lettered with reason `poison` instead of blocking the stream.
         """
+        if is_paged_close(entries[0]):
+            return await self._commit_close(entries[0], expected_cursor, handed)
         head = entries[0].id
         wants = [e.want for e in entries if e.want is not None]
 
@@ -284,6 +288,27 @@ class StreamProcessor:
                 )
 
         return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
+
+    async def _commit_close(self, entry: Entry, expected_cursor: str, handed: bool) -> int | None:
+        """A period's close, a page a commit (closes.PagedClose, D60), until its last page:
+        each page under the lease's lock and fence as any commit, so that a release or a new
+        owner waits for one page, not for the whole close. 1, 0 or None as `_commit`."""
+
+        async def attempt(client: Any) -> int | None:
+            if self.lease is None:
+                return await self.closer.step(client, entry, expected_cursor, handed, None, None)
+            async with self.lease.lock:
+                fence = self.lease.value
+                if fence is None:
+                    raise LeaseLost(self.stream)
+                return await self.closer.step(
+                    client, entry, expected_cursor, handed, fence, self.lease.fence_key
+                )
+
+        while True:
+            done = await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
+            if done != MORE:
+                return done
 
     def _redirected(self, exc: BaseException) -> None:
         """A commit on a cluster was cut short by a moving slot or a failover: tried again."""

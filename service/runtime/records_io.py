@@ -10,7 +10,9 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+from schemas.common import PERIOD_SYSTEMS
 from schemas.records import PlayerRecord
+from service.closeindex import BUILT
 from service.runtime.store import (
     StreamKeys,
     active_writes,
@@ -31,8 +33,8 @@ async def import_records(
     batch: int = 5_000,
 ) -> tuple[int, int]:
     """Write records into their pools (replacing what is there), with their rankings and
-    name indexes and the lists' (D46: a new pool gets its list date, so the start-up
-    back-fill leaves it alone); `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
+    name indexes and the lists' (D46: a new pool gets its list date and, with periods, its
+    close index marked built (D60), so the start-up back-fill leaves it alone); `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
     from service.runtime.connection import on_owner  # imports redis: not for the offline commands
 
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
@@ -43,10 +45,15 @@ async def import_records(
         by_pool: dict[tuple[str, str], list[PlayerRecord]] = {}
         for record in chunk:
             by_pool.setdefault((record.system, record.pool), []).append(record)
+        unseen = [where for where in by_pool if where not in touched]
         async with client.pipeline(transaction=False) as pipe:
             for (system, pool), mine in by_pool.items():
                 pipe.hmget(keys.players(system, pool), [r.id for r in mine])
+            for where in unseen:
+                pipe.exists(keys.players(*where))
             replies = await pipe.execute()
+        new_pools = [w for w, held in zip(unseen, replies[len(by_pool) :]) if not held]
+        replies = replies[: len(by_pool)]
         olds = {
             (r.system, r.pool, r.id): decode_record(raw) if raw is not None else None
             for mine, raws in zip(by_pool.values(), replies)
@@ -60,8 +67,12 @@ async def import_records(
             by_pool: dict = by_pool,
             chunk: list[PlayerRecord] = chunk,
             olds: dict = olds,
+            new_pools: list = new_pools,
         ) -> None:
             async with owner.pipeline(transaction=True) as pipe:
+                for system, pool in new_pools:  # D60: every record of it indexed from here on
+                    if system in PERIOD_SYSTEMS:
+                        pipe.zadd(keys.due(system, pool), {BUILT: 0})
                 for (system, pool), mine in by_pool.items():
                     fields = [x for r in mine for x in (r.id, encode(r))]
                     pipe.hset(keys.players(system, pool), items=fields)

@@ -140,6 +140,13 @@ SETTINGS: tuple[Setting, ...] = (
         "one commit holds Redis and how much it takes in memory",
     ),
     Setting(
+        "close_players",
+        ("RATING_CLOSE_PLAYERS",),
+        "100",
+        "players of a FIDE close read and written in one commit, and players of each of its list's "
+        "messages: bounds how long one commit of a close holds Redis and how much it takes in memory (D60)",
+    ),
+    Setting(
         "max_cascade_events",
         ("RATING_MAX_CASCADE_EVENTS",),
         "0",
@@ -260,6 +267,7 @@ class Settings(msgspec.Struct, frozen=True):
     output_maxlen: int = 1_000_000
     batch_size: int = 64
     commit_players: int = 4_096
+    close_players: int = 100
     max_cascade_events: int = 0
     poll_ms: int = 1_000
     http_host: str = "0.0.0.0"
@@ -377,6 +385,7 @@ _INTS = {
     "admin_port",
     "batch_size",
     "commit_players",
+    "close_players",
     "claim_idle_ms",
     "lease_ms",
     "max_deliveries",

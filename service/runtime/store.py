@@ -16,6 +16,7 @@ import msgspec
 from schemas.events import EventContent, InputMessage, PeriodReopened
 from schemas.periods import month_index
 from schemas.records import PlayerRecord, PoolState
+from service.closeindex import due_members
 from service.lists import (
     ACTIVE_DAYS,
     closed_list_days,
@@ -282,12 +283,13 @@ def queue(pipe: Any, commands: Iterable[Command]) -> None:
 
 
 def ledger_writes(
-    keys: StreamKeys, changes: Changes, stamp: int | None = None
+    keys: StreamKeys, changes: Changes, stamp: int | None = None, staged: bool = False
 ) -> Iterator[Command]:
     """The Redis writes of a ledger's change set (MemoryLedger.changes after a commit, or
     `whole_state()` for a replay): records, pool states, markers, the archive, timelines and
     histories, and the read model (`stamp`: the time, in ms, of the last input entry, kept as
-    the pools' last update). The one place a ledger becomes Redis writes."""
+    the pools' last update; `staged`: a page of a paged close, whose list's changes go to the
+    staged key, D60). The one place a ledger becomes Redis writes."""
     by_key: dict[str, list[Any]] = {}
     for (system, pool, pid), record in changes.records.items():
         by_key.setdefault(keys.players(system, pool), []).extend((pid, encode(record)))
@@ -301,7 +303,7 @@ def ledger_writes(
     for domain, members in changes.timelines.items():
         yield from _member_changes(keys.timeline(domain), members)
     yield from _history_writes(keys, changes)
-    yield from read_model_writes(keys, changes, stamp)
+    yield from read_model_writes(keys, changes, stamp, staged)
 
 
 def _hset(key: str, fields: list[Any], per: int = WRITE_CHUNK) -> Iterator[Command]:
@@ -332,13 +334,19 @@ def _history_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
 
 
 def queue_ledger_writes(
-    pipe: Any, keys: StreamKeys, ledger: MemoryLedger, stamp: int | None = None
+    pipe: Any,
+    keys: StreamKeys,
+    ledger: MemoryLedger,
+    stamp: int | None = None,
+    staged: bool = False,
 ) -> None:
     """Queue, inside MULTI, what the batch changed (ledger_writes)."""
-    queue(pipe, ledger_writes(keys, ledger.changes, stamp))
+    queue(pipe, ledger_writes(keys, ledger.changes, stamp, staged))
 
 
-def read_model_writes(keys: StreamKeys, changes: Changes, stamp: int | None) -> Iterator[Command]:
+def read_model_writes(
+    keys: StreamKeys, changes: Changes, stamp: int | None, staged: bool = False
+) -> Iterator[Command]:
     """The read model's writes of a change set (service/readmodel.py): the events' last
     messages, the players' history lines, the pools' rankings and name indexes, the last
     updates."""
@@ -357,7 +365,7 @@ def read_model_writes(keys: StreamKeys, changes: Changes, stamp: int | None) -> 
     yield from index_writes(
         keys, ((changes.previous_records.get(who), r) for who, r in changes.records.items())
     )
-    yield from list_writes(keys, changes)
+    yield from list_writes(keys, changes, staged)
     if stamp is not None:
         pools = {(s, p) for s, p, _ in changes.records} | {(s, p) for s, p, _ in changes.entries}
         pools |= {(m.system, m.pool) for m in changes.results.values()}
@@ -381,6 +389,7 @@ def index_writes(
     leaving: dict[tuple[str, str, str, str], list[str]] = {}  # label rankings a player leaves
     labels: dict[tuple[str, str], set[str]] = {}  # the pools' labels (`<kind>:<label>`)
     changes = list(changes)
+    yield from due_writes(keys, changes)
     for old, new in changes:
         system, pool, pid = new.system, new.pool, new.id
         score = rank_score(new)
@@ -434,6 +443,25 @@ def _name_writes(
             yield ("ZADD", key, *(x for member in part for x in (0, member)))
 
 
+def due_writes(
+    keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]
+) -> Iterator[Command]:
+    """Keep the close index (D60, service/closeindex.py) of the records that changed (old,
+    new): a ZREM and a ZADD per pool with periods whose members moved."""
+    due: dict[str, tuple[set[bytes], set[bytes]]] = {}  # key -> (removed, added)
+    for old, new in changes:
+        before, after = due_members(old), due_members(new)
+        if before != after:
+            gone, come = due.setdefault(keys.due(new.system, new.pool), (set(), set()))
+            gone.update(before - after)
+            come.update(after - before)
+    for key, (gone, come) in sorted(due.items()):
+        for chunk in _chunks(sorted(gone - come), WRITE_CHUNK):
+            yield ("ZREM", key, *chunk)
+        for chunk in _chunks(sorted(come), WRITE_CHUNK):
+            yield ("ZADD", key, *(x for member in chunk for x in (0, member)))
+
+
 def queue_indexes(
     pipe: Any, keys: StreamKeys, changes: Iterable[tuple[PlayerRecord | None, PlayerRecord]]
 ) -> None:
@@ -441,7 +469,7 @@ def queue_indexes(
     queue(pipe, index_writes(keys, changes))
 
 
-def list_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
+def list_writes(keys: StreamKeys, changes: Changes, staged: bool = False) -> Iterator[Command]:
     """The lists' indexes of a change set (service/lists.py, D46-D49), after the rankings:
     the events by date and their summaries, each player's last rated game (a new event's
     players by ZADD GT; a revised or dropped line's player recomputed from their history
@@ -450,7 +478,7 @@ def list_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
     pools: dict[tuple[str, str], set[str]] = {}  # pool -> players whose activity may change
     recount: dict[tuple[str, str], set[str]] = {}  # pool -> players to recompute
     yield from _event_writes(keys, changes, pools, recount)
-    yield from _moves_writes(keys, changes, recount)
+    yield from _moves_writes(keys, changes, recount, staged)
     for where, ids in recount.items():
         yield from recount_played(keys, *where, sorted(ids))
         pools.setdefault(where, set()).update(ids)
@@ -497,10 +525,15 @@ def _event_writes(
 
 
 def _moves_writes(
-    keys: StreamKeys, changes: Changes, recount: dict[tuple[str, str], set[str]]
+    keys: StreamKeys,
+    changes: Changes,
+    recount: dict[tuple[str, str], set[str]],
+    staged: bool = False,
 ) -> Iterator[Command]:
     """A FIDE close's changes (D49: its list lines replace the pool's `moves`; a reopen's
-    removed lines empty it); a removed event line's player into `recount`."""
+    removed lines empty it); a removed event line's player into `recount`. `staged`: a page
+    of a paged close adds its lines to the staged changes, which its last commit renames to
+    `moves` (D60)."""
     moves: dict[tuple[str, str], dict[str, int] | None] = {}  # None: the list withdrawn
     for (system, pool, pid), fields in changes.entries.items():
         for field, value in fields.items():
@@ -514,9 +547,11 @@ def _moves_writes(
                 if change:
                     moves[(system, pool)][pid] = change  # type: ignore[index]  # not None here
     for where, found in moves.items():
-        yield ("DEL", keys.moves(*where))
+        key = keys.nextmoves(*where) if staged else keys.moves(*where)
+        if not staged:
+            yield ("DEL", key)
         for chunk in _chunks(sorted((found or {}).items()), WRITE_CHUNK):
-            yield ("ZADD", keys.moves(*where), *(x for pid, change in chunk for x in (change, pid)))
+            yield ("ZADD", key, *(x for pid, change in chunk for x in (change, pid)))
 
 
 def recount_played(keys: StreamKeys, system: str, pool: str, ids: list[str]) -> Iterator[Command]:

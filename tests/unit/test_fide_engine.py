@@ -523,8 +523,8 @@ def test_event_output_performance_and_gm_norm():
     assert (out["g5"].performance, out["g5"].details.norms) == (2500.0, [])
 
 
-# --- chunks of 1,000 and the CLI ----------------------------------------------------------
-def test_a_list_of_2500_players_comes_in_three_chunks():
+# --- chunks of 100 (LIST_CHUNK) and the CLI ------------------------------------------------
+def test_a_list_of_2500_players_comes_in_25_chunks():
     ledger = MemoryLedger([rec(f"p{i:04d}", 2000) for i in range(2500)])
     registry = default_registry()
     games = [(f"p{i:04d}", f"p{i + 1:04d}", 0.5) for i in range(0, 2500, 2)]
@@ -536,12 +536,11 @@ def test_a_list_of_2500_players_comes_in_three_chunks():
         "s2",
     )
     assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [
-        (1, 3, 1000),
-        (2, 3, 1000),
-        (3, 3, 500),
+        (n, 25, 100) for n in range(1, 26)
     ]
     assert (
-        applied.outputs[0].players[0].id == "p0000" and applied.outputs[2].players[-1].id == "p2499"
+        applied.outputs[0].players[0].id == "p0000"
+        and applied.outputs[24].players[-1].id == "p2499"
     )
 
 

@@ -85,13 +85,11 @@ def test_a_list_is_published_in_chunks_of_1000():
     message = decode_input(b'{"schema":"period.closed/v1","system":"fide","period":"2025-11"}')
     applied = apply_message(ledger, message, REGISTRY, "s-9")
     assert [(o.chunk, o.chunks, len(o.players)) for o in applied.outputs] == [
-        (1, 3, 1000),
-        (2, 3, 1000),
-        (3, 3, 500),
+        (n, 25, 100) for n in range(1, 26)
     ]
     assert (
         applied.outputs[0].players[0].id == "p00000"
-        and applied.outputs[2].players[-1].id == "p02499"
+        and applied.outputs[24].players[-1].id == "p02499"
     )
     assert ledger.pools[("fide", "standard")] == PoolState(
         system="fide", pool="standard", closed_through="2025-11", reopen_to=[None]

@@ -12,7 +12,7 @@ close_period: the new list (service.engine.fide.lists).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from functools import lru_cache
 from operator import attrgetter
 
@@ -42,7 +42,13 @@ from service.engine.contract import (
 from service.engine.fide.change import capped_k, game_figures, period_change
 from service.engine.fide.exact import ratio_text
 from service.engine.fide.initial import MIN_PUBLISHED, games_in_window, initial_rating
-from service.engine.fide.lists import close_period, reopen_period
+from service.engine.fide.lists import (
+    check_due,
+    clear_k,
+    close_period,
+    list_players,
+    reopen_period,
+)
 from service.engine.fide.performance import norms_met, performance
 from service.engine.fide.periods import rating_in_force
 from service.engine.fide.records import (
@@ -264,6 +270,28 @@ class FideEngine:
     ) -> Outcome:
         """Publish the period's new list (service.engine.fide.lists), when it is due."""
         return close_period(message, records, pool, last_end)
+
+    def check_close(
+        self,
+        message: PeriodClosed,
+        periods: Set[str],
+        pool: PoolState,
+        last_end: dt.date | None = None,
+    ) -> None:
+        """Whether the period may close now (service.engine.fide.lists.check_due)."""
+        check_due(message.period, periods, pool, last_end)
+
+    def list_players(
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState
+    ) -> Outcome:
+        """The list lines of a page of the pool (service.engine.fide.lists.list_players)."""
+        return list_players(message, records, pool)
+
+    def clear_k(
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord]
+    ) -> list[PlayerRecord]:
+        """F5: the imported K overrides a new list ends (service.engine.fide.lists.clear_k)."""
+        return clear_k(message, records)
 
     def reopen_period(
         self, message: PeriodReopened, before: Mapping[str, PlayerRecord], pool: PoolState

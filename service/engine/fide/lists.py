@@ -9,7 +9,7 @@ initial rating from the pooled games (8.2, F8), published from 1400. Results by 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 
 import msgspec
 
@@ -41,9 +41,7 @@ def open_periods(records: Mapping[str, PlayerRecord], pool: PoolState) -> set[st
     return {p for p in periods if closed is None or p > closed}
 
 
-def check_due(
-    period: str, records: Mapping[str, PlayerRecord], pool: PoolState, last_end: dt.date | None
-) -> None:
+def check_due(period: str, periods: Set[str], pool: PoolState, last_end: dt.date | None) -> None:
     """Whether the pool may close `period` now ("Rating periods and lists": a period's
     events change the list published at its end, one list after the other). Refused:
 
@@ -57,11 +55,13 @@ def check_due(
     - with no rated event and no open games at all in the pool: nothing to close;
     - while an earlier period with games is still open: the lists are published in order.
 
-    All but the first are `period_not_due`.
+    All but the first are `period_not_due`. `periods`: the open periods with counted games
+    (`open_periods`; the service reads the earliest and the latest from its close index, D60:
+    nothing else here depends on the others).
     """
     check_open(period, pool)
     closed = pool.closed_through
-    periods = open_periods(records, pool)
+    periods = {p for p in periods if closed is None or p > closed}
     bounds = {f"the period {p} has rated games": p for p in periods}
     if last_end is not None:
         bounds[f"its last rated event ended {last_end.isoformat()}"] = add_months(
@@ -99,13 +99,43 @@ def close_period(
     last_end: dt.date | None = None,
 ) -> Outcome:
     """The list closing `message.period`, from every record of the pool, once `check_due`
-    allows it (`last_end`: when the pool's last rated event in date order ended)."""
+    allows it (`last_end`: when the pool's last rated event in date order ended). The same as
+    `list_players` over the players with games in the period, then `clear_k` over the rest:
+    what the service does a page at a time (D60)."""
     period = message.period
-    check_due(period, records, pool, last_end)
+    check_due(period, open_periods(records, pool), pool, last_end)
+    listed = list_players(message, records, pool)
+    changed = [*listed.records, *clear_k(message, records)]
+    changed.sort(key=lambda r: r.id)
+    return Outcome(
+        results=listed.results,
+        records=changed,
+        pool=msgspec.structs.replace(pool, closed_through=period),
+    )
+
+
+def counts_in(record: PlayerRecord, period: str) -> bool:
+    """Whether the record has games counted in `period` (period sums, or pooled games of an
+    unrated player): the players the period's list holds."""
+    state = record.fide
+    if state is None:
+        return False
+    return any(s.period == period for s in state.periods) or any(
+        g.period == period for g in state.initial_games
+    )
+
+
+def list_players(
+    message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState
+) -> Outcome:
+    """The list lines of the records with games counted in the period (8.2, 8.3, 7.2.1), by
+    id, and their new records; the others are left alone (pure per record: any page of the
+    pool gives the lines of its players). `pool` is returned as it is."""
+    period = message.period
     pool_name = message.pool or pool.pool
     results = []
     changed = []
-    for record in records.values():
+    for record in sorted(records.values(), key=lambda r: r.id):
         state = record.fide
         if state is None:
             continue
@@ -118,19 +148,19 @@ def close_period(
             continue
         results.append(result)
         changed.append(record)
-    # An imported K override is the K of the list it came with (F5): a new list derives K
-    # again, for the players idle in the period too (their rating stays as it was).
-    listed = {r.id for r in changed}
-    changed.extend(
+    return Outcome(results=results, records=changed, pool=pool)
+
+
+def clear_k(message: PeriodClosed, records: Mapping[str, PlayerRecord]) -> list[PlayerRecord]:
+    """F5: an imported K override is the K of the list it came with; a new list derives K
+    again, for the players idle in the period too (their rating stays as it was). The records
+    with a K and no games in the period, K removed, by id (a listed player's K is the
+    list's: `list_players`)."""
+    return [
         msgspec.structs.replace(record, k=None)
-        for record in records.values()
-        if record.k is not None and record.id not in listed
-    )
-    results.sort(key=lambda r: r.id)
-    changed.sort(key=lambda r: r.id)
-    return Outcome(
-        results=results, records=changed, pool=msgspec.structs.replace(pool, closed_through=period)
-    )
+        for record in sorted(records.values(), key=lambda r: r.id)
+        if record.k is not None and not counts_in(record, message.period)
+    ]
 
 
 def reopen_period(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import msgspec
@@ -57,6 +58,9 @@ from service.engine.glicko2.records import (
 from service.engine.glicko2.settings import POOL_SETTINGS, Glicko2Settings, settings_for
 
 Played = dict[str, list[tuple[int, str, float]]]  # player -> (round, opponent, score)
+
+
+_WHOLE_POOL = "a Glicko-2 close rates the whole pool at once, not a page of its players"
 
 
 @dataclass(frozen=True)
@@ -210,6 +214,28 @@ class Glicko2Engine:
             )
         settings = settings_for(self.settings, message.pool or pool.pool)
         return close_period(message, records, pool, last_end, settings)
+
+    # A Glicko-2 close rates every player of the pool (step 6 for those without games, G2-6),
+    # so the service commits it whole, not in pages of the players with games (D60 pages
+    # FIDE's: schemas.systems `paged_close`); the page-wise parts of the contract refuse.
+    def check_close(
+        self,
+        message: PeriodClosed,
+        periods: AbstractSet[str],
+        pool: PoolState,
+        last_end: dt.date | None = None,
+    ) -> None:
+        raise EngineRejection("unratable", _WHOLE_POOL, "$.system")
+
+    def list_players(
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord], pool: PoolState
+    ) -> Outcome:
+        raise EngineRejection("unratable", _WHOLE_POOL, "$.system")
+
+    def clear_k(
+        self, message: PeriodClosed, records: Mapping[str, PlayerRecord]
+    ) -> list[PlayerRecord]:
+        raise EngineRejection("unratable", _WHOLE_POOL, "$.system")
 
     def reopen_period(
         self, message: PeriodReopened, before: Mapping[str, PlayerRecord], pool: PoolState
