@@ -17,11 +17,11 @@ from service.closeindex import BUILT, due_members
 from service.lists import closed_list_days, pack_card, summary_of
 from service.readmodel import list_field, unpack_entry, unpack_message
 from service.runtime.connection import on_owner
+from service.runtime.replies import text
 from service.runtime.store import (
     StreamKeys,
     active_writes,
     decode_record,
-    live_pools,
     queue,
     queue_indexes,
     recount_played,
@@ -35,7 +35,10 @@ async def index_stream(client: Any, stream: str, keys: StreamKeys) -> None:
     `stream`) before the read model existed, and the close index of every pool with periods
     stored before it (D61), and say which."""
     known = {(system, pool) for system in SYSTEMS for pool in POOLS[system]}
-    pools = sorted(known | set(await live_pools(client, keys)))  # a platform's own pools too
+    # A platform's own pools too: they are in the catalog (every store that has them was
+    # written with it), read without SCAN (not in the service's ACL rule, per node on a Cluster).
+    listed = [text(field).partition(":") for field in await client.hkeys(keys.catalog)]
+    pools = sorted(known | {(s, p) for s, _, p in listed if s in SYSTEMS and p})
     indexed = await index_existing(client, keys, pools)
     if indexed:
         log.warning(
