@@ -30,6 +30,8 @@ REQUIRE_ALL = "RATING_TESTS_REQUIRE_ALL"
 # examples (deadline=None): the machine's load must not fail a property.
 hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 hypothesis_settings.register_profile("dev", deadline=None)
+# `fuzz` (`make fuzz`): new examples every run, each failure's blob printed.
+hypothesis_settings.register_profile("fuzz", deadline=None, print_blob=True)
 hypothesis_settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )

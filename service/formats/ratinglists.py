@@ -54,7 +54,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Protocol, overload
+from typing import Any, Protocol, overload
 
 import msgspec
 
@@ -444,13 +444,26 @@ def _csv_rows(
     if is_fixed_width(first):
         header, cells = fixed_width_table(text)
         return _table_rows(path, header, cells, system, pool, problems)
-    reader = csv.reader(io.StringIO(text), delimiter=_delimiter(first))
-    names = next(reader, None)
+    # newline="": the csv module's own reading of \r, \n and \r\n (and of a quoted cell's).
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(first))
+    rows = _csv_lines(path, reader)
+    names = next(rows, (0, None))[1]
     if names is None:
         return set(), iter(())
-    return _table_rows(
-        path, names, ((reader.line_num, row) for row in reader), system, pool, problems
-    )
+    return _table_rows(path, names, rows, system, pool, problems)
+
+
+def _csv_lines(path: str | Path, reader: Any) -> Iterator[tuple[int, list[str]]]:
+    """(line number, cells) of each row; what the csv module cannot split (a quote left
+    open at the end, a field past its size limit) is a ListProblem naming the line (D80)."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ListProblem(f"{path}:{reader.line_num}: not CSV: {exc}") from None
+        yield reader.line_num, row
 
 
 def _table_rows(
@@ -552,6 +565,8 @@ def _whole_number(cell: str) -> int:
         raise ValueError(f"{cell!r} is not a whole number") from None
     if not value.is_finite() or value != value.to_integral_value():
         raise ValueError(f"{cell!r} is not a whole number")
+    if value.adjusted() > 18:  # int() of `1e10000000` would take minutes (D80)
+        raise ValueError(f"{cell!r} is too large")
     return int(value)
 
 

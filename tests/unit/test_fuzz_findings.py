@@ -1,0 +1,82 @@
+"""What the fuzz tier (tests/fuzz/) found, each pinned with the input it found (D80): each is
+refused in one line naming the place, never a traceback, never a hang."""
+
+from __future__ import annotations
+
+import pytest
+
+from schemas.validation import InvalidMessage, decode_input
+from service.cli.main import main
+from service.engine.registry import default_registry
+from service.formats import trf
+from service.formats.ratinglists import ListProblem, read_list
+from service.rating import ListRules
+
+RULES = ListRules(default_registry())
+PLAYER = "001    2 m    Morin, Marie                      1500 CAN             1990/01/01  0.0    0"
+
+
+def test_a_document_with_trailing_bytes_is_malformed_even_when_a_field_is_wrong(tmp_path, capsys):
+    # A pretty-printed event's line, read as JSON Lines: msgspec stopped at the missing
+    # `schema` before the trailing comma, `validate` then decoded it untyped: DecodeError.
+    raw = b'{"id": "100001", "name": "Anne Tremblay"},'
+    with pytest.raises(InvalidMessage) as found:
+        decode_input(raw)
+    assert found.value.reason == "malformed"  # the service said `invalid` (missing `schema`)
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(raw + b"\n")
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr()
+    assert (
+        out.out
+        == f"{path}:1: $: not valid JSON: JSON is malformed: trailing characters (byte 42) (malformed)\n"
+    )
+    assert out.err == ""
+
+
+def test_a_csv_list_with_carriage_returns_for_line_ends_is_read(tmp_path):
+    # Was: _csv.Error: new-line character seen in unquoted field (a traceback).
+    path = tmp_path / "list.csv"
+    path.write_bytes(b"system,pool,id,rating,status,games\rcfc,regular,p1,1500,established,30\r")
+    (record,) = read_list(path, rules=RULES)
+    assert (record.id, record.rating, record.games) == ("p1", 1500, 30)
+
+
+def test_a_csv_cell_past_the_csv_modules_limit_is_refused_naming_the_line(tmp_path):
+    # Was: _csv.Error: field larger than field limit (131072) (a traceback).
+    path = tmp_path / "list.csv"
+    path.write_text(f"system,pool,id,name\ncfc,regular,p1,{'x' * 200_000}\n", encoding="utf-8")
+    with pytest.raises(ListProblem, match=r"list.csv:2: not CSV: field larger than field limit"):
+        read_list(path, rules=RULES)
+
+
+def test_a_number_with_a_huge_exponent_is_refused_at_once(tmp_path):
+    # Was: `int(Decimal("1e10000000"))`, minutes of CPU for a 10-byte cell.
+    path = tmp_path / "list.csv"
+    path.write_text("system,pool,id,rating\ncfc,regular,p1,1e10000000\n", encoding="utf-8")
+    with pytest.raises(ListProblem, match=r"list.csv:2: \$.rating: '1e10000000' is too large"):
+        read_list(path, rules=RULES)
+
+
+def test_a_trf_start_number_in_superscript_is_refused_naming_the_line():
+    # `²` is Latin-1 byte 0xB2, and `"²".isdigit()` is true: int("²") raised ValueError.
+    with pytest.raises(
+        trf.TrfError, match=r"t.trf:1: columns 5-8: start number '²' is not a number"
+    ):
+        trf.parse(PLAYER[:7] + "²" + PLAYER[8:], "t.trf")
+
+
+def test_a_trf_round_date_in_arabic_indic_digits_is_refused():
+    # `\d` matched other scripts' digits, which int() reads: `٢٥/١١/٠١` passed as a date.
+    assert trf.parse_date("٢٠٢٥/١١/٠١") is None
+
+
+def test_an_id_map_with_carriage_returns_for_line_ends_is_read():
+    # Was: _csv.Error: new-line character seen in unquoted field (a traceback).
+    mapping = trf.read_ids("id,start\r100001,1\r100002,2\r", "ids.csv")
+    assert mapping.by_start == {1: "100001", 2: "100002"}
+
+
+def test_an_id_map_cell_past_the_csv_modules_limit_is_refused_naming_the_line():
+    with pytest.raises(trf.TrfError, match=r"ids.csv:2: not CSV: field larger than field limit"):
+        trf.read_ids(f"id,start,name\n100001,1,{'x' * 200_000}\n", "ids.csv")
