@@ -11,6 +11,7 @@ from service.engine.registry import default_registry
 from service.formats import trf
 from service.formats.ratinglists import ListProblem, read_list
 from service.rating import ListRules
+from service.runtime.settings import SettingsError, load_settings, redact
 
 RULES = ListRules(default_registry())
 PLAYER = "001    2 m    Morin, Marie                      1500 CAN             1990/01/01  0.0    0"
@@ -80,3 +81,42 @@ def test_an_id_map_with_carriage_returns_for_line_ends_is_read():
 def test_an_id_map_cell_past_the_csv_modules_limit_is_refused_naming_the_line():
     with pytest.raises(trf.TrfError, match=r"ids.csv:2: not CSV: field larger than field limit"):
         trf.read_ids(f"id,start,name\n100001,1,{'x' * 200_000}\n", "ids.csv")
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        # Each passed the check, then redis-py raised ValueError at the first command: a traceback.
+        ("redis://localhost:abc/0", "Port could not be cast to integer value as 'abc'"),
+        ("redis://localhost:99999/0", "Port out of range 0-65535"),
+        ("redis://localhost:6379/0?socket_timeout=abc", "Invalid value for 'socket_timeout'"),
+        # redis-py ignores a database it cannot read: the command used database 0.
+        ("redis://localhost/x", "the database 'x' is not a number"),
+    ],
+)
+def test_a_redis_url_redis_py_cannot_use_is_refused_by_the_check(url, says, capsys):
+    assert main(["export", "--system", "cfc", "--redis-url", url]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"rating-service export: --redis-url {url!r}: ") and says in err
+    assert len(err.splitlines()) == 1
+
+
+def test_a_refused_redis_url_does_not_show_its_password():
+    # Was: the URL verbatim, password and all, when urllib could not read it.
+    with pytest.raises(SettingsError) as found:
+        load_settings({"REDIS_URL": "redis://app:s3cr3t@[::1:6379/0"})
+    assert "s3cr3t" not in str(found.value) and "app:***@" in str(found.value)
+    assert redact("app:s3cr3t@10.0.0.5:6379") == "app:***@10.0.0.5:6379"  # the scheme forgotten
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("70000", "must be a port number, 0-65535"),  # was accepted: serve failed binding it
+        ("\u0668\u0660\u0668\u0660", "must be a positive whole number"),  # int() read 8080
+        ("8_080", "must be a positive whole number"),
+    ],
+)
+def test_a_port_setting_is_a_port_in_ascii_digits(value, says):
+    with pytest.raises(SettingsError, match=f"RATING_HTTP_PORT='{value}': {says}"):
+        load_settings({"RATING_HTTP_PORT": value})
