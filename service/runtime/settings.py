@@ -323,10 +323,11 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
         if value is None:
             continue
         if field in _CHECKED and isinstance(value, str):
+            given = value
             try:
-                value = _convert(field, value)
+                value = _convert(field, given)
             except ValueError as exc:
-                shown = redact(value) if field == "redis_url" else value
+                shown = redact(given) if field == "redis_url" else given
                 raise SettingsError(f"{field} {shown!r}: {exc}") from None
         values[field] = value
     settings = Settings(**values)  # type: ignore[arg-type]  # each value was converted to its field's type above
