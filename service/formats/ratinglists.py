@@ -298,6 +298,8 @@ def _decode_row(location: str, document: dict | bytes, problems: list[str]) -> P
         problems.append(f"{location}: {at.rstrip('`') or '$'}: {message}")
     except msgspec.DecodeError as exc:
         problems.append(f"{location}: not valid JSON: {exc}")
+    except RecursionError:  # a value nested thousands deep (D80)
+        problems.append(f"{location}: JSON nested too deeply")
     return None
 
 
@@ -548,6 +550,8 @@ def _cell(name: str, cell: str) -> object:
             return msgspec.json.decode(cell)
         except msgspec.DecodeError as exc:
             raise ValueError(f"not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
     if name in _LOWER:
         return cell.lower()
     if name in _UPPER:

@@ -120,3 +120,16 @@ def test_a_refused_redis_url_does_not_show_its_password():
 def test_a_port_setting_is_a_port_in_ascii_digits(value, says):
     with pytest.raises(SettingsError, match=f"RATING_HTTP_PORT='{value}': {says}"):
         load_settings({"RATING_HTTP_PORT": value})
+
+
+def test_a_list_record_nested_thousands_deep_is_refused_naming_the_line(tmp_path):
+    # Was: RecursionError (msgspec, reading a `schema` that is 100,000 nested arrays).
+    deep = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "r.jsonl"
+    path.write_text(
+        f'{{"schema":{deep},"system":"cfc","pool":"regular","id":"p1","rating":1500,'
+        '"status":"established","games":30}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ListProblem, match=r"r.jsonl:1: JSON nested too deeply"):
+        read_list(path, rules=RULES)
