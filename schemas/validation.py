@@ -89,7 +89,7 @@ def decode_input(
     try:
         message = _decoder.decode(data)
     except msgspec.ValidationError as exc:
-        _require_json(data)  # msgspec stops at the first wrong value, before trailing bytes (D80)
+        _require_json(data)  # msgspec stops at the first wrong value, before trailing bytes (D81)
         raise InvalidMessage([_problem_from_msgspec(str(exc))]) from None
     except msgspec.DecodeError as exc:
         raise InvalidMessage([Problem("$", f"not valid JSON: {exc}", "malformed")]) from None

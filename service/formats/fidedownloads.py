@@ -193,3 +193,5 @@ def _xml_players(
             done.clear()
     except expat.ExpatError as exc:
         raise DownloadProblem(f"{location}:{exc.lineno}: not well-formed XML: {exc}") from None
+    except (LookupError, ValueError) as exc:  # encoding="uft-8", encoding="utf-7" (D81)
+        raise DownloadProblem(f"{location}:1: the XML's encoding: {exc}") from None

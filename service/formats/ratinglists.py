@@ -68,7 +68,7 @@ from service.formats.fidedownloads import (
     unzipped,
     xml_table,
 )
-from service.formats.jsonlines import FileProblem, read_documents
+from service.formats.jsonlines import FileProblem, printable, read_documents
 
 CSV_COLUMNS = (
     "system", "pool", "id", "name", "titles", "federation", "sex", "rating", "status", "games", "highest", "birth_year",
@@ -298,7 +298,7 @@ def _decode_row(location: str, document: dict | bytes, problems: list[str]) -> P
         problems.append(f"{location}: {at.rstrip('`') or '$'}: {message}")
     except msgspec.DecodeError as exc:
         problems.append(f"{location}: not valid JSON: {exc}")
-    except RecursionError:  # a value nested thousands deep (D80)
+    except RecursionError:  # a value nested thousands deep (D81)
         problems.append(f"{location}: JSON nested too deeply")
     return None
 
@@ -337,6 +337,7 @@ def _row_problems(
 def _refusal(path: str | Path, problems: list[str]) -> str:
     """One problem: its line. More: one line per problem, at most MAX_LISTED of them,
     under a line that says what happened."""
+    problems = [printable(p) for p in problems]  # a value's own line break stays in its line
     if len(problems) == 1:
         return problems[0]
     rows = len({p.split(": ", 1)[0] for p in problems})
@@ -457,7 +458,7 @@ def _csv_rows(
 
 def _csv_lines(path: str | Path, reader: Any) -> Iterator[tuple[int, list[str]]]:
     """(line number, cells) of each row; what the csv module cannot split (a quote left
-    open at the end, a field past its size limit) is a ListProblem naming the line (D80)."""
+    open at the end, a field past its size limit) is a ListProblem naming the line (D81)."""
     while True:
         try:
             row = next(reader)
@@ -569,7 +570,7 @@ def _whole_number(cell: str) -> int:
         raise ValueError(f"{cell!r} is not a whole number") from None
     if not value.is_finite() or value != value.to_integral_value():
         raise ValueError(f"{cell!r} is not a whole number")
-    if value.adjusted() > 18:  # int() of `1e10000000` would take minutes (D80)
+    if value.adjusted() > 18:  # int() of `1e10000000` would take minutes (D81)
         raise ValueError(f"{cell!r} is too large")
     return int(value)
 

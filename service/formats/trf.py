@@ -168,9 +168,12 @@ class Tournament:
 
 
 # ---------------------------------------------------------------------------- reading
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _digits(text: str) -> bool:
     """ASCII digits only: `str.isdigit` is true of `²` and `١` too, which `int` refuses or
-    reads as another script's digits (D80)."""
+    reads as another script's digits (D81)."""
     return text.isascii() and text.isdigit()
 
 
@@ -179,8 +182,10 @@ def parse(text: str, source: str = "<trf>") -> Tournament:
     records: list[Header | PlayerLine] = []
     starts: dict[int, int] = {}
     problems: list[str] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.rstrip("\r\n").rstrip()
+    # Lines end at \n, \r\n or \r only: str.splitlines also ends one at \x1c-\x1e, \x85 and
+    # \u2028, and the problems would name lines an editor does not show (D81).
+    for number, raw in enumerate(_LINE_END.split(text.removesuffix("\n")), 1):
+        line = raw.rstrip()
         if not line.strip():
             continue
         try:
@@ -290,7 +295,7 @@ def _round(block: str, where: str, column: int, index: int) -> RoundEntry:
         raise TrfError(
             f"{at}: result {result!r} is not a TRF result code (1 = 0 W D L + - H F U Z)"
         )
-    opponent = int(opponent_text) if opponent_text.strip() else None
+    opponent = int(opponent_text.strip()) if opponent_text.strip() else None
     return RoundEntry(opponent, colour, result)
 
 
@@ -327,7 +332,7 @@ def parse_date(text: str) -> dt.date | None:
         return None
     try:
         return dt.date(int(year), int(month), int(day))
-    except ValueError:
+    except (ValueError, OverflowError):  # day 99999999999999999999: OverflowError (D81)
         return None
 
 
@@ -411,10 +416,10 @@ def rewrite_text(text: str, ratings: Mapping[int, int | None], source: str = "<t
         if (
             body.startswith(PLAYER + " ")
             and _digits(body[4:8].strip())
-            and int(body[4:8]) in ratings
+            and int(body[4:8].strip()) in ratings
         ):
             body = body.ljust(52)
-            body = body[:48] + _rating(ratings[int(body[4:8])]) + body[52:]
+            body = body[:48] + _rating(ratings[int(body[4:8].strip())]) + body[52:]
             body = body.rstrip() if len(raw.rstrip("\r\n")) < 52 else body
         out.append(body + ending)
     return "".join(out)

@@ -383,7 +383,7 @@ def check_redis_url(url: str) -> str:
         raise ValueError(f"not a Redis URL redis-py can use: {exc}") from None
     database = urlsplit(url).path.strip("/")
     if scheme != "unix" and "db" not in options and database and not _ascii_digits(database):
-        # redis-py ignores a database it cannot read as a number: the commands would use 0 (D80)
+        # redis-py ignores a database it cannot read as a number: the commands would use 0 (D82)
         raise ValueError(
             f"the database {database!r} is not a number (e.g. redis://127.0.0.1:6379/0)"
         )

@@ -139,7 +139,7 @@ def create_app(
         "/metrics",
         tags=operations,
         summary="Prometheus metrics",
-        response_class=PlainTextResponse,  # the document says text/plain, as it is (D80)
+        response_class=PlainTextResponse,  # the document says text/plain, as it is (D83)
         responses={200: {"description": "The Prometheus text format, version 0.0.4"}},
     )
     async def scrape() -> Response:

@@ -133,3 +133,62 @@ def test_a_list_record_nested_thousands_deep_is_refused_naming_the_line(tmp_path
     )
     with pytest.raises(ListProblem, match=r"r.jsonl:1: JSON nested too deeply"):
         read_list(path, rules=RULES)
+
+
+def test_a_trf_opponent_after_a_control_character_is_refused_or_read():
+    # Found by atheris: `str.strip` takes \x1f for a space, `int` does not: ValueError.
+    line = PLAYER + "      3 w 1"
+    tournament = trf.parse(line[:91] + "  \x1f3 w 1", "t.trf")
+    assert tournament.players[0].rounds[0].opponent == 3
+
+
+def test_a_trf_problem_names_the_line_an_editor_shows():
+    # str.splitlines ended a line at \x1c too: the problem named line 3 of a 2-line file.
+    text = "012 Club\x1cnight\n001    0 m    Morin, Marie\n"
+    with pytest.raises(trf.TrfError, match=r"^t.trf:2: columns 5-8: start number 0$"):
+        trf.parse(text, "t.trf")
+
+
+@pytest.mark.parametrize(
+    ("declared", "says"),
+    [("uft-8", "unknown encoding: uft-8"), ("utf-7", "multi-byte encodings are not supported")],
+)
+def test_a_fide_xml_list_in_an_encoding_expat_cannot_read_is_refused(tmp_path, declared, says):
+    # Found by atheris: LookupError and ValueError out of expat (a traceback).
+    path = tmp_path / "players_list_xml_foa.xml"
+    path.write_text(
+        f'<?xml version="1.0" encoding="{declared}"?>\n<playerslist><player><fideid>1</fideid>'
+        "</player></playerslist>\n",
+        encoding="ascii",
+    )
+    with pytest.raises(
+        ListProblem, match=f"players_list_xml_foa.xml:1: the XML's encoding: {says}"
+    ):
+        read_list(path, "fide", "standard", rules=RULES)
+
+
+def test_a_trf_date_with_a_day_beyond_a_machine_word_is_no_date():
+    # Found by atheris: dt.date(2025, 11, 99999999999999999999) raises OverflowError.
+    assert trf.parse_date("2025/11/99999999999999999999") is None
+
+
+def test_a_problem_quoting_control_characters_is_printed_as_one_line(tmp_path, capsys):
+    # `$.schema: Invalid value '\r\n'` was printed with the CR LF in it (two lines, and a
+    # terminal acts on ESC and CR): each is written as its escape.
+    path = tmp_path / "m.json"
+    path.write_text('{"schema": "\\r\\n\\u001b[2J"}', encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == 1 and "Invalid value '\\r\\n\\x1b[2J'" in out
+    records = tmp_path / "r.jsonl"
+    records.write_text(
+        '{"system":"cfc","pool":"regular","id":"p1","\\u001e":1}\n', encoding="utf-8"
+    )
+    assert main(["rate", str(path), "--ratings", str(records)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"rating-service rate: {records}:1: $: Object contains unknown field `\\x1e`\n"
+    with pytest.raises(SystemExit, match="2"):  # argparse's own exit
+        main(["calc", "norm", "--rating", "\x1e"])
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "rating-service: error: unrecognized arguments: --rating \\x1e"
+    )
