@@ -84,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except (UserError, FileProblem, SettingsError) as exc:
-        first, *more = str(exc).split("\n")  # a list's refusal: then one line per bad row
+        # A list's refusal: then one line per bad row (each made printable where it was found).
+        first, *more = str(exc).split("\n") if isinstance(exc, FileProblem) else [str(exc)]
         for line in [f"rating-service {args.command}: {first}", *more]:
             print(printable(line), file=sys.stderr)
         return EXIT_USAGE

@@ -3,6 +3,10 @@ refused in one line naming the place, never a traceback, never a hang."""
 
 from __future__ import annotations
 
+import io
+import struct
+import zipfile
+
 import pytest
 
 from schemas.validation import InvalidMessage, decode_input
@@ -192,3 +196,37 @@ def test_a_problem_quoting_control_characters_is_printed_as_one_line(tmp_path, c
     assert capsys.readouterr().err.splitlines()[-1] == (
         "rating-service: error: unrecognized arguments: --rating \\x1e"
     )
+
+
+def _zip_of_a_list(damage: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("players_list.csv", "ID Number;Name\n1;A\n")
+    data = bytearray(buffer.getvalue())
+    if damage == "offset":  # the central directory said to start one byte later
+        end = data.rfind(b"PK\x05\x06")
+        struct.pack_into("<I", data, end + 16, struct.unpack_from("<I", data, end + 16)[0] + 1)
+    else:  # the member marked encrypted
+        entry = data.find(b"PK\x01\x02")
+        struct.pack_into("<H", data, entry + 8, struct.unpack_from("<H", data, entry + 8)[0] | 1)
+    return bytes(data)
+
+
+@pytest.mark.parametrize(
+    ("damage", "says"),
+    [("offset", "negative seek value -1"), ("encrypted", "is encrypted, password required")],
+)
+def test_a_damaged_zip_is_refused_naming_the_file(tmp_path, damage, says):
+    # Was: ValueError / RuntimeError out of zipfile (a traceback).
+    path = tmp_path / "players_list.zip"
+    path.write_bytes(_zip_of_a_list(damage))
+    with pytest.raises(ListProblem, match=f"players_list.zip: not a readable zip: .*{says}"):
+        read_list(path, "fide", "standard", rules=RULES)
+
+
+def test_a_value_with_a_line_break_stays_in_the_one_line_of_a_users_error(tmp_path, capsys):
+    # `rate` of `{"schema": "\r\n"}`: the error's \n was printed as a line break.
+    path = tmp_path / "m.json"
+    path.write_text('{"schema": "\\r\\n"}', encoding="utf-8")
+    assert main(["rate", str(path)]) == 2
+    assert len(capsys.readouterr().err.splitlines()) == 1
