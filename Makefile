@@ -1,5 +1,5 @@
 # Shortcuts for the commands CONTRIBUTING.md describes; each runs in the project's .venv.
-.PHONY: venv check test docs mutation coverage screenshots
+.PHONY: venv check test docs mutation coverage screenshots fuzz fuzz-atheris
 
 # The venv with the test and dev extras, at the versions of deploy/constraints.txt.
 venv:
@@ -38,3 +38,19 @@ coverage:
 # 390 pixels) from the real service in headless Chromium; 256 colours when pngquant is there.
 screenshots:
 	RATING_DOCS_SCREENSHOTS=1 .venv/bin/python -m pytest tests/integration/test_every_figure.py -k screenshots -q
+
+# The fuzz tier (tests/fuzz/) longer than in the test command: FUZZ_EXAMPLES examples per test,
+# new ones every run (the `fuzz` Hypothesis profile); the HTTP API's test needs a Redis (REDIS_URL).
+FUZZ_EXAMPLES ?= 2000
+fuzz:
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) HYPOTHESIS_PROFILE=fuzz .venv/bin/python -m pytest tests/fuzz -q -p no:randomly
+
+# Coverage-guided fuzzing of one reader (TARGET: trf, ids, lists, entries) for SECONDS, seeded
+# with the samples; its corpus in .fuzz/TARGET, a finding written to .fuzz/crash-* (D84).
+TARGET ?= trf
+SECONDS ?= 600
+fuzz-atheris:
+	.venv/bin/pip install -q -c deploy/constraints.txt -e '.[fuzz]'
+	mkdir -p .fuzz/$(TARGET)
+	.venv/bin/python tests/fuzz/atheris_targets.py $(TARGET) -max_total_time=$(SECONDS) \
+		-rss_limit_mb=2048 -artifact_prefix=.fuzz/ .fuzz/$(TARGET) tests/data docs/examples deploy/examples

@@ -90,6 +90,7 @@ def decode_input(
     try:
         message = _decoder.decode(data)
     except msgspec.ValidationError as exc:
+        _require_json(data)  # msgspec stops at the first wrong value, before trailing bytes (D81)
         raise InvalidMessage([_problem_from_msgspec(str(exc))]) from None
     except msgspec.DecodeError as exc:
         raise InvalidMessage([Problem("$", f"not valid JSON: {exc}", "malformed")]) from None
@@ -99,6 +100,16 @@ def decode_input(
     if problems:
         raise InvalidMessage(problems)
     return normalize(message)
+
+
+def _require_json(data: bytes | str) -> None:
+    """Raise InvalidMessage (`malformed`) when `data` is not one JSON document at all."""
+    try:
+        msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise InvalidMessage([Problem("$", f"not valid JSON: {exc}", "malformed")]) from None
+    except RecursionError:
+        raise InvalidMessage([Problem("$", "JSON nested too deeply", "malformed")]) from None
 
 
 _BY_TAG = {kind.__struct_config__.tag: kind for kind in get_args(InputMessage)}

@@ -26,10 +26,12 @@ from hypothesis import settings as hypothesis_settings
 REQUIRE_ALL = "RATING_TESTS_REQUIRE_ALL"
 
 # Hypothesis: `ci` (when CI is set, or HYPOTHESIS_PROFILE=ci) draws the same examples on every
-# run and prints the blob that reproduces a failure; `dev` draws new ones. Neither times
-# examples (deadline=None): the machine's load must not fail a property.
+# run and prints the blob that reproduces a failure; `dev` draws new ones; `fuzz` (`make fuzz`)
+# new ones, with the blob. None times examples (deadline=None): the machine's load must not
+# fail a property.
 hypothesis_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 hypothesis_settings.register_profile("dev", deadline=None)
+hypothesis_settings.register_profile("fuzz", deadline=None, print_blob=True)
 hypothesis_settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )

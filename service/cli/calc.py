@@ -25,13 +25,14 @@ from service.calculators.performance import (
 )
 from service.calculators.plot import render
 from service.cli.errors import EXIT_OK, EXIT_USAGE, UserError
+from service.formats.jsonlines import printable
 
 
 class _OneLineParser(argparse.ArgumentParser):
     """argparse errors as one line (`rating-service calc TOOL: ...`) and exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message}", file=sys.stderr)
+        print(printable(f"{self.prog}: {message}"), file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
 
 

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from service.cli import (
     backup,
@@ -26,12 +27,12 @@ from service.cli import (
     watch,
 )
 from service.cli.errors import EXIT_OK, EXIT_USAGE, UserError
-from service.formats.jsonlines import FileProblem
+from service.formats.jsonlines import FileProblem, printable
 from service.runtime.settings import SettingsError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="rating-service",
         description="Rating microservice for chess and Scrabble federations (CFC, FIDE, NASPA).",
     )
@@ -52,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         family.register(commands)
     return parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's usage and error, the error's quoted arguments made printable (D81)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)}\n")
 
 
 class _Version(argparse.Action):
@@ -75,7 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except (UserError, FileProblem, SettingsError) as exc:
-        print(f"rating-service {args.command}: {exc}", file=sys.stderr)
+        # A list's refusal: then one line per bad row (each made printable where it was found).
+        first, *more = str(exc).split("\n") if isinstance(exc, FileProblem) else [str(exc)]
+        for line in [f"rating-service {args.command}: {first}", *more]:
+            print(printable(line), file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         _quiet_stdout()

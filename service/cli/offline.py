@@ -34,7 +34,7 @@ from service.cli.trffile import (
 )
 from service.engine.registry import Registry, default_registry
 from service.formats import reports
-from service.formats.jsonlines import read_documents
+from service.formats.jsonlines import printable, read_documents
 from service.rating import Duplicate, MemoryLedger, Rejected, apply_message
 from service.runtime.entries import utc_today
 
@@ -90,7 +90,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             count += 1
             for problem in _problems_of(raw, limits, today):
                 problems += 1
-                print(f"{location}: {problem}")
+                print(printable(f"{location}: {problem}"))
         if count == 0:
             print(f"{file}: no messages")
             failed = True
@@ -106,7 +106,7 @@ def _validate_trf(file: str, args: argparse.Namespace, today: dt.date, limits: L
     what it converts to; True when it has problems."""
     problems = trf_problems(file, args, today, limits)
     for problem in problems:
-        print(problem)
+        print(printable(problem))
     if not problems:
         event = trf_event(file, args).event
         print(

@@ -34,6 +34,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         SettingsError,
         check_redis_url,
         load_settings,
+        redact,
         redis_url_configured,
     )
 
@@ -41,7 +42,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         try:
             check_redis_url(args.redis_url)
         except ValueError as exc:
-            raise UserError(f"--redis-url {args.redis_url!r}: {exc}") from None
+            raise UserError(f"--redis-url {redact(args.redis_url)!r}: {exc}") from None
     try:
         settings = load_settings(
             redis_url=args.redis_url, consumer=args.consumer, data_dir=args.data_dir

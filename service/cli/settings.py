@@ -36,13 +36,13 @@ def redis_url(args: argparse.Namespace) -> str:
     resolved = getattr(args, "_resolved_redis_url", None)
     if resolved:
         return resolved
-    from service.runtime.settings import check_redis_url, redis_url_configured
+    from service.runtime.settings import check_redis_url, redact, redis_url_configured
 
     if args.redis_url:
         try:
             check_redis_url(args.redis_url)
         except ValueError as exc:
-            raise UserError(f"--redis-url {args.redis_url!r}: {exc}") from None
+            raise UserError(f"--redis-url {redact(args.redis_url)!r}: {exc}") from None
     settings = cli_settings()
     url = args.redis_url or settings.redis_url
     if not args.redis_url and not redis_url_configured():

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import io
 import re
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from xml.parsers import expat
@@ -75,7 +77,20 @@ def unzipped(path: str | Path, data: bytes) -> tuple[str, bytes]:
                     f"{path}: a zip of one list file is read; this one holds {names}"
                 )
             return f"{path}!{members[0].filename}", archive.read(members[0])
-    except (zipfile.BadZipFile, OSError) as exc:
+    except DownloadProblem:
+        raise
+    # A damaged or unusual zip raises any of these out of zipfile (a negative seek is a
+    # ValueError, an encrypted member a RuntimeError, a method it lacks NotImplementedError; D81).
+    except (
+        zipfile.BadZipFile,
+        OSError,
+        EOFError,
+        ValueError,
+        RuntimeError,
+        NotImplementedError,
+        zlib.error,
+        struct.error,
+    ) as exc:
         raise DownloadProblem(f"{path}: not a readable zip: {exc}") from None
 
 
@@ -193,3 +208,5 @@ def _xml_players(
             done.clear()
     except expat.ExpatError as exc:
         raise DownloadProblem(f"{location}:{exc.lineno}: not well-formed XML: {exc}") from None
+    except (LookupError, ValueError) as exc:  # encoding="uft-8", encoding="utf-7" (D81)
+        raise DownloadProblem(f"{location}:1: the XML's encoding: {exc}") from None

@@ -75,7 +75,7 @@ from service.formats.fidedownloads import (
     unzipped,
     xml_table,
 )
-from service.formats.jsonlines import FileProblem, read_documents
+from service.formats.jsonlines import FileProblem, printable, read_documents
 
 CSV_COLUMNS = (
     "system", "pool", "id", "name", "titles", "federation", "sex", "rating", "status", "games", "highest", "birth_year",
@@ -330,6 +330,8 @@ def _decode_row(location: str, document: dict | bytes, problems: list[str]) -> P
         problems.append(f"{location}: {at.rstrip('`') or '$'}: {message}")
     except msgspec.DecodeError as exc:
         problems.append(f"{location}: not valid JSON: {exc}")
+    except RecursionError:  # a value nested thousands deep (D81)
+        problems.append(f"{location}: JSON nested too deeply")
     return None
 
 
@@ -368,6 +370,7 @@ def _row_problems(
 def _refusal(path: str | Path, problems: list[str]) -> str:
     """One problem: its line. More: one line per problem, at most MAX_LISTED of them,
     under a line that says what happened."""
+    problems = [printable(p) for p in problems]  # a value's own line break stays in its line
     if len(problems) == 1:
         return problems[0]
     rows = len({p.split(": ", 1)[0] for p in problems})
@@ -478,14 +481,27 @@ def _csv_rows(
         text = data.decode("utf-8-sig") if utf8 else text_of(str(path), data)
         header, cells = fixed_width_table(text)
         return _table_rows(path, header, cells, system, pool, problems)
+    # newline="": the csv module's own reading of \r, \n and \r\n (and of a quoted cell's).
     stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
     reader = csv.reader(stream, delimiter=_delimiter(first))
-    names = next(reader, None)
+    rows = _csv_lines(path, reader)
+    names = next(rows, (0, None))[1]
     if names is None:
         return set(), iter(())
-    return _table_rows(
-        path, names, ((reader.line_num, row) for row in reader), system, pool, problems
-    )
+    return _table_rows(path, names, rows, system, pool, problems)
+
+
+def _csv_lines(path: str | Path, reader: Any) -> Iterator[tuple[int, list[str]]]:
+    """(line number, cells) of each row; what the csv module cannot split (a quote left
+    open at the end, a field past its size limit) is a ListProblem naming the line (D81)."""
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ListProblem(f"{path}:{reader.line_num}: not CSV: {exc}") from None
+        yield reader.line_num, row
 
 
 def _table_rows(
@@ -614,6 +630,8 @@ def _json_cell(cell: str) -> object:
         return msgspec.json.decode(cell)
     except msgspec.DecodeError as exc:
         raise ValueError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def _list_cell(cell: str) -> list[str]:
@@ -622,7 +640,7 @@ def _list_cell(cell: str) -> list[str]:
 
 def _whole_number(cell: str) -> int:
     """`1500` or `1500.0` (a whole number written as a decimal); `1500.5` is refused."""
-    if cell.isascii() and cell.isdigit():  # the common case, without a Decimal
+    if len(cell) <= 18 and cell.isascii() and cell.isdigit():  # the common case: no Decimal
         return int(cell)
     try:
         value = Decimal(cell)
@@ -630,6 +648,8 @@ def _whole_number(cell: str) -> int:
         raise ValueError(f"{cell!r} is not a whole number") from None
     if not value.is_finite() or value != value.to_integral_value():
         raise ValueError(f"{cell!r} is not a whole number")
+    if value.adjusted() > 18:  # int() of `1e10000000` would take minutes (D81)
+        raise ValueError(f"{cell!r} is too large")
     return int(value)
 
 

@@ -131,7 +131,7 @@ class PlayerLine:
     @property
     def birth_year(self) -> int | None:
         year = self.birth[:4]
-        return int(year) if year.isdigit() and int(year) > 0 else None
+        return int(year) if _digits(year) and int(year) > 0 else None
 
 
 @dataclass(frozen=True)
@@ -168,13 +168,24 @@ class Tournament:
 
 
 # ---------------------------------------------------------------------------- reading
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only: `str.isdigit` is true of `²` and `١` too, which `int` refuses or
+    reads as another script's digits (D81)."""
+    return text.isascii() and text.isdigit()
+
+
 def parse(text: str, source: str = "<trf>") -> Tournament:
     """Read a TRF; malformed lines raise TrfError naming `source` and each line."""
     records: list[Header | PlayerLine] = []
     starts: dict[int, int] = {}
     problems: list[str] = []
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.rstrip("\r\n").rstrip()
+    # Lines end at \n, \r\n or \r only: str.splitlines also ends one at \x1c-\x1e, \x85 and
+    # \u2028, and the problems would name lines an editor does not show (D81).
+    for number, raw in enumerate(_LINE_END.split(text.removesuffix("\n")), 1):
+        line = raw.rstrip()
         if not line.strip():
             continue
         try:
@@ -224,7 +235,7 @@ def _player(line: str, where: str, number: int) -> PlayerLine:
             if blank_ok:
                 return None
             raise TrfError(f"{where}: columns {first}-{last}: {what} is missing")
-        if not text.isdigit():
+        if not _digits(text):
             raise TrfError(f"{where}: columns {first}-{last}: {what} {text!r} is not a number")
         return int(text)
 
@@ -238,12 +249,12 @@ def _player(line: str, where: str, number: int) -> PlayerLine:
     rating = integer(49, 52, "rating")
     fide_id = integer(58, 68, "FIDE id")
     birth = _field(line, 70, 79).strip()
-    if birth and not re.fullmatch(r"\d{4}([./-]\d{2}[./-]\d{2})?", birth):
+    if birth and not re.fullmatch(r"[0-9]{4}([./-][0-9]{2}[./-][0-9]{2})?", birth):
         raise TrfError(f"{where}: columns 70-79: birth date {birth!r} is not YYYY/MM/DD")
     if birth and 0 < int(birth[:4]) and not 1850 <= int(birth[:4]) <= 2200:
         raise TrfError(f"{where}: columns 70-79: birth year {birth[:4]} is out of range")
     points_text = _field(line, 81, 84).strip()
-    if points_text and not re.fullmatch(r"\d{1,3}(\.\d)?", points_text):
+    if points_text and not re.fullmatch(r"[0-9]{1,3}(\.[0-9])?", points_text):
         raise TrfError(f"{where}: columns 81-84: points {points_text!r} is not a number like 5.5")
     rounds = []
     for index, begin in enumerate(range(ROUND_START, len(line), ROUND_WIDTH), 1):
@@ -276,7 +287,7 @@ def _round(block: str, where: str, column: int, index: int) -> RoundEntry:
         raise TrfError(
             f"{at}: a round is `OOOO C R` (opponent, colour, result), not {block.rstrip()!r}"
         )
-    if opponent_text.strip() and not opponent_text.strip().isdigit():
+    if opponent_text.strip() and not _digits(opponent_text.strip()):
         raise TrfError(f"{at}: opponent {opponent_text.strip()!r} is not a start number")
     if colour not in COLOURS:
         raise TrfError(f"{at}: colour {colour!r} is not w, b or -")
@@ -284,7 +295,7 @@ def _round(block: str, where: str, column: int, index: int) -> RoundEntry:
         raise TrfError(
             f"{at}: result {result!r} is not a TRF result code (1 = 0 W D L + - H F U Z)"
         )
-    opponent = int(opponent_text) if opponent_text.strip() else None
+    opponent = int(opponent_text.strip()) if opponent_text.strip() else None
     return RoundEntry(opponent, colour, result)
 
 
@@ -294,7 +305,7 @@ def _check_header(code: str, value: str, where: str) -> None:
         raise TrfError(
             f"{where}: {HEADER_CODES[code]} {text!r} is not a date (YYYY/MM/DD or DD.MM.YYYY)"
         )
-    if code in ("062", "072", "082", "XXR") and text and not text.isdigit():
+    if code in ("062", "072", "082", "XXR") and text and not _digits(text):
         raise TrfError(
             f"{where}: {HEADER_CODES.get(code, 'number of rounds')} {text!r} is not a number"
         )
@@ -311,7 +322,7 @@ def parse_date(text: str) -> dt.date | None:
     """042 / 052 dates as programs write them: 2025/11/01, 2025-11-01, 2025.11.01,
     01.11.2025, 01/11/2025, "28. 07. 2005"."""
     parts = re.split(r"[./-]", text.replace(" ", ""))
-    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+    if len(parts) != 3 or not all(_digits(p) for p in parts):
         return None
     if len(parts[0]) == 4:
         year, month, day = parts
@@ -321,13 +332,13 @@ def parse_date(text: str) -> dt.date | None:
         return None
     try:
         return dt.date(int(year), int(month), int(day))
-    except ValueError:
+    except (ValueError, OverflowError):  # day 99999999999999999999: OverflowError (D81)
         return None
 
 
 def _round_date(text: str) -> dt.date | None:
     """132 round dates: YY/MM/DD (20YY)."""
-    match = re.fullmatch(r"(\d{2})[./-](\d{2})[./-](\d{2})", text)
+    match = re.fullmatch(r"([0-9]{2})[./-]([0-9]{2})[./-]([0-9]{2})", text)
     if not match:
         return parse_date(text)
     try:
@@ -404,11 +415,11 @@ def rewrite_text(text: str, ratings: Mapping[int, int | None], source: str = "<t
         ending = raw[len(body) :]
         if (
             body.startswith(PLAYER + " ")
-            and body[4:8].strip().isdigit()
-            and int(body[4:8]) in ratings
+            and _digits(body[4:8].strip())
+            and int(body[4:8].strip()) in ratings
         ):
             body = body.ljust(52)
-            body = body[:48] + _rating(ratings[int(body[4:8])]) + body[52:]
+            body = body[:48] + _rating(ratings[int(body[4:8].strip())]) + body[52:]
             body = body.rstrip() if len(raw.rstrip("\r\n")) < 52 else body
         out.append(body + ending)
     return "".join(out)
@@ -515,7 +526,15 @@ def read_ids(text: str, source: str = "<ids>") -> IdMap:
     and at least one of `start` (start number), `fide_id`, `name`; other columns are ignored,
     so a federation's list with those columns serves. A row may leave key columns empty. A
     key given twice with different ids, or a bad id, raises TrfError naming the line."""
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(text, newline=""))  # the csv module's own line ends
+    try:
+        return _read_ids(reader, source)
+    except csv.Error as exc:  # a quote left open at the end, a field past the size limit
+        raise TrfError(f"{source}:{reader.reader.line_num}: not CSV: {exc}") from None
+
+
+def _read_ids(reader: csv.DictReader, source: str) -> IdMap:
+    """read_ids, on the open reader."""
     header = [h.strip() for h in reader.fieldnames or []]
     reader.fieldnames = header
     if "id" not in header or not any(k in header for k in ID_KEYS):
@@ -535,7 +554,7 @@ def read_ids(text: str, source: str = "<ids>") -> IdMap:
             value = (row.get(key) or "").strip()
             if not value:
                 continue
-            if key == "start" and not value.isdigit():
+            if key == "start" and not _digits(value):
                 problems.append(f"{where}: start {value!r} is not a start number")
                 continue
             found = int(value) if key == "start" else normal_text(value) if key == "name" else value
@@ -561,7 +580,7 @@ def xx_ids(tournament: Tournament) -> dict[int, str]:
             continue
         where = f"{tournament.source}:{record.line}"
         parts = record.value.split()
-        if len(parts) != 2 or not parts[0].isdigit():
+        if len(parts) != 2 or not _digits(parts[0]):
             problems.append(
                 f"{where}: {XX_IDS} is `{XX_IDS} <start number> <player id>`, not {record.value.strip()!r}"
             )

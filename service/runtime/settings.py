@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
+from redis.connection import parse_url
 
 from schemas.validation import Limits
 from service.runtime.look import DEFAULT_ACCENT, Look, check_accent, check_logo_url, check_text
@@ -323,16 +324,19 @@ def load_settings(environ: Mapping[str, str] | None = None, **overrides: object)
         try:
             values[setting.field] = _convert(setting.field, raw)
         except ValueError as exc:
-            raise SettingsError(f"{name}={raw!r}: {exc}") from None
+            shown = redact(raw) if setting.field == "redis_url" else raw
+            raise SettingsError(f"{name}={shown!r}: {exc}") from None
     values.setdefault("data_dir", default_data_dir(env))
     for field, value in overrides.items():
         if value is None:
             continue
         if field in _CHECKED and isinstance(value, str):
+            given = value
             try:
-                value = _convert(field, value)
+                value = _convert(field, given)
             except ValueError as exc:
-                raise SettingsError(f"{field} {value!r}: {exc}") from None
+                shown = redact(given) if field == "redis_url" else given
+                raise SettingsError(f"{field} {shown!r}: {exc}") from None
         values[field] = value
     settings = Settings(**values)  # type: ignore[arg-type]  # each value was converted to its field's type above
     if settings.admin_port and settings.admin_port == settings.http_port:
@@ -371,13 +375,31 @@ _CHECKED = {
 def check_redis_url(url: str) -> str:
     """The URL, when redis-py can connect with it (it needs one of the schemes); else a
     ValueError saying what is missing (a bare `host:port` is the usual slip)."""
-    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+    scheme = url.partition("://")[0] if "://" in url else ""
+    if scheme.lower() in REDIS_SCHEMES and scheme not in REDIS_SCHEMES:
+        raise ValueError(
+            f"the scheme is {scheme.lower()}://, in lower case (redis-py reads no other)"
+        )
     if scheme not in REDIS_SCHEMES:
         raise ValueError(
             "not a Redis URL: it starts with redis://, rediss:// or unix:// "
             "(e.g. redis://127.0.0.1:6379/0)"
         )
+    try:  # redis-py's own reading (port, query values), which a client would raise at first use
+        options = parse_url(url)
+    except ValueError as exc:
+        raise ValueError(f"not a Redis URL redis-py can use: {exc}") from None
+    database = urlsplit(url).path.strip("/")
+    if scheme != "unix" and "db" not in options and database and not _ascii_digits(database):
+        # redis-py ignores a database it cannot read as a number: the commands would use 0 (D82)
+        raise ValueError(
+            f"the database {database!r} is not a number (e.g. redis://127.0.0.1:6379/0)"
+        )
     return url
+
+
+def _ascii_digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 _INTS = {
@@ -400,6 +422,7 @@ _INTS = {
 }
 
 
+_PORTS = {"http_port", "admin_port"}
 _BOOLS = {"allow_eviction", "require_aof", "create_store"}
 
 
@@ -412,15 +435,23 @@ _LOOK = {
 }
 
 
+def _whole_number(field: str, raw: str) -> int:
+    if not _ascii_digits(raw.removeprefix("-")):
+        raise ValueError("must be a positive whole number")  # int() also reads `1_000`, `٣`
+    value = int(raw)
+    if field in _PORTS and value > 65535:
+        raise ValueError("must be a port number, 0-65535")
+    if value < 0 or (
+        value == 0
+        and field not in {"output_maxlen", "http_port", "admin_port", "max_cascade_events"}
+    ):
+        raise ValueError("must be a positive whole number")
+    return value
+
+
 def _convert(field: str, raw: str) -> object:
     if field in _INTS:
-        value = int(raw)
-        if value < 0 or (
-            value == 0
-            and field not in {"output_maxlen", "http_port", "admin_port", "max_cascade_events"}
-        ):
-            raise ValueError("must be a positive whole number")
-        return value
+        return _whole_number(field, raw)
     if field == "input_streams":
         streams = tuple(s.strip() for s in raw.split(",") if s.strip())
         if not streams:
@@ -460,14 +491,22 @@ def describe() -> str:
 
 def redact(url: str) -> str:
     """A Redis URL fit for logs and error messages: the password replaced by ***."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    if "://" not in url:  # `user:password@host:6379`, the scheme forgotten: by text
+        return _USERINFO.sub(r"\1\2***@", url)
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+    except ValueError:  # a URL urllib cannot read (a bad port, a broken IPv6 address): by text
+        return _USERINFO.sub(r"\1\2***@", url)
     return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
+
+
+_USERINFO = re.compile(r"(^|//)([^/@:]*:)[^/@]*@")
 
 
 _PIPELINE_PREFIX = re.compile(r"^Command # \d+ \(.*?\) of pipeline caused error: ", re.S)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import msgspec
 from fastapi import FastAPI
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from schemas import asyncapi
@@ -135,7 +135,13 @@ def create_app(
     async def ready() -> Response:
         return await readiness(health)  # type: ignore[arg-type]  # the route exists only with a health check
 
-    @app.get("/metrics", tags=operations, summary="Prometheus metrics")
+    @app.get(
+        "/metrics",
+        tags=operations,
+        summary="Prometheus metrics",
+        response_class=PlainTextResponse,  # the document says text/plain, as it is (D83)
+        responses={200: {"description": "The Prometheus text format, version 0.0.4"}},
+    )
     async def scrape() -> Response:
         return Response(metrics.render(), media_type=METRICS_TYPE)  # type: ignore[union-attr]  # the route exists only with metrics
 

@@ -274,11 +274,16 @@ def test_original_data_text_or_base64():
         "redis://127.0.0.1:6379/0",
         "rediss://user:pw@host:6380/1",
         "unix:///tmp/r.sock",
-        "REDIS://h:1",
     ],
 )
 def test_redis_urls_with_a_scheme(url):
     assert check_redis_url(url) == url
+
+
+def test_a_redis_url_with_its_scheme_in_capitals_is_refused():
+    # redis-py reads only lower-case schemes: `REDIS://h:1` failed at the first command (D80).
+    with pytest.raises(ValueError, match="the scheme is redis://, in lower case"):
+        check_redis_url("REDIS://h:1")
 
 
 @pytest.mark.parametrize("url", ["127.0.0.1:6379", "localhost", "http://h:6379", "redis:/h"])
