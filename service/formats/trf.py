@@ -539,7 +539,7 @@ def _read_ids(reader: csv.DictReader, source: str) -> IdMap:
     reader.fieldnames = header
     if "id" not in header or not any(k in header for k in ID_KEYS):
         raise TrfError(
-            f"{source}:1: the header needs a column `id` and one of {', '.join(ID_KEYS)} (has: {', '.join(header) or 'none'})"
+            f"{source}:1: the header needs a column `id` and one of {', '.join(ID_KEYS)} (has: {', '.join(map(repr, header)) or 'none'})"
         )
     maps: dict[str, dict] = {k: {} for k in ID_KEYS}
     seen: dict[tuple[str, object], int] = {}
