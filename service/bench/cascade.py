@@ -233,7 +233,7 @@ def _correct_first(
     return seconds, client.xlen(names["output"]) - before, counts
 
 
-def _wait_acknowledged(client: redis.Redis, names: dict[str, str], entry: bytes) -> None:
+def _wait_acknowledged(client: redis.Redis, names: dict[str, str], entry: bytes | str) -> None:
     """Until the group has no entry pending (the commit's XACK: its counts are complete)."""
     deadline = time.monotonic() + 600
     while client.xpending(names["input"], names["group"])["pending"]:

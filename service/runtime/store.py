@@ -26,10 +26,11 @@ from service.lists import (
     summary_of,
 )
 from service.rating import Changes, MemberChanges, MemoryLedger, Needs
+from service.rating.partial import Missing, PartialReads
 from service.readmodel import list_key, name_members, pack_message, rank_score, unpack_entry
 from service.runtime.keys import StreamKeys
 from service.runtime.replies import text
-from service.timeline import KEY_LEN, decode_archived, encode_archived, order_key, split_member
+from service.timeline import KEY_LEN, decode_archived, encode_archived, order_key
 
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -143,12 +144,13 @@ async def load_cascade(
     arrival: int,
     max_cascade: int = 0,
 ) -> MemoryLedger:
-    """Read what re-rating from `message`'s place needs (inside the commit's WATCH): its
-    archive, the domain's events from the earliest place it touches, their players'
-    records and histories from there, and the domain's pool states. With more later events
-    than `max_cascade` (RATING_MAX_CASCADE_EVENTS), only the timeline and the pool states:
-    the cascade is refused from them, so a refusal costs no memory (D33). A reopen reads
-    what `load_reopen` reads."""
+    """Read what re-rating from `message`'s place starts from (inside the commit's WATCH):
+    its archive, the domain's timeline from the earliest place it touches, the domain's pool
+    states, and the records and histories from there of the event's players: a ledger read
+    in part (D65), the rest read as the walk asks for it (`load_missing`). With more later
+    events than `max_cascade` (RATING_MAX_CASCADE_EVENTS), only the timeline and the pool
+    states: the cascade is refused from them, so a refusal costs no memory (D33). A reopen
+    reads what `load_reopen` reads."""
     if isinstance(message, PeriodReopened):
         return await load_reopen(client, keys, message, want)
     async with client.pipeline(transaction=False) as reads:
@@ -158,11 +160,14 @@ async def load_cascade(
     archived = decode_archived(archived_raw) if archived_raw is not None and want.revises else None
     ledger = MemoryLedger(markers={want.marker: text(marker)} if marker is not None else None)
     starts = []
+    players: set[str] = set()
     if isinstance(message, EventContent):
         kept = int.from_bytes(archived.key[9:], "big") if archived else arrival  # its arrival stays
         starts.append(order_key(message, kept, want.order_prefix))
+        players.update(p.id for p in message.players)
     if archived is not None:
         ledger.load_archive(archived)
+        players.update(p.id for p in archived.event.players)
         if not archived.withdrawn:
             starts.append(archived.key)
     if not starts:  # withdrawal of an unknown event: apply_message says why
@@ -170,14 +175,29 @@ async def load_cascade(
     start = min(starts)
     members = await client.zrange(keys.timeline(want.domain), b"[" + start, b"+", bylex=True)
     ledger.load_timeline(want.domain, members)
+    await _load_pools(client, keys, ledger, want.domain_pools)
     if max_cascade and len(members) > max_cascade + 1:  # at most one of them is the event
-        await _load_players(client, keys, ledger, want.domain_pools, [], start)
         return ledger
-    players = await _load_archives(client, keys, ledger, members)
-    if isinstance(message, EventContent):
-        players.update(p.id for p in message.players)
-    await _load_players(client, keys, ledger, want.domain_pools, sorted(players), start)
+    ledger.partial = PartialReads(start, want.domain_pools)
+    await _load_players(client, keys, ledger, sorted(players))
     return ledger
+
+
+async def load_missing(
+    client: Any, keys: StreamKeys, ledger: MemoryLedger, missing: Missing
+) -> None:
+    """Read what a cascade's walk asked for (D65) into its ledger: the archives, and the
+    records and histories of the players."""
+    partial = ledger.partial
+    assert partial is not None
+    ids = missing.archives
+    for first in range(0, len(ids), 1_000):
+        for raw in await client.hmget(keys.events, ids[first : first + 1_000]):
+            if raw is not None:
+                ledger.load_archive(decode_archived(raw))
+    await _load_players(
+        client, keys, ledger, [p for p in missing.players if p not in partial.players]
+    )
 
 
 async def load_reopen(
@@ -213,48 +233,38 @@ async def load_reopen(
     return ledger
 
 
-async def _load_archives(
-    client: Any, keys: StreamKeys, ledger: MemoryLedger, members: list[bytes]
-) -> set[str]:
-    """The archives of the timeline's events the ledger has not yet; returns every player of
-    the ledger's archives."""
-    ids = sorted({split_member(m)[1].decode() for m in members} - set(ledger.archives))
-    for first in range(0, len(ids), 1_000):
-        for raw in await client.hmget(keys.events, ids[first : first + 1_000]):
-            ledger.load_archive(decode_archived(raw))
-    return {p.id for archive in ledger.archives.values() for p in archive.event.players}
+async def _load_pools(
+    client: Any, keys: StreamKeys, ledger: MemoryLedger, pools: Iterable[tuple[str, str]]
+) -> None:
+    """The pool states of the domain's pools."""
+    for raw in await client.hmget(keys.pools, [f"{system}:{pool}" for system, pool in pools]):
+        if raw is not None:
+            ledger.load_pool(_pool_decoder.decode(raw))
 
 
 async def _load_players(
-    client: Any,
-    keys: StreamKeys,
-    ledger: MemoryLedger,
-    pools: Iterable[tuple[str, str]],
-    players: list[str],
-    start: bytes,
+    client: Any, keys: StreamKeys, ledger: MemoryLedger, players: list[str]
 ) -> None:
-    """The domain's pool states, and the players' records and histories from `start` on, in
-    each pool of the domain."""
-    pools = list(pools)
-    async with client.pipeline(transaction=False) as reads:
-        reads.hmget(keys.pools, [f"{system}:{pool}" for system, pool in pools])
-        for system, pool in pools:
-            if players:
-                reads.hmget(keys.players(system, pool), players)
-            for pid in players:
-                reads.zrange(keys.history(system, pool, pid), b"[" + start, b"+", bylex=True)
-        reply = iter(await reads.execute())
-    for raw in next(reply):
-        if raw is not None:
-            ledger.load_pool(_pool_decoder.decode(raw))
+    """The players' records and histories from the ledger's start on, in each pool of the
+    domain (PartialReads), into the ledger."""
+    partial = ledger.partial
+    assert partial is not None
     if not players:
         return
-    for system, pool in pools:
+    start = b"[" + partial.start
+    async with client.pipeline(transaction=False) as reads:
+        for system, pool in partial.pools:
+            reads.hmget(keys.players(system, pool), players)
+            for pid in players:
+                reads.zrange(keys.history(system, pool, pid), start, b"+", bylex=True)
+        reply = iter(await reads.execute())
+    for system, pool in partial.pools:
         ledger.load_records(decode_record(raw) for raw in next(reply) if raw is not None)
         for pid in players:
             history = next(reply)
             if history:
                 ledger.load_history((system, pool, pid), history)
+    partial.loaded(players, ledger.histories)
 
 
 # ------------------------------------------------------------------ writes
