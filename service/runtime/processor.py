@@ -388,9 +388,11 @@ class StreamProcessor:
             try:
                 return self._apply(entries, ledger)
             except Missing as missing:
-                if not (missing.archives or missing.players):
-                    raise RuntimeError("a cascade asked for nothing to read") from None
-                await load_missing(client, self.keys, ledger, missing)
+                if not await load_missing(client, self.keys, ledger, missing):
+                    raise RuntimeError(
+                        f"a cascade needs what the store does not hold: {missing}"
+                        f" (archives {missing.archives[:5]}, players {missing.players[:5]})"
+                    ) from None
 
     def _queue_writes(self, pipe: Any, ledger: MemoryLedger, decisions: list[Decision]) -> None:
         """MULTI, then what the commit writes: the ledger's changes, the outputs and dead

@@ -185,19 +185,21 @@ async def load_cascade(
 
 async def load_missing(
     client: Any, keys: StreamKeys, ledger: MemoryLedger, missing: Missing
-) -> None:
+) -> bool:
     """Read what a cascade's walk asked for (D65) into its ledger: the archives, and the
-    records and histories of the players."""
+    records and histories of the players. False when nothing new was read (an archive the
+    timeline names is not in the store)."""
     partial = ledger.partial
     assert partial is not None
-    ids = missing.archives
+    ids, found = missing.archives, 0
     for first in range(0, len(ids), 1_000):
         for raw in await client.hmget(keys.events, ids[first : first + 1_000]):
             if raw is not None:
                 ledger.load_archive(decode_archived(raw))
-    await _load_players(
-        client, keys, ledger, [p for p in missing.players if p not in partial.players]
-    )
+                found += 1
+    players = [p for p in missing.players if p not in partial.players]
+    await _load_players(client, keys, ledger, players)
+    return bool(found or players)
 
 
 async def load_reopen(
@@ -440,11 +442,15 @@ def list_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
     and list date."""
     pools: dict[tuple[str, str], set[str]] = {}  # pool -> players whose activity may change
     recount: dict[tuple[str, str], set[str]] = {}  # pool -> players to recompute
-    yield from _event_writes(keys, changes, pools, recount)
+    rerated: dict[tuple[str, str], list[tuple[str, int, bool]]] = {}  # D67
+    yield from _event_writes(keys, changes, pools, recount, rerated)
     yield from _moves_writes(keys, changes, recount)
     for where, ids in recount.items():
         yield from recount_played(keys, *where, sorted(ids))
         pools.setdefault(where, set()).update(ids)
+    for where, lines in rerated.items():
+        yield from rerated_played(keys, *where, lines)
+        pools.setdefault(where, set()).update(pid for pid, _, _ in lines)
     for system, pool, pid in changes.records:
         pools.setdefault((system, pool), set()).add(pid)
     for where in changes.pools:
@@ -464,9 +470,13 @@ def _event_writes(
     changes: Changes,
     pools: dict[tuple[str, str], set[str]],
     recount: dict[tuple[str, str], set[str]],
+    rerated: dict[tuple[str, str], list[tuple[str, int, bool]]],
 ) -> Iterator[Command]:
     """The events' places by date and summaries (D48), and their players' last rated game:
-    a new event's by ZADD GT, a revision's recomputed (into `pools`, `recount`)."""
+    a new event's by ZADD GT (into `pools`); the revision of a changed event recomputed (into
+    `recount`); the revision of an event re-rated for another's change, whose dates and players
+    are its own still, from its day and whether each player has rated games in it (into
+    `rerated`, D67)."""
     for event_id, message in changes.results.items():
         if message.event_id is None or message.kind == "list":
             continue
@@ -478,7 +488,14 @@ def _event_writes(
             yield ("ZADD", keys.dated(*where), played_day(message), event_id)
             yield ("HSET", keys.cards(*where), event_id, pack_card(summary_of(message)))
         if message.kind == "revision":
-            recount.setdefault(where, set()).update(p.id for p in message.players)
+            cause = message.cause
+            if cause is not None and cause.event_id != event_id and not message.withdrawn:
+                day = played_day(message)
+                rerated.setdefault(where, []).extend(
+                    (p.id, day, p.event_games > 0) for p in message.players
+                )
+            else:
+                recount.setdefault(where, set()).update(p.id for p in message.players)
             continue
         ids = rated_players(message)
         if ids and played_day(message):
@@ -518,6 +535,19 @@ def recount_played(keys: StreamKeys, system: str, pool: str, ids: list[str]) -> 
         yield ("EVAL", _PLAYED, 1 + len(chunk), keys.played(system, pool), *entries, *chunk)
 
 
+def rerated_played(
+    keys: StreamKeys, system: str, pool: str, lines: list[tuple[str, int, bool]]
+) -> Iterator[Command]:
+    """The last rated game of the players of events re-rated for another's change (player,
+    the event's day, rated games in it or not; D67): a day with rated games can only move it
+    up (ZADD GT); a day without can only take it away, and only when it was that day: then it
+    is recomputed from the player's history lines, as recount_played does."""
+    for chunk in _chunks(lines, 1_000):
+        entries = [keys.entries(system, pool, pid) for pid, _, _ in chunk]
+        args = [x for pid, day, games in chunk for x in (pid, day, 1 if games else 0)]
+        yield ("EVAL", _PLAYED_REVISED, 1 + len(chunk), keys.played(system, pool), *entries, *args)
+
+
 def active_writes(
     keys: StreamKeys, system: str, pool: str, closed: str, ids: list[str]
 ) -> Iterator[Command]:
@@ -537,10 +567,10 @@ def active_writes(
 # The last day each player (ARGV[i]) played a rated game in the pool: the largest end day
 # (bytes 4-6 of the line's order key; 0xffffff: a FIDE list) of their history lines (KEYS[i+1])
 # whose event_games (the 14th field of the packed HistoryEntry) is not 0; into KEYS[1].
-_PLAYED = """
-for i = 2, #KEYS do
+_RECOUNT = """
+local function recount(lines, played, id)
   local last = 0
-  for _, value in ipairs(redis.call('HVALS', KEYS[i])) do
+  for _, value in ipairs(redis.call('HVALS', lines)) do
     local a, b, c = string.byte(value, 4, 6)
     local day = (a * 256 + b) * 256 + c
     if day ~= 16777215 and day > last then
@@ -548,11 +578,35 @@ for i = 2, #KEYS do
       if (tonumber(entry[14]) or 0) > 0 then last = day end
     end
   end
-  if last > 0 then redis.call('ZADD', KEYS[1], last, ARGV[i - 1])
-  else redis.call('ZREM', KEYS[1], ARGV[i - 1]) end
+  if last > 0 then redis.call('ZADD', played, last, id)
+  else redis.call('ZREM', played, id) end
+end
+""".replace("KEY_LEN", str(KEY_LEN))
+_PLAYED = (
+    _RECOUNT
+    + """
+for i = 2, #KEYS do recount(KEYS[i], KEYS[1], ARGV[i - 1]) end
+return #KEYS - 1
+"""
+)
+# rerated_played (D67): for each player ARGV[3i-2] of an event re-rated for another's change,
+# the event's day ARGV[3i-1] and whether they have rated games in it (ARGV[3i], "1" / "0"):
+# with, their last rated game (KEYS[1]) is that day if later (ZADD GT); without, it is
+# recounted from their history lines (KEYS[i+1]) only when it was that day.
+_PLAYED_REVISED = (
+    _RECOUNT
+    + """
+for i = 2, #KEYS do
+  local id, day = ARGV[3 * i - 5], ARGV[3 * i - 4]
+  if ARGV[3 * i - 3] == '1' then redis.call('ZADD', KEYS[1], 'GT', day, id)
+  else
+    local at = redis.call('ZSCORE', KEYS[1], id)
+    if at and tonumber(at) == tonumber(day) then recount(KEYS[i], KEYS[1], id) end
+  end
 end
 return #KEYS - 1
-""".replace("KEY_LEN", str(KEY_LEN))
+"""
+)
 # The active ranking (KEYS[3]) and list date (KEYS[1]: "ref first closed closed_first") of a
 # pool: the list's day is the FIDE close's (ARGV[1] "<day> <first>", "0 0" none, "-" the
 # stored one), else the latest event's end day (KEYS[5]); the active players are those whose
