@@ -306,10 +306,8 @@ class Walk:
         for p in event.players:
             who = (event.system, pool, p.id)
             state = after[p.id]
-            stored_after = self.ledger.stored_after(who, key)
             if (
-                stored_after is not None
-                and pack_state(stored_after) == pack_state(state)
+                self.ledger.packed_after(who, key) == pack_state(state)
                 and engine.catch_up(state, pool_state) is state
             ):
                 self.dirty.pop(who, None)
@@ -453,5 +451,6 @@ def cascade(
         raise
     if reads is not None:
         reads.paused = None
+    ledger.forget_states()
     commit(ledger, change, domain, walk)
     return walk.outputs, walk.rerated

@@ -112,6 +112,7 @@ class MemoryLedger:
         self.changes = Changes()
         self.projection = Projection(self.changes.results, self.changes.entries)
         self.partial: PartialReads | None = None
+        self._states: dict[tuple[PlayerKey, bytes], PlayerRecord] = {}
         self.load_records(records)
 
     # ------------------------------------------------------------------ loading (the store)
@@ -153,20 +154,34 @@ class MemoryLedger:
         if history:
             i = first_at_or_after(history, key)
             if i < len(history):
-                return unpack_state(*who, split_member(history[i])[1])
+                return self._unpacked(who, history[i])
         return self.record(*who)
 
-    def stored_after(self, who: PlayerKey, key: bytes) -> PlayerRecord | None:
-        """The player's state after their event at `key` as stored: the record before their
-        next event after it, else their current record (None: never seen)."""
+    def _unpacked(self, who: PlayerKey, member: bytes) -> PlayerRecord:
+        """A history member's state (each unpacked once: a cascade reads a state at an event
+        for the event, its players' cleaning and the next event's)."""
+        found = self._states.get((who, member))
+        if found is None:
+            found = self._states[(who, member)] = unpack_state(*who, split_member(member)[1])
+        return found
+
+    def forget_states(self) -> None:
+        """Drop the unpacked states (a cascade's: the next one unpacks its own)."""
+        self._states.clear()
+
+    def packed_after(self, who: PlayerKey, key: bytes) -> bytes | None:
+        """The player's state after their event at `key` as stored, packed (pack_state): the
+        record before their next event after it, else their current record (None: never
+        seen)."""
         history = self.histories.get(who)
         if history:
             i = first_at_or_after(history, key)
             if i < len(history) and history[i][:KEY_LEN] == key:
                 i += 1
             if i < len(history):
-                return unpack_state(*who, split_member(history[i])[1])
-        return self.record(*who)
+                return history[i][KEY_LEN:]
+        record = self.record(*who)
+        return pack_state(record) if record is not None else None
 
     def state_at(self, who: PlayerKey, key: bytes, engine: Engine) -> PlayerRecord | None:
         """The player's stored state at `key` with the period closings it missed applied

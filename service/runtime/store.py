@@ -254,19 +254,32 @@ async def _load_players(
     if not players:
         return
     start = b"[" + partial.start
+    chunks = list(_chunks(players, HISTORIES_PER_SCRIPT))
     async with client.pipeline(transaction=False) as reads:
         for system, pool in partial.pools:
             reads.hmget(keys.players(system, pool), players)
-            for pid in players:
-                reads.zrange(keys.history(system, pool, pid), start, b"+", bylex=True)
+            for chunk in chunks:
+                histories = [keys.history(system, pool, pid) for pid in chunk]
+                reads.eval(_HISTORIES, len(histories), *histories, start)
         reply = iter(await reads.execute())
     for system, pool in partial.pools:
         ledger.load_records(decode_record(raw) for raw in next(reply) if raw is not None)
-        for pid in players:
-            history = next(reply)
-            if history:
-                ledger.load_history((system, pool, pid), history)
+        for chunk in chunks:
+            for pid, history in zip(chunk, next(reply)):
+                if history:
+                    ledger.load_history((system, pool, pid), history)
     partial.loaded(players, ledger.histories)
+
+
+# The histories of a cascade's players from its start (ARGV[1], "[key"): one reply for many
+# keys, where a ZRANGE each cost the service five times the CPU (parsing 11,000 replies:
+# 0.23 s against 0.03 s) for a third of Redis's (0.04 s against 0.14 s); HISTORIES_PER_SCRIPT
+# keys a call, so that one holds Redis for about 13 ms.
+_HISTORIES = (
+    "local out = {} for i = 1, #KEYS do"
+    " out[i] = redis.call('ZRANGE', KEYS[i], ARGV[1], '+', 'BYLEX') end return out"
+)
+HISTORIES_PER_SCRIPT = 1_000
 
 
 # ------------------------------------------------------------------ writes
