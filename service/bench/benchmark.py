@@ -1,4 +1,4 @@
-"""`rating-service bench [--json] [--redis-url URL] [--quick] [--profile | --sizing]`: what the engines
+"""`rating-service bench [--json] [--redis-url URL] [--quick] [--profile | --sizing | --cascade]`: what the engines
 and the service achieve on this machine, against the product's performance goals.
 
 Four groups of figures, each the median of several runs (ratios from the same run):
