@@ -27,7 +27,7 @@ from service.rating.effects import Rejected
 from service.rating.ledger import MemberChanges, MemoryLedger
 from service.rating.needs import engine_for
 from service.rating.outputs import event_output
-from service.rating.partial import Missing
+from service.rating.partial import Missing, Read
 from service.rating.projection import PlayerKey
 from service.timeline import (
     REVISION_CAUSES,
@@ -271,13 +271,13 @@ class Walk:
         """What to read before `step` (the ledger is read in part)."""
         ledger = self.ledger
         assert ledger.partial is not None
-        return ledger.partial.missing(
-            (step.key, step.event_id),
-            ledger,
-            self.dirty,
-            self.events,
+        read = Read(
+            ledger.archives,
+            ledger.histories,
+            ledger.state_at,
             lambda event: engine_for(event, self.registry),
         )
+        return ledger.partial.missing((step.key, step.event_id), self.dirty, self.events, read)
 
     def _clean(self, touched: list[PlayerKey], key: bytes, engine: Engine) -> None:
         """A dirty player whose state is the stored one again is clean."""

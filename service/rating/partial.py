@@ -16,7 +16,7 @@ Pure: bytes and records in, ids out.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from schemas.events import EventFinished
 from schemas.records import PlayerRecord
@@ -24,8 +24,14 @@ from service.engine.contract import Engine
 from service.rating.projection import PlayerKey
 from service.timeline import KEY_LEN, Archived, first_at_or_after, pack_state
 
-if TYPE_CHECKING:
-    from service.rating.ledger import MemoryLedger
+
+class Read(NamedTuple):
+    """What the lookahead reads of the ledger (MemoryLedger's own, and the walk's engines)."""
+
+    archives: Mapping[str, Archived]
+    histories: Mapping[PlayerKey, list[bytes]]
+    state_at: Callable[[PlayerKey, bytes, Engine], PlayerRecord | None]
+    engine_of: Callable[[EventFinished], Engine]
 
 
 class Missing(Exception):
@@ -81,10 +87,9 @@ class PartialReads:
     def missing(
         self,
         step: tuple[bytes, str],
-        ledger: MemoryLedger,
         dirty: Mapping[PlayerKey, PlayerRecord],
         events: Mapping[bytes, str],
-        engine_of: Callable[[EventFinished], Engine],
+        read: Read,
     ) -> Missing:
         """What to read before the walk goes on from `step` (its order key and event id): its
         archive or its players, and, looking ahead, for each dirty player the event they play
@@ -95,20 +100,20 @@ class PartialReads:
         key, event_id = step
         archives: set[str] = set()
         players: set[str] = set()
-        archived = ledger.archives.get(event_id)
+        archived = read.archives.get(event_id)
         if archived is None:
             archives.add(event_id)
         else:
             players.update(p.id for p in archived.event.players)
         for who, state in dirty.items():
-            at = self._next(who[2], key, events, ledger.histories)
+            at = self._next(who[2], key, events, read.histories)
             if at is None:
                 continue
-            archived = ledger.archives.get(events[at])
+            archived = read.archives.get(events[at])
             if archived is None:
                 archives.add(events[at])
             elif self.lacks(archived):
-                stored = ledger.state_at(who, at, engine_of(archived.event))
+                stored = read.state_at(who, at, read.engine_of(archived.event))
                 if stored is None or pack_state(stored) != pack_state(state):
                     players.update(p.id for p in archived.event.players)
         return Missing(sorted(archives), sorted(players - self.players))
