@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from schemas.events import EventContent, EventFinished
+from schemas.events import Bye, EventContent, EventFinished, Game, PlayerRef
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord
 from service.entryids import entry_order
@@ -191,30 +191,22 @@ def _pack_event(event: EventFinished) -> _Event:
 
 
 def _unpack_event(packed: _Event) -> EventFinished:
-    return msgspec.convert(
-        {
-            "event_id": packed.event_id,
-            "system": packed.system,
-            "pool": packed.pool,
-            "ruleset": packed.ruleset,
-            "name": packed.name,
-            "start_date": dt.date.fromordinal(packed.start).isoformat(),
-            "end_date": dt.date.fromordinal(packed.end).isoformat(),
-            "rounds": packed.rounds,
-            "players": [
-                {"id": p.id, "name": p.name, "birth_year": p.birth_year} for p in packed.players
-            ],
-            "games": [
-                {"round": g.round, "a": g.a, "b": g.b, "score": g.halves / 2, "forfeit": g.forfeit}
-                for g in packed.games
-            ],
-            "byes": [
-                {"round": b.round, "player": b.player, "score": b.halves / 2} for b in packed.byes
-            ],
-            "period": packed.period,
-            "one_third_rated": packed.one_third_rated,
-        },
-        EventFinished,
+    """The archived event, built field by field: it was validated when it was accepted, and a
+    cascade reads hundreds (msgspec.convert of its dict took 190 µs a 40x7 event)."""
+    return EventFinished(
+        event_id=packed.event_id,
+        system=packed.system,  # type: ignore[arg-type]  # a System: it was validated so
+        name=packed.name,
+        start_date=dt.date.fromordinal(packed.start),
+        end_date=dt.date.fromordinal(packed.end),
+        rounds=packed.rounds,
+        players=[PlayerRef(p.id, p.name, p.birth_year) for p in packed.players],
+        games=[Game(g.round, g.a, g.b, g.halves / 2, g.forfeit) for g in packed.games],
+        byes=[Bye(b.round, b.player, b.halves / 2) for b in packed.byes],
+        pool=packed.pool,
+        ruleset=packed.ruleset,
+        period=packed.period,
+        one_third_rated=packed.one_third_rated,
     )
 
 

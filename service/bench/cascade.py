@@ -7,7 +7,10 @@ player-event, and how long a correction at the start of a long history takes.
   events (1,000), alternately two-player games and 40-player 7-round Swiss events, in date
   order; then the first event is corrected (its one result flipped). Measured: from the
   correction's XADD until its revisions are on the output stream (one commit: they all
-  arrive together), the number of revisions, and the service's peak RSS.
+  arrive together), the number of revisions, and the service's peak RSS; and, as counts that
+  a busy machine does not blur, the service's CPU seconds (user, system) and what Redis did
+  meanwhile (`INFO commandstats` and `INFO stats` deltas: calls and microseconds by command,
+  bytes in and out; on a shared server, its other clients' too).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import msgspec
 import redis
 
 from schemas.records import PlayerRecord
+from service.bench.machine import TICKS
 from service.bench.workloads import encode, rated_list, swiss_event, two_player_event
 from service.runtime.keys import StreamKeys
 from service.runtime.store import DATA_FIELD
@@ -127,7 +131,7 @@ def bench_cascade(
         _wait_outputs(client, names["output"], 2 * events, timeout=1_800)
         in_order_seconds = time.perf_counter() - started
         progress("date order: the first event corrected")
-        seconds, revisions = _correct_first(client, names, messages[0])
+        seconds, revisions, counts = _correct_first(client, names, messages[0], service.pid)
         rss = peak_rss_mb(service.pid)
         _none_rejected(client, names["rejected"])
     finally:
@@ -142,6 +146,7 @@ def bench_cascade(
             "revisions": revisions,
             "history_seconds": in_order_seconds,
             "service_peak_rss_mb": rss,
+            **counts,
         },
     }
 
@@ -201,9 +206,12 @@ def _archive(
     return archive_bytes(client, names["archive"], events, 2 * events)
 
 
-def _correct_first(client: redis.Redis, names: dict[str, str], first: dict) -> tuple[float, int]:
+def _correct_first(
+    client: redis.Redis, names: dict[str, str], first: dict, pid: int
+) -> tuple[float, int, dict]:
     """The first event corrected (its one result flipped): the seconds from the XADD until
-    its revisions are on the output stream, and how many there are."""
+    its revisions are on the output stream, how many there are, and the counts (`serve`'s
+    CPU, Redis's commands and bytes) from before the XADD until the commit is acknowledged."""
     correction = {
         **first,
         "schema": "event.corrected/v1",
@@ -211,11 +219,65 @@ def _correct_first(client: redis.Redis, names: dict[str, str], first: dict) -> t
     }
     correction["games"] = [{**first["games"][0], "score": 0}]
     before = client.xlen(names["output"])
+    cpu, redis_before = process_cpu(pid), redis_counts(client)
     started = time.perf_counter()
-    client.xadd(names["input"], {DATA_FIELD: encode(correction)})
+    entry = client.xadd(names["input"], {DATA_FIELD: encode(correction)})
     _wait_outputs(client, names["output"], before + 1, timeout=600)
     seconds = time.perf_counter() - started
-    return seconds, client.xlen(names["output"]) - before
+    _wait_acknowledged(client, names, entry)
+    user, system = (b - a for a, b in zip(cpu, process_cpu(pid)))
+    counts = {
+        "service_cpu_seconds": {"user": round(user, 2), "system": round(system, 2)},
+        "redis": counts_delta(redis_before, redis_counts(client)),
+    }
+    return seconds, client.xlen(names["output"]) - before, counts
+
+
+def _wait_acknowledged(client: redis.Redis, names: dict[str, str], entry: bytes | str) -> None:
+    """Until the group has no entry pending (the commit's XACK: its counts are complete)."""
+    deadline = time.monotonic() + 600
+    while client.xpending(names["input"], names["group"])["pending"]:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the correction {entry!r} is still pending after 600 s")
+        time.sleep(0.05)
+
+
+def process_cpu(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of a live process (/proc/<pid>/stat)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return int(fields[11]) / TICKS, int(fields[12]) / TICKS
+
+
+def redis_counts(client: redis.Redis) -> dict:
+    """Redis's counters so far: calls and microseconds by command, bytes in and out."""
+    stats, cpu = client.info("stats"), client.info("cpu")
+    return {
+        "cpu": float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]),
+        "commands": {
+            name.removeprefix("cmdstat_"): (int(v["calls"]), int(v["usec"]))
+            for name, v in client.info("commandstats").items()
+        },
+        "bytes_in": int(stats["total_net_input_bytes"]),
+        "bytes_out": int(stats["total_net_output_bytes"]),
+    }
+
+
+def counts_delta(before: dict, after: dict) -> dict:
+    """What Redis did between two `redis_counts`: its CPU seconds, the commands' calls and
+    microseconds (a command run by EXEC or a script counts in its own line and in theirs),
+    and the bytes it received and sent."""
+    commands = {}
+    for name, (calls, usec) in after["commands"].items():
+        was_calls, was_usec = before["commands"].get(name, (0, 0))
+        if calls > was_calls:
+            commands[name] = {"calls": calls - was_calls, "usec": usec - was_usec}
+    return {
+        "cpu_seconds": round(after["cpu"] - before["cpu"], 3),
+        "commands": dict(sorted(commands.items(), key=lambda kv: -kv[1]["usec"])),
+        "bytes_in": after["bytes_in"] - before["bytes_in"],
+        "bytes_out": after["bytes_out"] - before["bytes_out"],
+    }
 
 
 def _none_rejected(client: redis.Redis, rejected_stream: str) -> None:

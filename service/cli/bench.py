@@ -31,6 +31,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
             report = run_sizing(args.redis_url, args.quick, progress)
             rendered = render_sizing
+        elif args.cascade:
+            report = benchmark.run_cascade(args.redis_url, args.quick, progress)
+            rendered = benchmark.render_cascade
         elif args.profile:
             from service.bench.profile import render_profile
 
@@ -81,6 +84,13 @@ def register(commands: Any) -> None:
         action="store_true",
         help="only the stages at scale (minutes, not part of the other runs): a FIDE close of "
         "1,000,000 players, its time, Redis's longest block and serve's peak RSS (20,000 with --quick)",
+    )
+    p.add_argument(
+        "--cascade",
+        action="store_true",
+        help="only the date-order stage: the archive's bytes and the correction of the first event "
+        "of a 20,000-player pool with 10,000 events (2,000 and 1,000 with --quick): seconds, "
+        "revisions, the service's CPU and RSS, Redis's CPU, commands and bytes",
     )
     p.add_argument(
         "--quick",

@@ -4,7 +4,8 @@ message to a pool's state, by the engines' rules, in date order (docs/design/gua
 
 - `ledger`: the unit of work (MemoryLedger: the state one commit read, and its change set).
 - `apply`: the use case (`apply_message`: one input to a ledger; `in_order`).
-- `cascade`: re-rating from a late event's, a correction's or a withdrawal's place.
+- `cascade`: re-rating from a late event's, a correction's or a withdrawal's place;
+  `partial`: what a cascade on a ledger read in part asks to read.
 - `projection`: the read model's view of what was published.
 - `needs`: what the store must read for a message, its engine and marker.
 - `outputs`: the `ratings.updated/v1` messages; `effects`: Applied, Duplicate, Rejected.
@@ -17,6 +18,7 @@ from service.rating.ledger import Changes, MemberChanges, MemoryLedger
 from service.rating.lists import ListRules
 from service.rating.needs import Needs, content_digest, engine_for, marker_key, needs
 from service.rating.outputs import LIST_CHUNK, event_output, list_outputs
+from service.rating.partial import Missing
 
 __all__ = [
     "LIST_CHUNK",
@@ -26,6 +28,7 @@ __all__ = [
     "ListRules",
     "MemberChanges",
     "MemoryLedger",
+    "Missing",
     "Needs",
     "Rejected",
     "apply_message",

@@ -6,7 +6,9 @@ a late event inserted, a correction, a withdrawal.
 when it is the changed one or one of its players (or their seed records) is dirty, and a
 dirty player whose state equals the stored state before an event is clean again. Everything
 read is the stored state; what changes is collected, and `commit` writes it to the ledger at
-the end, so a rejection changes nothing.
+the end, so a rejection changes nothing. On a ledger read in part (the service's, D65) the
+walk stops with `Missing` when it needs what is not read yet, and `cascade` resumes it once
+it is (service/rating/partial.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from service.rating.effects import Rejected
 from service.rating.ledger import MemberChanges, MemoryLedger
 from service.rating.needs import engine_for
 from service.rating.outputs import event_output
+from service.rating.partial import Missing, Read
 from service.rating.projection import PlayerKey
 from service.timeline import (
     REVISION_CAUSES,
@@ -140,7 +143,14 @@ class Walk:
     """The cascade's walk through its steps, collecting (not yet committing) the players'
     new states, their history members, the archives and the messages to publish."""
 
-    def __init__(self, ledger: MemoryLedger, change: Change, registry: Registry, source_id: str):
+    def __init__(
+        self,
+        ledger: MemoryLedger,
+        change: Change,
+        registry: Registry,
+        source_id: str,
+        steps: list[Step] | None = None,
+    ):
         self.ledger = ledger
         self.change = change
         self.registry = registry
@@ -154,6 +164,25 @@ class Walk:
         ] = []  # (message, key, players it drops)
         self.cause = Cause(type=change.cause, event_id=change.event_id)  # type: ignore[arg-type]  # cause is one of Cause.type's values
         self.rerated = 0
+        self.steps = steps or []
+        self.position = 0  # the next step to take (run resumes there)
+        self.events = {  # the later events by order key (the changed one is in `change`)
+            s.key: s.event_id
+            for s in self.steps
+            if s.kind == EVENT and s.event_id != change.event_id
+        }
+
+    def run(self) -> None:
+        """Take the steps from where the walk stopped (Missing: the ledger, read in part,
+        lacks what the next step needs; run again once it is read)."""
+        steps = self.steps
+        while self.position < len(steps):
+            step = steps[self.position]
+            if step.kind == LEAVE:
+                self.leave(step.key)
+            else:
+                self.event(step)
+            self.position += 1
 
     def withdraw(self) -> None:
         """A withdrawal's own message: the event, with no results, marked withdrawn."""
@@ -205,15 +234,28 @@ class Walk:
         """Rate the event of `step` again, when it is the changed one or touches a dirty
         player, and keep what changed."""
         changed = step.event_id == self.change.event_id
-        archived = self.change.old if changed else self.ledger.archives[step.event_id]
-        event = self.change.new if changed else archived.event  # type: ignore[union-attr]  # archived is set when the event is not the changed one
+        reads = self.ledger.partial
+        if changed:
+            archived, event = self.change.old, self.change.new
+        elif reads is None:
+            archived = self.ledger.archives[step.event_id]
+            event = archived.event
+        else:  # read in part: the archive is read when a dirty player plays in the event
+            archived = self.ledger.archives.get(step.event_id)
+            if archived is None:
+                if reads.dirty_at(step.key, self.dirty):
+                    raise self._missing(step)
+                return
+            event = archived.event
         assert event is not None
         engine = engine_for(event, self.registry)
         touched = _touched(event, engine)
         if not changed:
-            self._clean(touched, step.key, engine)
+            self._clean(touched, step.key, engine)  # again when resumed: the same outcome
             if not any(who in self.dirty for who in touched):
                 return
+            if reads is not None and reads.lacks(archived):  # type: ignore[arg-type]  # set here
+                raise self._missing(step)
             self.rerated += 1
         before: dict[PlayerKey, PlayerRecord] = {}
         for who in touched:
@@ -222,8 +264,20 @@ class Walk:
                 before[who] = state
         data = inputs(self.ledger, event, engine, before)
         results, records = rated(engine, data, self.change.event_id, own=changed)
-        self._keep_states(event, data, records, step.key, changed)
+        self._keep_states(event, engine, data, records, step.key, changed)
         self._keep_output(event, engine, data, results, step, archived)
+
+    def _missing(self, step: Step) -> Missing:
+        """What to read before `step` (the ledger is read in part)."""
+        ledger = self.ledger
+        assert ledger.partial is not None
+        read = Read(
+            ledger.archives,
+            ledger.histories,
+            ledger.state_at,
+            lambda event: engine_for(event, self.registry),
+        )
+        return ledger.partial.missing((step.key, step.event_id), self.dirty, self.events, read)
 
     def _clean(self, touched: list[PlayerKey], key: bytes, engine: Engine) -> None:
         """A dirty player whose state is the stored one again is clean."""
@@ -236,18 +290,29 @@ class Walk:
     def _keep_states(
         self,
         event: EventFinished,
+        engine: Engine,
         data: EventInput,
         records: list[PlayerRecord],
         key: bytes,
         changed: bool,
     ) -> None:
-        """The players' states after the event (dirty) and their history members at it."""
+        """The players' states after the event and their history members at it. A state that
+        differs from the stored one after the event is dirty; one that equals it is clean at
+        once (D66: the walk would find it clean at the player's next event)."""
         pool = event.pool or ""
         after = {p.id: data.records[p.id] for p in event.players}
         after.update({r.id: r for r in records if r.pool == pool and r.system == event.system})
+        pool_state = self.ledger.pool_state(event.system, pool)
         for p in event.players:
             who = (event.system, pool, p.id)
-            self.dirty[who] = after[p.id]
+            state = after[p.id]
+            if (
+                self.ledger.packed_after(who, key) == pack_state(state)
+                and engine.catch_up(state, pool_state) is state
+            ):
+                self.dirty.pop(who, None)
+            else:
+                self.dirty[who] = state
             member = key + pack_state(data.records[p.id])
             stored = None if changed else self.ledger.member_at(who, key)
             if stored != member:
@@ -368,17 +433,24 @@ def cascade(
     ledger: MemoryLedger, change: Change, registry: Registry, source_id: str, max_cascade: int
 ) -> tuple[list[RatingsUpdated], int]:
     """Apply a change that does not come last in date order: plan, walk, commit. Returns
-    the messages to publish and how many later events were re-rated."""
+    the messages to publish and how many later events were re-rated. On a ledger read in
+    part, Missing says what to read first; applied again, the walk resumes where it stopped."""
     event = change.new or change.old.event  # type: ignore[union-attr]  # old is set when new is None
     domain = registry.domains.of(event.system, event.pool or "")
-    steps = plan(ledger, change, domain, max_cascade)
-    walk = Walk(ledger, change, registry, source_id)
-    if change.cause == "withdrawn":
-        walk.withdraw()
-    for step in steps:
-        if step.kind == LEAVE:
-            walk.leave(step.key)
-        else:
-            walk.event(step)
+    reads = ledger.partial
+    walk = reads.paused if reads is not None else None
+    if walk is None or walk.change != change:
+        walk = Walk(ledger, change, registry, source_id, plan(ledger, change, domain, max_cascade))
+        if change.cause == "withdrawn":
+            walk.withdraw()
+    try:
+        walk.run()
+    except Missing:
+        assert reads is not None
+        reads.paused = walk  # apply again once it is read: the walk goes on from there
+        raise
+    if reads is not None:
+        reads.paused = None
+    ledger.forget_states()
     commit(ledger, change, domain, walk)
     return walk.outputs, walk.rerated

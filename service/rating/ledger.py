@@ -16,6 +16,7 @@ from schemas.ratings import RatingsUpdated
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord, PoolState
 from service.engine.contract import Engine
+from service.rating.partial import PartialReads
 from service.rating.projection import PlayerKey, Projection
 from service.timeline import (
     KEY_LEN,
@@ -94,6 +95,8 @@ class MemoryLedger:
     - `histories[(system, pool, id)]`: sorted `key + packed record before the event`.
     - `projection`: the read model's view (service/rating/projection.py).
     - `changes`: what was changed since the ledger was made (Changes).
+    - `partial`: None when the ledger holds all the commit may need; for a cascade read in
+      part (D65), what it holds (service/rating/partial.py).
     """
 
     def __init__(
@@ -108,6 +111,8 @@ class MemoryLedger:
         self.arrivals = 0  # the last arrival given to a message that came without one
         self.changes = Changes()
         self.projection = Projection(self.changes.results, self.changes.entries)
+        self.partial: PartialReads | None = None
+        self._states: dict[tuple[PlayerKey, bytes], PlayerRecord] = {}
         self.load_records(records)
 
     # ------------------------------------------------------------------ loading (the store)
@@ -149,8 +154,34 @@ class MemoryLedger:
         if history:
             i = first_at_or_after(history, key)
             if i < len(history):
-                return unpack_state(*who, split_member(history[i])[1])
+                return self._unpacked(who, history[i])
         return self.record(*who)
+
+    def _unpacked(self, who: PlayerKey, member: bytes) -> PlayerRecord:
+        """A history member's state (each unpacked once: a cascade reads a state at an event
+        for the event, its players' cleaning and the next event's)."""
+        found = self._states.get((who, member))
+        if found is None:
+            found = self._states[(who, member)] = unpack_state(*who, split_member(member)[1])
+        return found
+
+    def forget_states(self) -> None:
+        """Drop the unpacked states (a cascade's: the next one unpacks its own)."""
+        self._states.clear()
+
+    def packed_after(self, who: PlayerKey, key: bytes) -> bytes | None:
+        """The player's state after their event at `key` as stored, packed (pack_state): the
+        record before their next event after it, else their current record (None: never
+        seen)."""
+        history = self.histories.get(who)
+        if history:
+            i = first_at_or_after(history, key)
+            if i < len(history) and history[i][:KEY_LEN] == key:
+                i += 1
+            if i < len(history):
+                return history[i][KEY_LEN:]
+        record = self.record(*who)
+        return pack_state(record) if record is not None else None
 
     def state_at(self, who: PlayerKey, key: bytes, engine: Engine) -> PlayerRecord | None:
         """The player's stored state at `key` with the period closings it missed applied

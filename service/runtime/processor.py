@@ -34,6 +34,7 @@ from service.rating import (
     Applied,
     Duplicate,
     MemoryLedger,
+    Missing,
     Needs,
     Rejected,
     apply_message,
@@ -54,6 +55,7 @@ from service.runtime.report import CommitClock, CommitReport
 from service.runtime.settings import Settings
 from service.runtime.store import (
     load_cascade,
+    load_missing,
     queue_ledger_reads,
     queue_ledger_writes,
     watched_keys,
@@ -392,7 +394,8 @@ class StreamProcessor:
                 arrival_of(first.id),
                 self.settings.max_cascade_events,
             )
-            chosen = [first]
+            clock.lap("read")
+            return ledger, await self._apply_reading(attempt.client, [first], ledger)
         clock.lap("read")
         return ledger, self._apply(chosen, ledger)
 
@@ -400,6 +403,21 @@ class StreamProcessor:
         """apply_in_order, with this stream's registry and cascade limit."""
         cascade = self.settings.max_cascade_events
         return apply_in_order(entries, ledger, self.registry, cascade, self.stream)
+
+    async def _apply_reading(
+        self, client: Any, entries: list[Entry], ledger: MemoryLedger
+    ) -> list[Decision]:
+        """_apply on a ledger read in part (a cascade, D65): each time the walk asks for
+        more, read it (under the same WATCH) and apply again; the walk resumes."""
+        while True:
+            try:
+                return self._apply(entries, ledger)
+            except Missing as missing:
+                if not await load_missing(client, self.keys, ledger, missing):
+                    raise RuntimeError(
+                        f"a cascade needs what the store does not hold: {missing}"
+                        f" (archives {missing.archives[:5]}, players {missing.players[:5]})"
+                    ) from None
 
     def _queue_writes(self, pipe: Any, ledger: MemoryLedger, decisions: list[Decision]) -> None:
         """MULTI, then what the commit writes: the ledger's changes, the outputs and dead
@@ -447,6 +465,8 @@ def apply_in_order(
             )
         except Rejected as exc:
             outcome = exc
+        except Missing:  # the ledger is read in part: the caller reads more and applies again
+            raise
         except Exception:
             log.exception(
                 "entry failed", stream=stream, stream_id=entry.id, event_id=entry.event_id
