@@ -395,7 +395,9 @@ class StreamProcessor:
                 self.settings.max_cascade_events,
             )
             clock.lap("read")
-            return ledger, await self._apply_reading(attempt.client, [first], ledger)
+            return ledger, await apply_reading(
+                attempt.client, self.keys, ledger, lambda: self._apply([first], ledger)
+            )
         clock.lap("read")
         return ledger, self._apply(chosen, ledger)
 
@@ -403,21 +405,6 @@ class StreamProcessor:
         """apply_in_order, with this stream's registry and cascade limit."""
         cascade = self.settings.max_cascade_events
         return apply_in_order(entries, ledger, self.registry, cascade, self.stream)
-
-    async def _apply_reading(
-        self, client: Any, entries: list[Entry], ledger: MemoryLedger
-    ) -> list[Decision]:
-        """_apply on a ledger read in part (a cascade, D65): each time the walk asks for
-        more, read it (under the same WATCH) and apply again; the walk resumes."""
-        while True:
-            try:
-                return self._apply(entries, ledger)
-            except Missing as missing:
-                if not await load_missing(client, self.keys, ledger, missing):
-                    raise RuntimeError(
-                        f"a cascade needs what the store does not hold: {missing}"
-                        f" (archives {missing.archives[:5]}, players {missing.players[:5]})"
-                    ) from None
 
     def _queue_writes(self, pipe: Any, ledger: MemoryLedger, decisions: list[Decision]) -> None:
         """MULTI, then what the commit writes: the ledger's changes, the outputs and dead
@@ -432,6 +419,22 @@ class StreamProcessor:
         # (of this head, or a stale one of a replica killed after counting an entry already
         # applied) is moot.
         pipe.delete(self.keys.attempts)
+
+
+async def apply_reading(
+    client: Any, keys: StreamKeys, ledger: MemoryLedger, apply: Callable[[], list[Decision]]
+) -> list[Decision]:
+    """`apply` on a ledger read in part (a cascade, D65): each time the walk asks for more,
+    read it (under the same WATCH) and apply again; the walk resumes."""
+    while True:
+        try:
+            return apply()
+        except Missing as missing:
+            if not await load_missing(client, keys, ledger, missing):
+                raise RuntimeError(
+                    f"a cascade needs what the store does not hold: {missing}"
+                    f" (archives {missing.archives[:5]}, players {missing.players[:5]})"
+                ) from None
 
 
 def apply_in_order(
