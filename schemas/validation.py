@@ -173,6 +173,8 @@ def _problem_from_msgspec(text: str) -> Problem:
     match = _PATH.search(text)
     path = match.group(1) if match else "$"
     message = text[: match.start()] if match else text
+    if not message.isprintable():  # a quoted value's line break or escape stays one line (D81)
+        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
     if path == "$" and "tag" in message.lower():
         message = f"{message}: field `schema` must be one of {INPUT_SCHEMAS}"
     if path == "$.schema":

@@ -84,8 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return func(args)
     except (UserError, FileProblem, SettingsError) as exc:
-        # A list's refusal: then one line per bad row (each made printable where it was found).
-        first, *more = str(exc).split("\n") if isinstance(exc, FileProblem) else [str(exc)]
+        # A list's refusal: then one line per bad row (each made printable where it was found);
+        # a command's own message may have more lines too (init-store: one per store).
+        first, *more = str(exc).split("\n")
         for line in [f"rating-service {args.command}: {first}", *more]:
             print(printable(line), file=sys.stderr)
         return EXIT_USAGE

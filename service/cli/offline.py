@@ -71,7 +71,7 @@ def _problems_of(raw: bytes, limits: Limits, today: dt.date) -> list[str]:
 
 def _msgspec_line(text: str) -> str:
     message, _, where = text.partition(" - at `")
-    return f"{where.rstrip('`') or '$'}: {message}"
+    return f"{where.rstrip('`') or '$'}: {printable(message)}"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

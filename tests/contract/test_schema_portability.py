@@ -51,6 +51,7 @@ def test_details_union_names_its_tag():
     assert [v["$ref"] for v in union["oneOf"]] == [
         "#/$defs/CfcDetails",
         "#/$defs/FideDetails",
+        "#/$defs/Glicko2Details",
         "#/$defs/NaspaDetails",
     ]
     assert "`system`" in union["description"] and "`fide` FideDetails" in union["description"]
