@@ -287,7 +287,7 @@ async def wait_exit(process: subprocess.Popen, timeout: float = 30.0) -> tuple[i
         (
             {"RATING_HTTP_PORT": "eighty"},
             2,
-            "rating-service serve: RATING_HTTP_PORT='eighty': invalid literal for int() with base 10: 'eighty'",
+            "rating-service serve: RATING_HTTP_PORT='eighty': must be a positive whole number",
         ),
     ],
     ids=["http-port-in-use", "bad-setting"],

@@ -115,12 +115,15 @@ def test_domains_layout_end_to_end(tmp_path, redis_url, key_prefix):
                 await client.xadd(cfc.input, {"__data__": json.dumps(wrong)})
                 await settled(client, list(layout.inputs))
 
-                # The leases: every partition owned by exactly one of the two replicas, three each.
+                # The leases: every partition owned by exactly one of the two replicas, a fair share each.
                 owners = [
                     (await client.get(StreamKeys(p.input).lease)).decode().split(" ", 1)[1]
                     for p in layout.partitions
                 ]
-                assert sorted(owners.count(o) for o in set(owners)) == [3, 3], owners
+                shares = sorted(owners.count(o) for o in set(owners))
+                assert len(shares) == 2 and shares[1] - shares[0] <= 1, (
+                    owners
+                )  # 7 partitions: 3 and 4
 
                 for partition in layout.partitions:
                     entries = await client.xrange(partition.input)
