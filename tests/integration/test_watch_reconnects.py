@@ -44,6 +44,7 @@ async def test_watch_follows_on_across_a_redis_restart(private_redis, tmp_path):
     stream = "restart.ratings"
     messages = {n: ratings_updated(tmp_path, f"ev-{n}") for n in range(1, 6)}
     process = watch(private_redis.url, stream, "--block-ms", "1000")
+    interrupted = False
     try:
         wait_reading(private_redis.url)  # watch reads from "now": started before the first message
         add(private_redis.url, stream, messages[1])
@@ -60,8 +61,9 @@ async def test_watch_follows_on_across_a_redis_restart(private_redis, tmp_path):
         assert headings_until(process, "ev-5") == ["ev-5"]
         assert process.poll() is None
         process.send_signal(signal.SIGINT)
+        interrupted = True
     finally:
-        if process.poll() is None:  # a failed step: stop it, so that its failure is the one said
+        if not interrupted:  # a failed step: stop it, so that its failure is the one said
             process.send_signal(signal.SIGINT)
         code, err = finish(process)
     assert code == 130, err
