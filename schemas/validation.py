@@ -169,12 +169,20 @@ def _logic_of_rest(
     ]
 
 
+def printable(text: str) -> str:
+    """`text` with each character a terminal would act on (a line break other than none, CR,
+    ESC, any control or separator) written as its escape, `\\x1b`: a problem quoting a file's
+    bytes stays the one line it is, and cannot move the cursor or clear the screen (D81)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _problem_from_msgspec(text: str) -> Problem:
     match = _PATH.search(text)
     path = match.group(1) if match else "$"
     message = text[: match.start()] if match else text
-    if not message.isprintable():  # a quoted value's line break or escape stays one line (D81)
-        message = "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    message = printable(message)  # a quoted value's line break or escape stays one line (D81)
     if path == "$" and "tag" in message.lower():
         message = f"{message}: field `schema` must be one of {INPUT_SCHEMAS}"
     if path == "$.schema":

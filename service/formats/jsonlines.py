@@ -10,18 +10,11 @@ from pathlib import Path
 
 import msgspec
 
+from schemas.validation import printable  # noqa: F401  # the CLI's and the readers' (D81)
+
 
 class FileProblem(Exception):
     """A file that cannot be read as messages: the message names the file and line."""
-
-
-def printable(text: str) -> str:
-    """`text` with each character a terminal would act on (a line break other than none, CR,
-    ESC, any control or separator) written as its escape, `\\x1b`: a problem quoting a file's
-    bytes stays the one line it is, and cannot move the cursor or clear the screen (D81)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def read_documents(path: str | Path) -> Iterator[tuple[str, bytes]]:
