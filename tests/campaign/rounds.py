@@ -1,0 +1,216 @@
+"""One round of the fault campaign (D95): a workload published while faults are injected, then
+every fault healed and the invariants checked.
+
+The workload (tests/integration/corrections.py `mixed`): CFC, FIDE with a period closed (or
+closed and reopened), NASPA nwl + csw and Glicko-2 (event periods, or a closed period), each
+with late events, corrections, withdrawals, duplicates and messages the design rejects,
+interleaved in one input stream. The publisher writes each entry with an id of its own
+choosing (XADD with an explicit id), so that one retried after a fault lands once.
+
+The invariants (`check_against_offline_and_fold`): the store, the archive, the timelines, the
+histories and the read model equal the offline twin of the same entries; each (event,
+revision) published once, in order, with the twin's figures and source entry; every dead
+letter the one the design's model expects of its entry (no poison, no lost entry); the final
+state equal to the date-order fold of the final events; nothing pending. And: no replica
+exited by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
+
+from service.runtime.store import DATA_FIELD
+from tests.campaign.faults import STANDALONE_FAULTS, Injector, StandaloneInjector
+from tests.integration.corrections import Mixed, check_against_offline_and_fold, load_lists, mixed
+from tests.integration.helpers import settings_for
+from tests.integration.processes import PrivateRedis, Services, wait_until_applied
+
+INTERVAL = 0.26  # mean seconds between two faults
+AWAY = (OSError, aioredis.ConnectionError, aioredis.TimeoutError, aioredis.BusyLoadingError)
+
+
+@dataclass
+class RoundReport:
+    site: str
+    seed: int
+    cases: tuple[str, ...]
+    messages: int
+    faults: Counter[str] = field(default_factory=Counter)
+    violations: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    settle_seconds: float = 0.0
+    outputs_under_faults: int = 0  # ratings.updated published before the faults were healed
+    outputs: int = 0
+
+
+def cases_of(rng: random.Random) -> tuple[str, ...]:
+    return (
+        "cfc",
+        rng.choice(["fide-close", "fide-reopen"]),
+        "naspa",
+        rng.choice(["glicko2-event", "glicko2-close"]),
+    )
+
+
+class Publisher:
+    """Tournament software that waits out a Redis outage, each entry at an id of its own (a
+    retry after an unanswered XADD finds its entry there instead of adding a second)."""
+
+    def __init__(self, client: aioredis.Redis, stream: str):
+        self.client = client
+        self.stream = stream
+        self.last_ms = 0
+
+    def next_id(self) -> str:
+        self.last_ms = max(int(time.time() * 1000), self.last_ms + 1)
+        return f"{self.last_ms}-0"
+
+    async def add(self, message: dict) -> None:
+        data = msgspec.json.encode(message)
+        entry_id = self.next_id()
+        while True:
+            try:
+                await self.client.xadd(self.stream, {DATA_FIELD: data}, id=entry_id)
+                return
+            except ResponseError as exc:
+                if "equal or smaller" not in str(exc):
+                    raise
+                found = await self.client.xrange(self.stream, entry_id, entry_id)
+                assert found and found[0][1][DATA_FIELD.encode()] == data, (
+                    f"entry {entry_id} is another's"
+                )
+                return  # the first try landed; its answer was lost
+            except AWAY:
+                await asyncio.sleep(0.05)
+
+
+async def _publish(
+    rng: random.Random, publisher: Publisher, messages: list[dict], seconds: float
+) -> None:
+    """Batches of 1-8 messages spread over about `seconds` (the time the round's faults take),
+    so that the faults meet the service at work."""
+    pause = 2 * seconds / max(1, len(messages) / 4.5)
+    at = 0
+    while at < len(messages):
+        size = rng.randint(1, 8)
+        for message in messages[at : at + size]:
+            await publisher.add(message)
+        at += size
+        await asyncio.sleep(rng.uniform(0.0, pause))
+
+
+async def _retrying(call, *args):
+    """`call(*args)` again while Redis is away (a check right after a restart)."""
+    for _ in range(600):
+        try:
+            return await call(*args)
+        except AWAY:
+            await asyncio.sleep(0.1)
+    return await call(*args)
+
+
+class StandaloneSite:
+    """Where the standalone rounds run: one private Redis (AOF, fsync always) for the campaign."""
+
+    name = "standalone"
+    weights = STANDALONE_FAULTS
+
+    def __init__(self) -> None:
+        self.redis = PrivateRedis()
+
+    async def start(self) -> None:
+        self.redis.start()
+        await self.redis.wait_ready()
+
+    def stop(self) -> None:
+        self.redis.remove()
+
+    @property
+    def url(self) -> str:
+        return self.redis.url
+
+    def prefix(self, seed: int) -> str:
+        return f"c{seed}"
+
+    async def client(self) -> aioredis.Redis:
+        return aioredis.Redis.from_url(self.url)
+
+    async def clear(self, client, prefix: str) -> None:
+        await _retrying(client.flushall)
+
+    def publisher(self, client, stream: str) -> Publisher:
+        return Publisher(client, stream)
+
+    def injector(self, rng: random.Random, services: Services, stream: str) -> Injector:
+        return StandaloneInjector(rng, services, self.redis)
+
+
+async def run_round(
+    site, seed: int, faults: int, logs: Path | None = None, keep: bool = False
+) -> RoundReport:
+    """One round on `site` (its keys cleared first): at least `faults` faults, injected while
+    the workload of `seed` is published and processed, then healed and checked."""
+    rng = random.Random(seed)
+    m = mixed(seed, cases=cases_of(rng), events=rng.randint(8, 16), extra=rng.randint(10, 24))
+    report = RoundReport(site.name, seed, cases_of(random.Random(seed)), len(m.messages))
+    client = await site.client()
+    prefix = site.prefix(seed)
+    settings = settings_for(site.url, prefix, batch_size=rng.choice([1, 4, 16]))
+    stream = settings.input_streams[0]
+    services = Services(settings, command=("-m", "service", "serve"))
+    services.env["RATING_BATCH_SIZE"] = str(settings.batch_size)
+    services.env["RATING_COMMIT_PLAYERS"] = str(rng.choice([8, 64, 4096]))
+    services.env["RATING_LOG_LEVEL"] = "INFO"
+    injector = site.injector(random.Random(seed + 2), services, stream)
+    started = time.monotonic()
+    try:
+        await site.clear(client, prefix)
+        await _retrying(load_lists, client, stream, m)
+        await injector.start_replicas()
+        publishing = asyncio.create_task(
+            _publish(rng, site.publisher(client, stream), m.messages, faults * INTERVAL)
+        )
+        while not publishing.done() or sum(injector.injected.values()) < faults:
+            await asyncio.sleep(injector.rng.uniform(0.02, 2 * INTERVAL - 0.02))
+            await injector.inject()
+        await publishing
+        await injector.heal_all()
+        report.outputs_under_faults = await _retrying(client.xlen, settings.output_stream)
+        settled = time.monotonic()
+        await _check(client, settings, m, injector, report)
+        report.outputs = await client.xlen(settings.output_stream)
+        report.settle_seconds = time.monotonic() - settled
+    finally:
+        report.faults = injector.injected
+        report.seconds = time.monotonic() - started
+        if (report.violations or keep) and logs is not None:
+            logs.mkdir(parents=True, exist_ok=True)
+            (logs / f"round-{seed}.log").write_text(services.logs(), errors="replace")
+        await injector.stop()
+        await site.clear(client, prefix)
+        await client.aclose()
+    return report
+
+
+async def _check(client, settings, m: Mixed, injector: Injector, report: RoundReport) -> None:
+    try:
+        await _retrying(wait_until_applied, client, settings, 600.0)
+        await check_against_offline_and_fold(client, settings, m)
+    except AssertionError as exc:
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        report.violations.append(
+            f"{where.filename.rpartition('/')[2]}:{where.lineno}: {str(exc)[:1500]}"
+        )
+    await injector.check_replicas()
+    for pid, code, log in injector.exited:
+        report.violations.append(f"replica {pid} exited by itself ({code}): {log[-800:]}")
