@@ -76,6 +76,7 @@ def render(args: argparse.Namespace, rounds: list[RoundReport], seconds: float) 
         f"- ratings.updated published while faults were in force: "
         f"{sum(r.outputs_under_faults for r in rounds):,} of {sum(r.outputs for r in rounds):,}",
         f"- violations: {len(violations)}",
+        f"- faults the harness could not inject: {sum(len(r.harness) for r in rounds)}",
         f"- time: {seconds / 60:.1f} min",
         "",
         "| where | fault | injected |",
@@ -109,6 +110,8 @@ async def campaign(args: argparse.Namespace) -> list[RoundReport]:
             print(line(report), flush=True)
             for violation in report.violations:
                 print(f"  {violation[:2000]}", flush=True)
+            for problem in report.harness:
+                print(f"  (harness) {problem[:300]}", flush=True)
             if args.only_round is not None:
                 break
     finally:

@@ -22,13 +22,16 @@ import random
 import time
 import traceback
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
+from service.runtime.settings import Settings
 from service.runtime.store import DATA_FIELD
 from tests.campaign.faults import STANDALONE_FAULTS, Injector, StandaloneInjector
 from tests.integration.corrections import Mixed, check_against_offline_and_fold, load_lists, mixed
@@ -47,6 +50,7 @@ class RoundReport:
     messages: int
     faults: Counter[str] = field(default_factory=Counter)
     violations: list[str] = field(default_factory=list)
+    harness: list[str] = field(default_factory=list)  # faults the harness failed to inject
     seconds: float = 0.0
     settle_seconds: float = 0.0
     outputs_under_faults: int = 0  # ratings.updated published before the faults were healed
@@ -156,10 +160,16 @@ class StandaloneSite:
 
 
 async def run_round(
-    site, seed: int, faults: int, logs: Path | None = None, keep: bool = False
+    site,
+    seed: int,
+    faults: int,
+    logs: Path | None = None,
+    keep: bool = False,
+    tamper: Callable[[Any, Settings], Awaitable[None]] | None = None,
 ) -> RoundReport:
     """One round on `site` (its keys cleared first): at least `faults` faults, injected while
-    the workload of `seed` is published and processed, then healed and checked."""
+    the workload of `seed` is published and processed, then healed and checked. `tamper`:
+    what the tests of the checks do to the state just before them (a violation of their own)."""
     rng = random.Random(seed)
     m = mixed(seed, cases=cases_of(rng), events=rng.randint(8, 16), extra=rng.randint(10, 24))
     report = RoundReport(site.name, seed, cases_of(random.Random(seed)), len(m.messages))
@@ -182,11 +192,19 @@ async def run_round(
         )
         while not publishing.done() or sum(injector.injected.values()) < faults:
             await asyncio.sleep(injector.rng.uniform(0.02, 2 * INTERVAL - 0.02))
-            await injector.inject()
+            try:
+                await injector.inject()
+            except (AssertionError, RedisError) as exc:  # the harness could not inject it
+                report.harness.append(str(exc))
+                if len(report.harness) >= 3:
+                    break
         await publishing
         await injector.heal_all()
         report.outputs_under_faults = await _retrying(client.xlen, settings.output_stream)
         settled = time.monotonic()
+        if tamper is not None:
+            await _retrying(wait_until_applied, client, settings, 600.0)
+            await tamper(client, settings)
         await _check(client, settings, m, injector, report)
         report.outputs = await client.xlen(settings.output_stream)
         report.settle_seconds = time.monotonic() - settled
