@@ -1,5 +1,5 @@
 # Shortcuts for the commands CONTRIBUTING.md describes; each runs in the project's .venv.
-.PHONY: venv check test docs mutation coverage screenshots fuzz fuzz-atheris
+.PHONY: venv check test docs mutation coverage screenshots fuzz fuzz-atheris campaign
 
 # The venv with the test and dev extras, at the versions of deploy/constraints.txt.
 venv:
@@ -54,3 +54,10 @@ fuzz-atheris:
 	mkdir -p .fuzz/$(TARGET)
 	.venv/bin/python tests/fuzz/atheris_targets.py $(TARGET) -max_total_time=$(SECONDS) \
 		-rss_limit_mb=2048 -artifact_prefix=.fuzz/ .fuzz/$(TARGET) tests/data docs/examples deploy/examples
+
+# The fault campaign (docs/operations/faults.md): FAULTS faults in rounds on a private Redis and
+# a local Redis Cluster, each round checked against the offline twin and the date-order fold.
+FAULTS ?= 300
+SEED ?= 1
+campaign:
+	.venv/bin/python -m tests.campaign --seed $(SEED) --faults $(FAULTS)

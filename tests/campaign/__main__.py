@@ -51,6 +51,7 @@ def line(r: RoundReport) -> str:
     return (
         f"round {r.seed} ({r.site}): {r.messages} messages, {sum(r.faults.values())} faults, "
         f"{r.outputs_under_faults}/{r.outputs} outputs under faults, "
+        f"{r.read} read ({r.published_again} again), "
         f"{r.seconds:.0f} s (checks {r.settle_seconds:.0f} s), {'/'.join(r.cases)}: {state}"
     )
 
@@ -75,6 +76,9 @@ def render(args: argparse.Namespace, rounds: list[RoundReport], seconds: float) 
         f"- faults injected: {total:,}",
         f"- ratings.updated published while faults were in force: "
         f"{sum(r.outputs_under_faults for r in rounds):,} of {sum(r.outputs for r in rounds):,}",
+        f"- messages a subscriber read while the faults went on: {sum(r.read for r in rounds):,}; "
+        f"of them lost with a commit and published again, equal: "
+        f"{sum(r.published_again for r in rounds):,}",
         f"- violations: {len(violations)}",
         f"- faults the harness could not inject: {sum(len(r.harness) for r in rounds)}",
         f"- time: {seconds / 60:.1f} min",

@@ -166,6 +166,7 @@ class ClusterSite:
 
     name = "cluster"
     weights = CLUSTER_FAULTS
+    loses_commits = True  # asynchronous replication: a master can die with its last commits
 
     def __init__(self) -> None:
         self.cluster = ClusterUnderTest(masters=3, replicas=1)

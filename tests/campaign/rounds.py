@@ -31,6 +31,7 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
+from schemas import RatingsUpdated
 from service.runtime.settings import Settings
 from service.runtime.store import DATA_FIELD
 from tests.campaign.faults import STANDALONE_FAULTS, Injector, StandaloneInjector
@@ -55,6 +56,8 @@ class RoundReport:
     settle_seconds: float = 0.0
     outputs_under_faults: int = 0  # ratings.updated published before the faults were healed
     outputs: int = 0
+    read: int = 0  # messages the subscriber read while the round ran
+    published_again: int = 0  # of them, lost with a commit and published again (a failover)
 
 
 def cases_of(rng: random.Random) -> tuple[str, ...]:
@@ -123,11 +126,67 @@ async def _retrying(call, *args):
     return await call(*args)
 
 
+class Subscriber:
+    """A website following the output stream while the faults go on (XREAD from the last id
+    it read, again after every error): what it read is checked against the final stream."""
+
+    def __init__(self, client, stream: str):
+        self.client = client
+        self.stream = stream
+        self.read: dict[bytes, bytes] = {}  # stream id -> the message's bytes
+
+    async def follow(self, stop: asyncio.Event) -> None:
+        last = "0-0"
+        while not stop.is_set():
+            try:
+                found = await self.client.xread({self.stream: last}, count=500, block=100)
+            except (*AWAY, RedisError):
+                await asyncio.sleep(0.05)
+                continue
+            for _, entries in found or []:
+                for entry_id, fields in entries:
+                    self.read[entry_id] = fields[DATA_FIELD.encode()]
+                    last = entry_id
+
+
+def dedup_key(message: RatingsUpdated) -> tuple:
+    """D88: what a subscriber deduplicates by."""
+    if message.kind == "list" or message.event_id is None:
+        return (message.source_id, message.period, message.chunk, message.revision)
+    return (message.event_id, message.revision)
+
+
+async def check_read(client, stream: str, read: dict[bytes, bytes], lost_allowed: bool) -> int:
+    """Every message the subscriber read is in the final stream, equal; or (where the site can
+    lose a commit: a Cluster failover) gone, and published again with its key, equal (D88).
+    Returns how many were published again."""
+    final = {
+        entry_id: fields[DATA_FIELD.encode()] for entry_id, fields in await client.xrange(stream)
+    }
+    by_key = {}
+    for data in final.values():
+        message = msgspec.json.decode(data, type=RatingsUpdated)
+        by_key[dedup_key(message)] = message
+    again = 0
+    for entry_id, data in read.items():
+        if entry_id in final:
+            assert final[entry_id] == data, f"output {entry_id!r} changed after it was read"
+            continue
+        message = msgspec.json.decode(data, type=RatingsUpdated)
+        assert lost_allowed, f"output {entry_id!r} ({dedup_key(message)}) was read, then lost"
+        assert by_key.get(dedup_key(message)) == message, (
+            f"output {entry_id!r} was read, then lost, and not published again as it was"
+        )
+        again += 1
+    return again
+
+
 class StandaloneSite:
     """Where the standalone rounds run: one private Redis (AOF, fsync always) for the campaign."""
 
     name = "standalone"
     weights = STANDALONE_FAULTS
+    loses_commits = False  # appendfsync always, and a SIGKILL loses nothing written
 
     def __init__(self) -> None:
         self.redis = PrivateRedis()
@@ -183,10 +242,14 @@ async def run_round(
     services.env["RATING_LOG_LEVEL"] = "INFO"
     injector = site.injector(random.Random(seed + 2), services, stream)
     started = time.monotonic()
+    stop_following = asyncio.Event()
+    following = None
     try:
         await site.clear(client, prefix)
         await _retrying(load_lists, client, stream, m)
         await injector.start_replicas()
+        subscriber = Subscriber(await site.client(), settings.output_stream)
+        following = asyncio.create_task(subscriber.follow(stop_following))
         publishing = asyncio.create_task(
             _publish(rng, site.publisher(client, stream), m.messages, faults * INTERVAL)
         )
@@ -206,9 +269,22 @@ async def run_round(
             await _retrying(wait_until_applied, client, settings, 600.0)
             await tamper(client, settings)
         await _check(client, settings, m, injector, report)
+        stop_following.set()
+        await following
+        try:
+            report.published_again = await check_read(
+                client, settings.output_stream, subscriber.read, site.loses_commits
+            )
+        except AssertionError as exc:
+            report.violations.append(f"subscriber: {exc}")
+        report.read = len(subscriber.read)
+        await subscriber.client.aclose()
         report.outputs = await client.xlen(settings.output_stream)
         report.settle_seconds = time.monotonic() - settled
     finally:
+        stop_following.set()
+        if following is not None and not following.done():
+            following.cancel()
         report.faults = injector.injected
         report.seconds = time.monotonic() - started
         if (report.violations or keep) and logs is not None:
