@@ -109,5 +109,7 @@ async def test_a_flood_of_maximal_entries_stays_under_the_bound(client, redis_ur
     refused = [r for r in await rejections(client, settings) if r.reason == "too_large"]
     assert len(refused) == 24 and all("(RATING_MAX_BYTES)" in r.message for r in refused)
     bound = base + READERS * READ_BYTES * PER_BYTE + ALLOWANCE
-    print(f"flood: base {base / 2**20:.1f} MiB, peak {peak / 2**20:.1f} MiB, bound {bound / 2**20:.1f} MiB")
+    print(
+        f"flood: base {base / 2**20:.1f} MiB, peak {peak / 2**20:.1f} MiB, bound {bound / 2**20:.1f} MiB"
+    )
     assert peak <= bound, f"peak RSS {peak:,} over the bound {bound:,} (base {base:,})"

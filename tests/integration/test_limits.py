@@ -66,7 +66,9 @@ async def test_a_message_over_the_limit_is_refused_and_the_next_rated(
     assert [o.event_id for o in await outputs(client, settings)] == ["before", "after"]
     [letter] = await rejections(client, settings)
     assert (letter.reason, letter.path, letter.source_id) == ("too_large", "$", ids[1])
-    assert letter.event_id == "big" and "limit of 20,000 (RATING_MAX_MESSAGE_BYTES)" in letter.message
+    assert (
+        letter.event_id == "big" and "limit of 20,000 (RATING_MAX_MESSAGE_BYTES)" in letter.message
+    )
     figure = int(re.search(r"message would be ([\d,]+) bytes", letter.message)[1].replace(",", ""))
     assert figure > 20_000
     assert await nothing_of(client, settings, "big", 120)
