@@ -82,7 +82,7 @@ def decode_input(
             [
                 Problem(
                     "$",
-                    f"message is {size} bytes, over the limit of {limits.max_bytes}",
+                    f"message is {size:,} bytes, over the limit of {limits.max_bytes:,} (RATING_MAX_BYTES)",
                     "too_large",
                 )
             ]
@@ -260,7 +260,7 @@ def _check_sizes(event: EventContent, limits: Limits) -> list[Problem]:
         problems.append(
             Problem(
                 "$.players",
-                f"{len(event.players)} players, over the limit of {limits.max_players}",
+                f"{len(event.players)} players, over the limit of {limits.max_players} (RATING_MAX_PLAYERS)",
                 "too_large",
             )
         )
@@ -268,7 +268,7 @@ def _check_sizes(event: EventContent, limits: Limits) -> list[Problem]:
         problems.append(
             Problem(
                 "$.games",
-                f"{len(event.games)} games, over the limit of {limits.max_games}",
+                f"{len(event.games)} games, over the limit of {limits.max_games} (RATING_MAX_GAMES)",
                 "too_large",
             )
         )

@@ -60,6 +60,7 @@ from service.runtime.connection import (
 from service.runtime.faststream_seams import (
     ExitAwareApp,
     ReadTurn,
+    budget_reads,
     entries_of,
     guard_reads,
     ids_only,
@@ -72,6 +73,7 @@ from service.runtime.metrics import Metrics
 from service.runtime.outage import REFUSING, OutageLog, refuses_writes
 from service.runtime.partitions import advertise, cluster_problem
 from service.runtime.processor import StreamProcessor
+from service.runtime.readbudget import ReadBudget
 from service.runtime.redischecks import RedisChecks
 from service.runtime.settings import Settings, load_settings, redact, redact_error
 from service.runtime.storegate import StoreGate
@@ -468,7 +470,7 @@ def _subscribe(service: Service, processor: StreamProcessor, *, reclaim: bool) -
         min_idle_time=settings.claim_idle_ms if reclaim else None,
         # New entries come in batches, handled (and committed) together.
         batch=not reclaim,
-        max_records=None if reclaim else settings.batch_size,
+        max_records=None if reclaim else ReadBudget.of(settings).first,
     )
     subscriber = service.broker.subscriber(
         stream=sub,
@@ -479,6 +481,8 @@ def _subscribe(service: Service, processor: StreamProcessor, *, reclaim: bool) -
     )
     subscriber(_entries_handler(service, processor))
     guard_reads(subscriber, ReadGuard(service, processor))
+    if not reclaim:  # reclaimed entries come one at a time (XAUTOCLAIM COUNT 1)
+        budget_reads(subscriber, ReadBudget.of(settings))
 
 
 def _entries_handler(

@@ -96,11 +96,20 @@ class EntryDecoder:
         )
 
 
+class _EventId(msgspec.Struct):
+    """The one field event_id_of reads: msgspec skips the others without building them."""
+
+    event_id: object = None
+
+
+_event_ids = msgspec.json.Decoder(_EventId)
+
+
 def event_id_of(fields: dict) -> str | None:
-    """The event id of an entry, when it can be read at all (for logs and dead letters)."""
+    """The event id of an entry, when it can be read at all (for logs and dead letters). Only
+    that field is built: a refused entry of many MB is scanned, not made into objects (D92)."""
     try:
-        document = msgspec.json.decode(fields.get(DATA_FIELD.encode(), b""))
-    except (msgspec.DecodeError, RecursionError):
+        value = _event_ids.decode(fields.get(DATA_FIELD.encode(), b"")).event_id
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
-    value = document.get("event_id") if isinstance(document, dict) else None
     return value if isinstance(value, str) and len(value) <= 128 else None

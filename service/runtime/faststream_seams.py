@@ -13,6 +13,11 @@ a decoder and AckPolicy.MANUAL, the app's start / stop and its hooks) is its pub
   its traceback and waits 5 s, and on NOGROUP stops the subscriber and asks the app to exit.
   `_get_msgs` is looked up on the subscriber on every turn, so replacing it on the subscriber
   (the object `broker.subscriber` returns) puts the service's guard around every read.
+- **The read's count** (`budget_reads`). The XREADGROUP of a new entries' subscriber is
+  `self._xreadgroup(count=..., block=..., noack=...)`, looked up on the subscriber on every
+  read and answering redis-py's reply (`[[stream, [(id, fields), ...]]]`, or empty);
+  replacing it on the subscriber makes one read several within a byte budget
+  (service/runtime/readbudget.py, D90).
 - **A subscriber that stops for good** (`ExitAwareApp`). It calls `exit()` on the app of its
   context (`context["app"]`, the FastStream object its broker was given to): on a terminal
   read error (`_stop_on_terminal_error`) or a SystemExit in its handler
@@ -33,6 +38,7 @@ from typing import Any, cast
 from faststream import FastStream
 from faststream.redis.message import RedisBatchStreamMessage, RedisStreamMessage
 
+from service.runtime.readbudget import ReadBudget, StreamEntry, read_budgeted
 from service.runtime.replies import text
 
 FASTSTREAM_CHECKED = "0.7.8"  # the version these seams were checked against (constraints.txt)
@@ -50,6 +56,28 @@ def guard_reads(subscriber: Any, guard: Callable[[ReadTurn], Awaitable[None]]) -
         await guard(lambda: own_turn(*args))
 
     subscriber._get_msgs = guarded
+
+
+def budget_reads(subscriber: Any, budget: ReadBudget) -> None:
+    """Every XREADGROUP of `subscriber` reads within `budget` (readbudget.read_budgeted): the
+    first read blocks as FastStream asks, the ones after it do not."""
+    own_read = subscriber._xreadgroup
+
+    async def read(*, count: int | None, block: int | None, noack: bool = False) -> Any:
+        name: Any = None
+
+        async def fetch(asked: int, first: bool) -> list[StreamEntry]:
+            nonlocal name
+            reply = await own_read(count=asked, block=block if first else None, noack=noack)
+            if not reply:
+                return []
+            ((name, got),) = reply  # one stream a subscriber
+            return list(got)
+
+        entries = await read_budgeted(budget, fetch)
+        return [(name, entries)] if entries else []
+
+    subscriber._xreadgroup = read
 
 
 class ExitAwareApp(FastStream):

@@ -5,7 +5,7 @@ rejected entry on its dead-letter stream, in the entries' order (docs/design/gua
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from service.rating import Applied, Rejected
 from service.runtime.deadletters import rejection_message
@@ -14,23 +14,44 @@ from service.runtime.partitions import Partition
 from service.runtime.store import encode, xadd
 
 
+class Output(NamedTuple):
+    """One entry a commit appends: the stream, the message, and whether it is a ratings.updated
+    (or list) message on the output stream rather than a dead letter."""
+
+    stream: str
+    data: bytes
+    rated: bool
+
+
+def outputs_of(partition: Partition, stream: str, decisions: list[Decision]) -> list[Output]:
+    """The ratings.updated and event.rejected entries of `decisions` (entries of `stream`),
+    encoded, in order."""
+    found: list[Output] = []
+    for decision in decisions:
+        outcome = decision.outcome
+        if isinstance(outcome, Applied):
+            found += [Output(partition.output, encode(o), True) for o in outcome.outputs]
+        elif isinstance(outcome, Rejected):
+            rejected = rejection_message(outcome, stream, decision.entry)
+            found.append(Output(partition.dead_letter, encode(rejected), False))
+    return found
+
+
 def queue_outputs(
     pipe: Any, partition: Partition, stream: str, decisions: list[Decision], maxlen: int
 ) -> None:
     """The ratings.updated and event.rejected entries of `decisions` (entries of `stream`), in
-    order; each stream is trimmed (approximately, to `maxlen`: RATING_OUTPUT_MAXLEN, 0 for
-    never) once per commit rather than per entry."""
+    order (queue_encoded)."""
+    queue_encoded(pipe, outputs_of(partition, stream, decisions), maxlen)
+
+
+def queue_encoded(pipe: Any, outputs: list[Output], maxlen: int) -> None:
+    """Append `outputs`, in order; each stream is trimmed (approximately, to `maxlen`:
+    RATING_OUTPUT_MAXLEN, 0 for never) once per commit rather than per entry."""
     written: set[str] = set()
-    for decision in decisions:
-        outcome = decision.outcome
-        if isinstance(outcome, Applied):
-            for output in outcome.outputs:
-                xadd(pipe, partition.output, encode(output))
-            written.add(partition.output)
-        elif isinstance(outcome, Rejected):
-            rejected = rejection_message(outcome, stream, decision.entry)
-            xadd(pipe, partition.dead_letter, encode(rejected))
-            written.add(partition.dead_letter)
+    for output in outputs:
+        xadd(pipe, output.stream, output.data)
+        written.add(output.stream)
     if maxlen:
         for output_stream in sorted(written):
             pipe.xtrim(output_stream, maxlen=maxlen, approximate=True)

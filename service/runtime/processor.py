@@ -42,6 +42,7 @@ from service.rating import (
 )
 from service.runtime.backfill import index_stream
 from service.runtime.closes import MORE, PagedClose, is_paged_close
+from service.runtime.commitsize import CommitLimits, CommitWrites
 from service.runtime.connection import on_owner
 from service.runtime.entries import Decision, Entry, EntryDecoder
 from service.runtime.groups import ConsumerGroup
@@ -49,15 +50,17 @@ from service.runtime.keys import StreamKeys
 from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.outage import failure_reason
-from service.runtime.outputs import queue_outputs
+from service.runtime.outputs import outputs_of, queue_encoded
+from service.runtime.readbudget import ReadBudget, StreamEntry, read_budgeted
 from service.runtime.replies import text
 from service.runtime.report import CommitClock, CommitReport
 from service.runtime.settings import Settings
 from service.runtime.store import (
+    ledger_writes,
     load_cascade,
     load_missing,
+    queue,
     queue_ledger_reads,
-    queue_ledger_writes,
     watched_keys,
 )
 from service.timeline import arrival_of
@@ -81,6 +84,13 @@ class Attempt(NamedTuple):
     @property
     def head(self) -> str:
         return self.entries[0].id
+
+
+class Writes(NamedTuple):
+    """A commit's writes and the decisions they are of."""
+
+    writes: CommitWrites
+    decisions: list[Decision]
 
 
 class Checks(NamedTuple):
@@ -146,6 +156,8 @@ class StreamProcessor:
             client, stream, settings.group, self.keys, self.partition, self.metrics
         )
         self.decoder = EntryDecoder(settings, registry, self.partition)
+        self.limits = CommitLimits.of(settings)
+        self.budget = ReadBudget.of(settings)
         self.report = CommitReport(self.metrics, stream)
         self.closer = PagedClose(self.keys, stream, self.partition, settings, registry, self.report)
         self._forgiven: str | None = None  # head entry whose attempt failed through Redis
@@ -239,18 +251,12 @@ class StreamProcessor:
             await self.client.xack(self.stream, self.settings.group, *unacked)
 
     async def _read_after(self, cursor: str) -> list[Entry]:
-        """The entries right after `cursor` (a batch of them), read and decoded; none when
-        they were deleted from the stream."""
+        """The entries right after `cursor` (a batch within RATING_READ_BYTES, D90), read and
+        decoded; none when they were deleted from the stream."""
         reading = time.perf_counter()
-        batch = await self.client.xrange(
-            self.stream, min=f"({cursor}", count=self.settings.batch_size
-        )
+        batch = await read_after(self.client, self.stream, cursor, self.budget)
         self.report.spent("read", time.perf_counter() - reading)
-        if not batch:
-            return []
-        return self.decode_batch(
-            [raw_id.decode() for raw_id, _ in batch], [fields for _, fields in batch]
-        )
+        return self.decode_batch([i.decode() for i, _ in batch], [f for _, f in batch])
 
     async def _read_cursor(self) -> str:
         self._cursor = text(await self.client.get(self.keys.cursor)) or "0-0"
@@ -344,8 +350,9 @@ class StreamProcessor:
                 ledger, decisions = await self._decide(
                     pipe, attempt, checks.attempts, build_ledger, clock
                 )
+                writes = within_limits(self, attempt.entries, build_ledger, ledger, decisions)
                 clock.lap("rate")
-                self._queue_writes(pipe, ledger, decisions)
+                decisions = self._queue_writes(pipe, writes)
                 clock.lap("encode")
                 await pipe.execute()
         except WatchError:
@@ -396,29 +403,89 @@ class StreamProcessor:
             )
             clock.lap("read")
             return ledger, await apply_reading(
-                attempt.client, self.keys, ledger, lambda: self._apply([first], ledger)
+                attempt.client, self.keys, ledger, lambda: self.apply_entries([first], ledger)
             )
         clock.lap("read")
-        return ledger, self._apply(chosen, ledger)
+        return ledger, self.apply_entries(chosen, ledger)
 
-    def _apply(self, entries: list[Entry], ledger: MemoryLedger) -> list[Decision]:
+    def apply_entries(self, entries: list[Entry], ledger: MemoryLedger) -> list[Decision]:
         """apply_in_order, with this stream's registry and cascade limit."""
         cascade = self.settings.max_cascade_events
         return apply_in_order(entries, ledger, self.registry, cascade, self.stream)
 
-    def _queue_writes(self, pipe: Any, ledger: MemoryLedger, decisions: list[Decision]) -> None:
+    def _queue_writes(self, pipe: Any, writes: Writes) -> list[Decision]:
         """MULTI, then what the commit writes: the ledger's changes, the outputs and dead
-        letters, the cursor, the XACK."""
+        letters, the cursor, the XACK. Returns the decisions committed."""
         pipe.multi()
+        decisions = writes.decisions
         done = [d.entry.id for d in decisions]
-        queue_ledger_writes(pipe, self.keys, ledger, stamp=entry_ms(done[-1]))
-        queue_outputs(pipe, self.partition, self.stream, decisions, self.settings.output_maxlen)
+        queue(pipe, writes.writes.commands)
+        queue_encoded(pipe, writes.writes.outputs, self.settings.output_maxlen)
         pipe.set(self.keys.cursor, done[-1])
         pipe.xack(self.stream, self.settings.group, *done)
         # Counts are only ever for the entry after the cursor: once it moves, every count left
         # (of this head, or a stale one of a replica killed after counting an entry already
         # applied) is moot.
         pipe.delete(self.keys.attempts)
+        return decisions
+
+
+async def read_after(
+    client: Any, stream: str, cursor: str, budget: ReadBudget
+) -> list[StreamEntry]:
+    """The entries of `stream` right after `cursor`, XRANGE within `budget` (D90)."""
+    after = cursor
+
+    async def fetch(count: int, first: bool) -> list[StreamEntry]:
+        nonlocal after
+        got = await client.xrange(stream, min=f"({after}", count=count)
+        if got:
+            after = got[-1][0].decode()
+        return list(got)
+
+    return await read_budgeted(budget, fetch)
+
+
+def commit_writes(
+    processor: StreamProcessor, ledger: MemoryLedger, decisions: list[Decision]
+) -> Writes:
+    """What committing `decisions` on `ledger` writes, built in full (commitsize.py)."""
+    outputs, owners = [], []
+    for n, decision in enumerate(decisions):
+        made = outputs_of(processor.partition, processor.stream, [decision])
+        outputs += made
+        owners += [n] * len(made)
+    stamp = entry_ms(decisions[-1].entry.id)
+    commands = list(ledger_writes(processor.keys, ledger.changes, stamp=stamp))
+    return Writes(CommitWrites(commands, outputs, owners), decisions)
+
+
+def within_limits(
+    processor: StreamProcessor,
+    entries: list[Entry],
+    build_ledger: Callable[[], MemoryLedger],
+    ledger: MemoryLedger,
+    decisions: list[Decision],
+) -> Writes:
+    """A commit's writes within RATING_MAX_MESSAGE_BYTES and RATING_MAX_COMMIT_BYTES (D91):
+    over one, the entries before the one over it (or fewer, in proportion to the bytes) are
+    rated again on a fresh ledger (`build_ledger()`); a single entry over one is refused
+    `too_large` and its commit writes the dead letter only. A lone rejection is written
+    whatever it weighs (its entry's bytes, kept verbatim)."""
+    while True:
+        writes = commit_writes(processor, ledger, decisions)
+        lone_rejection = len(decisions) == 1 and isinstance(decisions[0].outcome, Rejected)
+        over = None if lone_rejection else processor.limits.over(writes.writes, len(decisions))
+        if over is None:
+            return writes
+        if over.keep:
+            ledger = build_ledger()
+            decisions = processor.apply_entries(entries[: over.keep], ledger)
+            continue
+        entry = decisions[0].entry
+        log.warning("entry over a commit limit", stream_id=entry.id, reason=over.message)
+        ledger = MemoryLedger()
+        decisions = [Decision(entry, Rejected("too_large", over.message, "$"))]
 
 
 async def apply_reading(

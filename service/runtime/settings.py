@@ -110,7 +110,31 @@ SETTINGS: tuple[Setting, ...] = (
         "max_bytes",
         ("RATING_MAX_BYTES",),
         str(16 * 1024 * 1024),
-        "largest accepted message (bytes of __data__)",
+        "largest accepted input message (bytes of __data__); more is dead-lettered too_large "
+        "(docs/operations/limits.md)",
+    ),
+    Setting(
+        "read_bytes",
+        ("RATING_READ_BYTES",),
+        str(64 * 1024 * 1024),
+        "the input bytes one read may bring: a read asks for at most (this - bytes held) / "
+        "RATING_MAX_BYTES entries (at least one), and reads again until RATING_BATCH_SIZE entries or "
+        "no room; bounds the entries a replica holds (D90)",
+    ),
+    Setting(
+        "max_message_bytes",
+        ("RATING_MAX_MESSAGE_BYTES",),
+        str(32 * 1024 * 1024),
+        "largest ratings.updated message a commit may publish (bytes of __data__); an entry whose "
+        "message would be bigger is dead-lettered too_large (D91)",
+    ),
+    Setting(
+        "max_commit_bytes",
+        ("RATING_MAX_COMMIT_BYTES",),
+        str(256 * 1024 * 1024),
+        "most bytes one commit may write to Redis (its commands' arguments, a correction's cascade "
+        "included): a bigger commit of several entries is split, a single entry over it is "
+        "dead-lettered too_large (D91)",
     ),
     Setting("max_players", ("RATING_MAX_PLAYERS",), "5000", "most players in one event"),
     Setting("max_games", ("RATING_MAX_GAMES",), "100000", "most games in one event"),
@@ -262,6 +286,9 @@ class Settings(msgspec.Struct, frozen=True):
     lease_ms: int = 10_000
     max_deliveries: int = 5
     max_bytes: int = 16 * 1024 * 1024
+    read_bytes: int = 64 * 1024 * 1024
+    max_message_bytes: int = 32 * 1024 * 1024
+    max_commit_bytes: int = 256 * 1024 * 1024
     max_players: int = 5_000
     max_games: int = 100_000
     max_event_days: int = 90
@@ -412,6 +439,9 @@ _INTS = {
     "lease_ms",
     "max_deliveries",
     "max_bytes",
+    "read_bytes",
+    "max_message_bytes",
+    "max_commit_bytes",
     "max_players",
     "max_games",
     "max_event_days",

@@ -163,7 +163,7 @@ async def test_each_metric_moves_when_its_event_happens(redis_url, key_prefix):
     # Another replica commits between this one's read and its EXEC: a WatchError, retried.
     [late] = await publish(client, settings, event(event_id="late"))
     racing = StreamProcessor(client, settings, stream, counting_registry(), metrics)
-    original = racing._apply
+    original = racing.apply_entries
     winner = redis.Redis.from_url(redis_url)
 
     def apply_then_lose_the_race(entries, ledger):
@@ -171,7 +171,7 @@ async def test_each_metric_moves_when_its_event_happens(redis_url, key_prefix):
         winner.set(processor.keys.cursor, late)  # as the winning replica's commit does
         return decisions
 
-    racing._apply = apply_then_lose_the_race
+    racing.apply_entries = apply_then_lose_the_race
     await racing.handle(late)
     winner.close()
     assert sample(metrics, "rating_transaction_retries_total", stream=stream) == 1

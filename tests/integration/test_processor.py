@@ -368,8 +368,9 @@ async def test_a_batch_is_committed_in_pieces_of_at_most_the_commit_players(
 
 async def test_entries_read_but_left_by_a_commit_are_not_read_again(client, redis_url, key_prefix):
     """Read from the stream (no bodies handed), a batch bigger than RATING_COMMIT_PLAYERS is
-    committed in pieces from that one read: each piece's entries follow the one before."""
-    settings = settings_for(redis_url, key_prefix, commit_players=4)
+    committed in pieces from that one read: each piece's entries follow the one before (a
+    RATING_READ_BYTES that lets the five be read at once: D90)."""
+    settings = settings_for(redis_url, key_prefix, commit_players=4, read_bytes=1 << 30)
     stream = settings.input_streams[0]
     spy = CountingReads(client, stream)
     processor = StreamProcessor(spy, settings, stream, counting_registry())
