@@ -30,6 +30,7 @@ from schemas.periods import month_index
 from schemas.ratings import RatingsUpdated
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord
+from service.compact import compact, expand
 from service.timeline import KEY_LEN
 
 UNRATED_SCORE = 1_000_000  # above every -rating: unrated players come last
@@ -81,11 +82,13 @@ def sorted_entries(values: Iterable[tuple[str | bytes, bytes]]) -> list[HistoryE
 
 
 def pack_message(message: RatingsUpdated) -> bytes:
-    return _encoder.encode(message)
+    """A published message as `{S}:results` keeps it: compact MessagePack (D100)."""
+    return compact(_encoder.encode(message))
 
 
 def unpack_message(raw: bytes) -> RatingsUpdated:
-    return _message_decoder.decode(raw)
+    """A stored message: compact (D100) or plain MessagePack (an earlier version's)."""
+    return _message_decoder.decode(expand(raw))
 
 
 def entries_of(message: RatingsUpdated) -> Iterator[tuple[str, str, HistoryEntry]]:

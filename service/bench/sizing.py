@@ -304,7 +304,13 @@ def _wait_len(
 
 
 def measure_store(
-    url: str, run: Run, system: str, shape: Shape, pool: int, events: int
+    url: str,
+    run: Run,
+    system: str,
+    shape: Shape,
+    pool: int,
+    events: int,
+    extra: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """One system and shape on a fresh stream (the module's docstring): bytes by kind, per
     item, the used_memory delta, and the service's peak RSS."""
@@ -318,7 +324,7 @@ def measure_store(
         )
         before = _used_memory(client)
         asyncio.run(bench._import(url, keys, players))
-        service = bench._start(["-m", "service", "serve"], run.env(url))
+        service = bench._start(["-m", "service", "serve"], run.env(url, **(extra or {})))
         try:
             bench._wait_for_group(client, run.input, run.group, service)
             started = time.perf_counter()
