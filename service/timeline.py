@@ -273,11 +273,12 @@ def encode_archived(archived: Archived) -> bytes:
         archived.withdrawn,
         archived.log,
     )
-    return _archive_encoder.encode(stored)
+    return compact(_archive_encoder.encode(stored))  # D100
 
 
 def decode_archived(raw: bytes) -> Archived:
-    stored = _archive_decoder.decode(raw)
+    """An archived event: compact (D100) or plain MessagePack (an earlier version's)."""
+    stored = _archive_decoder.decode(expand(raw))
     return Archived(
         stored.key,
         _unpack_event(stored.event),

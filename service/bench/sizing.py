@@ -135,7 +135,7 @@ class SizingSizes:
     refused_limit: int = 1_000  # the first pool's deepest correction refused by this limit
     largest_players: int = 5_000  # RATING_MAX_PLAYERS' default
     close_pools: tuple[int, ...] = (20_000, 100_000)
-    # The budget (issue 32, D102): events of each BUDGETS shape, rated in two halves; each
+    # The budget (issue 32, D103): events of each BUDGETS shape, rated in two halves; each
     # half longer than the output's window (OUTPUT_WINDOW entries) so the slope is the growth.
     budget_events: tuple[int, ...] = (300, 2_000)
 

@@ -260,8 +260,8 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
         KeyDoc(
             k.events,
             "hash",
-            "event id -> the archived event (MessagePack: order key, current content, revision, "
-            "digest of its last results)",
+            "event id -> the archived event (compact MessagePack, D100: order key, current content, "
+            "revision, digest of its last results)",
         ),
         KeyDoc(
             k.timeline("<domain>"),
@@ -271,7 +271,8 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
         KeyDoc(
             k.history(*spi),
             "sorted set",
-            "the player's record before each of their events (order key + packed record)",
+            "the player's record before each of their events (order key + packed record, compact "
+            "where shorter: D100)",
         ),
         KeyDoc(
             k.results,
@@ -288,7 +289,8 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
         KeyDoc(
             k.entries(*spi),
             "hash",
-            "event id (or `list/<period>`) -> order key + the player's history line (MessagePack)",
+            "event id (or `list/<period>`) -> order key + the player's history line (D102's "
+            "encoding: MessagePack after the byte 0xC1; an earlier version's: plain MessagePack)",
         ),
         KeyDoc(
             k.ranking(*sp),

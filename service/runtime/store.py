@@ -676,8 +676,11 @@ local function recount(lines, played, id)
     local a, b, c = string.byte(value, 4, 6)
     local day = (a * 256 + b) * 256 + c
     if day ~= 16777215 and day > last then
-      local entry = cmsgpack.unpack(string.sub(value, KEY_LEN + 1))
-      if (tonumber(entry[14]) or 0) > 0 then last = day end
+      local games
+      if string.byte(value, KEY_LEN + 1) == 193 then  -- LINE_TAG (D102): event games 13th
+        games = cmsgpack.unpack(string.sub(value, KEY_LEN + 2))[13]
+      else games = cmsgpack.unpack(string.sub(value, KEY_LEN + 1))[14] end
+      if (tonumber(games) or 0) > 0 then last = day end
     end
   end
   if last > 0 then redis.call('ZADD', played, last, id)

@@ -234,6 +234,12 @@ def _key(order_key, event: EventFinished, arrival: int) -> bytes | type:
         return OverflowError
 
 
+def _line(value: bytes, field: str) -> tuple[bytes, object]:
+    """A stored history line as read back: its order key and the line (D102's encoding or
+    the previous plain one), the previous code's value being the plain one."""
+    return value[: timeline.KEY_LEN], readmodel.unpack_entry(value, field)
+
+
 @RANDOM
 @given(
     st.randoms(use_true_random=False), st.sampled_from(["cfc", "fide"]), st.integers(0, 2**64 - 1)
@@ -272,12 +278,13 @@ def test_apply_helpers_as_before(rng, system, arrival):
         previous_ledger.event_output(event, engine, outcome.results, "1-0", named)
     )
     key = timeline.order_key(event, arrival, prefix)
+    # the same lines, stored in D102's encoding: each reads back as the previous code's
     lines = [
-        (pid, field, readmodel.pack_entry(key, entry))
+        (pid, field, _line(readmodel.pack_entry(key, entry), field))
         for pid, field, entry in readmodel.entries_of(output)
     ]
     before = [
-        (pid, field, previous_ledger.pack_entry(key, entry))
+        (pid, field, _line(previous_ledger.pack_entry(key, entry), field))
         for pid, field, entry in previous_ledger.entries_of(output)
     ]
     assert lines == before
@@ -290,9 +297,9 @@ def test_apply_helpers_as_before(rng, system, arrival):
         for message in rating.list_outputs(close, engine, listed.results, "2-0"):
             key = readmodel.list_key(close.period)
             assert [
-                (pid, field, readmodel.pack_entry(key, entry))
+                (pid, field, _line(readmodel.pack_entry(key, entry), field))
                 for pid, field, entry in readmodel.entries_of(message)
             ] == [
-                (pid, field, previous_ledger.pack_entry(key, entry))
+                (pid, field, _line(previous_ledger.pack_entry(key, entry), field))
                 for pid, field, entry in previous_ledger.entries_of(message)
             ]
