@@ -339,16 +339,21 @@ def _hset(key: str, fields: list[Any], per: int = WRITE_CHUNK) -> Iterator[Comma
 
 
 # The results of a commit (D101): each event's last message replaced; a revision's message is
-# also kept in the revisions hash under `<event id>/<revision>`, and the first time an event
-# is revised, the message it replaces (its first result) under `<event id>/0`
-# (ARGV: event id, packed message, that field or "" for a first result, ...).
+# also kept in the revisions hash under `<event id>/<revision>`, and the message it replaces
+# in `results` under `<event id>/<revision - 1>` unless that is kept already (the first
+# result, or a revision published before the hash was kept) or it is revision - 2's (the
+# revision before was published in the same commit, never in `results`) (ARGV: event id, packed message,
+# its revision or "" for a first result, ...).
 _KEEP_RESULTS = """
 for i = 1, #ARGV, 3 do
-  local e, new, field = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  if field ~= '' then
+  local e, new, revision = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  if revision then
     local old = redis.call('HGET', KEYS[1], e)
-    if old and old ~= new then redis.call('HSETNX', KEYS[2], e .. '/0', old) end
-    redis.call('HSET', KEYS[2], field, new)
+    local before = revision > 1 and redis.call('HGET', KEYS[2], e .. '/' .. (revision - 2))
+    if old and old ~= new and old ~= before then
+      redis.call('HSETNX', KEYS[2], e .. '/' .. (revision - 1), old)
+    end
+    redis.call('HSET', KEYS[2], e .. '/' .. revision, new)
   end
   redis.call('HSET', KEYS[1], e, new)
 end
@@ -363,12 +368,11 @@ def revision_field(event_id: str, revision: int) -> str:
 
 def result_writes(keys: StreamKeys, results: dict[str, RatingsUpdated]) -> Iterator[Command]:
     """The events' last messages (`{S}:results`) and each revision's kept (`{S}:revisions`,
-    with the first result it replaced: D101), by one script a RESULTS_PER_HSET events."""
+    with the message it replaced: D101), by one script a RESULTS_PER_HSET events."""
     args: list[Any] = []
     for event_id, message in results.items():
         packed = pack_message(message)
-        kept = revision_field(event_id, message.revision) if message.revision else ""
-        args += (event_id, packed, kept)
+        args += (event_id, packed, message.revision or "")
     for chunk in _chunks(args, 3 * RESULTS_PER_HSET):
         yield ("EVAL", _KEEP_RESULTS, 2, keys.results, keys.revisions, *chunk)
 
