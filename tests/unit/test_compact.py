@@ -11,12 +11,20 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from schemas.events import EventFinished
 from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
 from service.compact import TAG, CompactError, compact, expand, is_compact
 from service.compactdict import SHA256, V1
 from service.readmodel import pack_message, unpack_message
-from service.timeline import pack_state, unpack_state
+from service.timeline import (
+    Archived,
+    decode_archived,
+    encode_archived,
+    order_key,
+    pack_state,
+    unpack_state,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,3 +89,22 @@ def test_plain_values_pass_and_unknown_ones_are_refused():
         expand(stored[: len(stored) // 2])
     with pytest.raises(CompactError, match="damaged"):
         expand(stored[:2] + b"\xff\xff\xff")
+
+
+def test_an_archive_an_earlier_version_wrote_is_read():
+    [event] = [
+        msgspec.json.decode(
+            (ROOT / "deploy/examples/fide-event.json").read_bytes(), type=EventFinished
+        )
+    ]
+    archived = Archived(order_key(event, 1, 0), event, 2, b"digest", False)
+    stored = encode_archived(archived)
+    assert is_compact(stored)
+    back = decode_archived(stored)
+    assert (back.key, back.event.event_id, back.revision, back.digest) == (
+        archived.key,
+        event.event_id,
+        2,
+        b"digest",
+    )
+    assert decode_archived(expand(stored)) == back  # plain, as before D100
