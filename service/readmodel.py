@@ -18,6 +18,7 @@ Pure: Structs and bytes in, bytes out.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 import sys
@@ -30,6 +31,7 @@ from schemas.periods import month_index
 from schemas.ratings import RatingsUpdated
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord
+from service.compact import compact, expand
 from service.timeline import KEY_LEN
 
 UNRATED_SCORE = 1_000_000  # above every -rating: unrated players come last
@@ -64,28 +66,133 @@ _entry_decoder = msgspec.msgpack.Decoder(_Packed)
 _message_decoder = msgspec.msgpack.Decoder(RatingsUpdated)
 
 
+# A history line as stored since D102: LINE_TAG (0xC1, which MessagePack never uses: an
+# earlier version's line is the plain array of _Packed), then a MessagePack array: the kind
+# (0 event, 1 list), the event's name, its start day and its length in days (proleptic
+# ordinals: 0 and 0 for none), the period and list period as month numbers (0 none), the
+# ratings, change, statuses (codes), games, event games, the score in half points, the
+# expected score and performance (an integer: hundredths / itself; else the float as it is),
+# the revision, the projection flag; trailing defaults left out. The event id is the field's.
+LINE_TAG = b"\xc1"
+_STATUS_CODES = {"unrated": 0, "provisional": 1, "established": 2}
+_STATUSES = ("unrated", "provisional", "established")
+_KINDS = ("event", "list")
+_line_decoder = msgspec.msgpack.Decoder(list)
+_LINE_DEFAULTS = [None, 0, False]  # performance, revision, projection: left out at the end
+
+
+def _is_default(value: object, default: object) -> bool:
+    return value is default or (type(value) is type(default) and value == default)
+
+
+def _month(period: str | None) -> int:
+    return 0 if period is None else month_index(period) + 1
+
+
+def _period(month: int) -> str | None:
+    if month == 0:
+        return None
+    year, m = divmod(month - 1, 12)
+    return f"{year:04d}-{m + 1:02d}"
+
+
+def _hundredths(value: float | None) -> float | int | None:
+    if value is None:
+        return None
+    scaled = round(value * 100)
+    return scaled if scaled / 100 == value else value
+
+
+def _whole(value: float | None) -> float | int | None:
+    return int(value) if value is not None and value == int(value) else value
+
+
 def pack_entry(key: bytes, entry: HistoryEntry) -> bytes:
-    """The stored value of a history line: its order key, then the entry (as `_Packed`
-    writes it: the array of its fields, which is what the tuple of them encodes to)."""
-    return key + _encoder.encode(msgspec.structs.astuple(entry))
+    """The stored value of a history line: its order key, then the line (LINE_TAG's
+    encoding above, D102: about 45 bytes after the key for a 15-character event name)."""
+    e = entry
+    start = e.start_date.toordinal() if e.start_date is not None else 0
+    days = (e.end_date.toordinal() - start + 1) if e.end_date is not None and start else 0
+    halves = e.score * 2
+    values = [
+        0 if e.kind == "event" else 1,
+        e.name,
+        start,
+        days,
+        _month(e.period),
+        _month(e.list_period),
+        e.old_rating,
+        e.new_rating,
+        e.change,
+        _STATUS_CODES[e.old_status],
+        _STATUS_CODES[e.status],
+        e.games,
+        e.event_games,
+        int(halves) if halves == int(halves) else e.score + 0.0,
+        _hundredths(e.expected),
+        _whole(e.performance),
+        e.revision,
+        e.projection,
+    ]
+    n = len(values)
+    while n > 15 and _is_default(values[n - 1], _LINE_DEFAULTS[n - 16]):
+        n -= 1
+    return key + LINE_TAG + _encoder.encode(values[:n] if n < len(values) else values)
 
 
-def unpack_entry(value: bytes) -> HistoryEntry:
-    return HistoryEntry(*msgspec.structs.astuple(_entry_decoder.decode(value[KEY_LEN:])))
+def unpack_entry(value: bytes, field: str | bytes | None = None) -> HistoryEntry:
+    """A stored line; `field` (its event id) for a line of D102's encoding, whose value
+    leaves it out (an earlier version's line holds it)."""
+    if value[KEY_LEN : KEY_LEN + 1] != LINE_TAG:
+        return HistoryEntry(*msgspec.structs.astuple(_entry_decoder.decode(value[KEY_LEN:])))
+    v = _line_decoder.decode(value[KEY_LEN + 1 :])
+    v += _LINE_DEFAULTS[len(v) - 15 :]
+    kind = _KINDS[v[0]]
+    event_id = None
+    if kind == "event" and field is not None:
+        event_id = field.decode() if isinstance(field, bytes) else field
+    start = dt.date.fromordinal(v[2]) if v[2] else None
+    end = dt.date.fromordinal(v[2] + v[3] - 1) if v[2] and v[3] else None
+    score = v[13] / 2 if isinstance(v[13], int) else v[13]
+    expected = v[14] / 100 if isinstance(v[14], int) else v[14]
+    performance = float(v[15]) if v[15] is not None else None
+    return HistoryEntry(
+        kind,  # type: ignore[arg-type]  # one of _KINDS
+        event_id,
+        v[1],
+        start,
+        end,
+        _period(v[4]),
+        _period(v[5]),
+        v[6],
+        v[7],
+        v[8],
+        _STATUSES[v[9]],  # type: ignore[arg-type]  # one of _STATUSES
+        _STATUSES[v[10]],  # type: ignore[arg-type]  # one of _STATUSES
+        v[11],
+        v[12],
+        score,
+        expected,
+        performance,
+        v[16],
+        v[17],
+    )
 
 
 def sorted_entries(values: Iterable[tuple[str | bytes, bytes]]) -> list[HistoryEntry]:
     """History lines from (field, value) pairs, in date order (ties by field): fields are
     str in the memory ledger, bytes from Redis (one kind in one call)."""
-    return [unpack_entry(v) for _, v in sorted(values, key=lambda fv: (fv[1][:KEY_LEN], fv[0]))]
+    return [unpack_entry(v, f) for f, v in sorted(values, key=lambda fv: (fv[1][:KEY_LEN], fv[0]))]
 
 
 def pack_message(message: RatingsUpdated) -> bytes:
-    return _encoder.encode(message)
+    """A published message as `{S}:results` keeps it: compact MessagePack (D100)."""
+    return compact(_encoder.encode(message))
 
 
 def unpack_message(raw: bytes) -> RatingsUpdated:
-    return _message_decoder.decode(raw)
+    """A stored message: compact (D100) or plain MessagePack (an earlier version's)."""
+    return _message_decoder.decode(expand(raw))
 
 
 def entries_of(message: RatingsUpdated) -> Iterator[tuple[str, str, HistoryEntry]]:

@@ -26,6 +26,7 @@ import msgspec
 from schemas.events import Bye, EventContent, EventFinished, Game, PlayerRef
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord
+from service.compact import compact, expand
 from service.entryids import entry_order
 
 KEY_LEN = 17  # period months (3 bytes) + end (3) + start (3) + arrival (8)
@@ -93,7 +94,9 @@ _list_decoder = msgspec.msgpack.Decoder(list)
 
 def pack_state(record: PlayerRecord) -> bytes:
     """A record without what its key already says (system, pool, id): its fields in a fixed
-    order, trailing defaults left out, as MessagePack (a CFC established player: ~8 bytes)."""
+    order, trailing defaults left out, as MessagePack (a CFC established player: ~8 bytes),
+    compact where that is shorter (service/compact.py, D100: a FIDE record's lists and games
+    deflate to about a fifth)."""
     r = record
     values = [
         r.rating,
@@ -117,11 +120,12 @@ def pack_state(record: PlayerRecord) -> bytes:
         n = 2
         if values[1] == 0:  # unrated
             n = 1 if values[0] is not None else 0
-    return _packer.encode(values if n == len(values) else values[:n])
+    return compact(_packer.encode(values if n == len(values) else values[:n]))
 
 
 def unpack_state(system: str, pool: str, player_id: str, packed: bytes) -> PlayerRecord:
-    values = _list_decoder.decode(packed)
+    """A packed state: compact (D100) or plain MessagePack (an earlier version's)."""
+    values = _list_decoder.decode(expand(packed))
     fields = dict(zip(_STATE_FIELDS, values))
     if "status" in fields:
         fields["status"] = _STATUSES[fields["status"]]
@@ -269,11 +273,12 @@ def encode_archived(archived: Archived) -> bytes:
         archived.withdrawn,
         archived.log,
     )
-    return _archive_encoder.encode(stored)
+    return compact(_archive_encoder.encode(stored))  # D100
 
 
 def decode_archived(raw: bytes) -> Archived:
-    stored = _archive_decoder.decode(raw)
+    """An archived event: compact (D100) or plain MessagePack (an earlier version's)."""
+    stored = _archive_decoder.decode(expand(raw))
     return Archived(
         stored.key,
         _unpack_event(stored.event),

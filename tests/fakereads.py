@@ -433,5 +433,14 @@ async def _revisions(self: FakeReads, event_id: str) -> EventRevisions | None:
     return revisions(message, self.ledger.archives.get(event_id)) if message else None
 
 
+async def _revision_message(self: FakeReads, event_id: str, revision: int) -> RatingsUpdated | None:
+    """Every message published for the event is among the outputs (D101's audit trail)."""
+    return next(
+        (o for o in self.outputs if o.event_id == event_id and (o.revision or 0) == revision),
+        None,
+    )
+
+
 FakeReads.crosstable = _crosstable  # type: ignore[attr-defined]
 FakeReads.revisions = _revisions  # type: ignore[attr-defined]
+FakeReads.revision_message = _revision_message  # type: ignore[attr-defined]

@@ -135,6 +135,9 @@ class SizingSizes:
     refused_limit: int = 1_000  # the first pool's deepest correction refused by this limit
     largest_players: int = 5_000  # RATING_MAX_PLAYERS' default
     close_pools: tuple[int, ...] = (20_000, 100_000)
+    # The budget (issue 32, D103): events of each BUDGETS shape, rated in two halves; each
+    # half longer than the output's window (OUTPUT_WINDOW entries) so the slope is the growth.
+    budget_events: tuple[int, ...] = (300, 2_000)
 
     @staticmethod
     def of(quick: bool) -> SizingSizes:
@@ -149,6 +152,7 @@ class SizingSizes:
             refused_limit=100,
             largest_players=1_000,
             close_pools=(2_000,),
+            budget_events=(240, 1_600),
         )
 
 
@@ -304,7 +308,13 @@ def _wait_len(
 
 
 def measure_store(
-    url: str, run: Run, system: str, shape: Shape, pool: int, events: int
+    url: str,
+    run: Run,
+    system: str,
+    shape: Shape,
+    pool: int,
+    events: int,
+    extra: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """One system and shape on a fresh stream (the module's docstring): bytes by kind, per
     item, the used_memory delta, and the service's peak RSS."""
@@ -318,7 +328,7 @@ def measure_store(
         )
         before = _used_memory(client)
         asyncio.run(bench._import(url, keys, players))
-        service = bench._start(["-m", "service", "serve"], run.env(url))
+        service = bench._start(["-m", "service", "serve"], run.env(url, **(extra or {})))
         try:
             bench._wait_for_group(client, run.input, run.group, service)
             started = time.perf_counter()
@@ -389,6 +399,110 @@ def bench_store(
         run = Run(f"{prefix}.z-{system}-long")
         long.append(measure_store(url, run, system, LONG_SHAPE, sizes.long_players, events))
     return {"runs": runs, "long": long}
+
+
+# ------------------------------------------------------------------ the budget
+@dataclass(frozen=True)
+class Budget:
+    """A target of issue 32: at most `bytes` of used_memory growth per player-event."""
+
+    system: str
+    shape: Shape
+    bytes: int
+
+
+BUDGETS = (
+    Budget("fide", Shape("40-player Swiss, 7 rounds", 40, "swiss", 7), 1_000),
+    Budget("fide", SHAPES[0], 1_500),
+)
+OUTPUT_WINDOW = 100  # RATING_OUTPUT_MAXLEN of the budget's runs
+
+
+def _rate_part(
+    client: redis.Redis, url: str, run: Run, keys: StreamKeys, payloads: list[bytes]
+) -> int:
+    """A fresh `serve` (RATING_OUTPUT_MAXLEN=OUTPUT_WINDOW) rates `payloads`, then stops;
+    INFO used_memory after."""
+    service = bench._start(
+        ["-m", "service", "serve"], run.env(url, RATING_OUTPUT_MAXLEN=str(OUTPUT_WINDOW))
+    )
+    try:
+        bench._wait_for_group(client, run.input, run.group, service)
+        _wait_cursor(client, keys, _append(client, run.input, payloads), service, timeout=1_800)
+    finally:
+        bench._stop(service)
+    bench._none_dead_lettered(client, run)
+    return _used_memory(client)
+
+
+def measure_budget(url: str, run: Run, budget: Budget, pool: int, events: int) -> dict[str, Any]:
+    """Issue 32's figure: a history of `events` events of the budget's shape rated in two
+    halves, INFO used_memory after each; the growth per player-event is the second half's
+    (every key of the store, the input stream and the output's full window included:
+    all-in), beside the target. Also the whole history's average, from before the import."""
+    client = redis.Redis.from_url(url)
+    keys = StreamKeys(run.input)
+    shape = budget.shape
+    try:
+        players = named(rated_list(budget.system, pool, prefix="p"))
+        periods = max(1, events * shape.players // pool) if budget.system == "fide" else 1
+        prefix = "e" + uuid.uuid4().hex[:12]
+        messages = shape_events(budget.system, shape, players, events, prefix, periods)
+        half = len(messages) // 2
+        before = _used_memory(client)
+        asyncio.run(bench._import(url, keys, players))
+        imported = _used_memory(client)
+        first = _rate_part(client, url, run, keys, [payload(m) for m in messages[:half]])
+        second = _rate_part(client, url, run, keys, [payload(m) for m in messages[half:]])
+    finally:
+        client.close()
+    count = [
+        sum(len(m.get("players", ())) for m in part) for part in (messages[:half], messages[half:])
+    ]
+    growth = (second - first) / count[1]
+    return {
+        "system": budget.system,
+        "shape": shape.label,
+        "players": shape.players,
+        "pool": pool,
+        "events": events,
+        "periods": periods,
+        "output_maxlen": OUTPUT_WINDOW,
+        "player_events": count,
+        "used_memory": {"before": before, "imported": imported, "first": first, "second": second},
+        "bytes_per_player_event": growth,
+        "average_bytes_per_player_event": (second - imported) / sum(count),
+        "target": budget.bytes,
+        "met": growth <= budget.bytes,
+    }
+
+
+def bench_budget(
+    url: str, prefix: str, sizes: SizingSizes, progress: Callable[[str], None] = lambda _: None
+) -> list[dict[str, Any]]:
+    out = []
+    for budget, events in zip(BUDGETS, sizes.budget_events):
+        progress(
+            f"sizing: the budget, {budget.system.upper()} {budget.shape.label}, {events:,} events"
+        )
+        run = Run(f"{prefix}.b-{budget.system}-{budget.shape.players}")
+        out.append(measure_budget(url, run, budget, sizes.pool_players, events))
+    return out
+
+
+def render_budget(budget: list[dict]) -> list[str]:
+    lines = [
+        f"  used_memory growth per player-event, all-in (RATING_OUTPUT_MAXLEN={OUTPUT_WINDOW}:"
+        " the second half of each history; issue 32's targets)"
+    ]
+    for b in budget:
+        lines.append(
+            f"  [{'met' if b['met'] else 'MISSED'}] {b['system'].upper()} {b['shape']}:"
+            f" {b['bytes_per_player_event']:,.0f} B (target <= {b['target']:,});"
+            f" {b['events']:,} events, {sum(b['player_events']):,} player-events,"
+            f" average from the import {b['average_bytes_per_player_event']:,.0f} B"
+        )
+    return lines
 
 
 # ------------------------------------------------------------------ the process
@@ -701,7 +815,9 @@ def run_sizing(
     try:
         for _, server_url, described in started:
             progress(f"sizing: the store on {described}")
-            store.append({"redis": described, **bench_store(server_url, prefix, sizes, progress)})
+            found = bench_store(server_url, prefix, sizes, progress)
+            found["budget"] = bench_budget(server_url, prefix, sizes, progress)
+            store.append({"redis": described, **found})
         _, first_url, described = started[0]
         progress(f"sizing: the process (on {described})")
         process["idle_peak_rss_mib"] = bench_idle(first_url, prefix)
@@ -774,7 +890,7 @@ def render_store(store: dict, sizes: dict) -> list[str]:
             f"{r['bytes_per_player_event']:>18.0f}{per[OUTPUT] / r['players']:>14.0f}"
             f"{r['used_memory_ratio'] or 0:>12.3f}x"
         )
-    return lines
+    return lines + render_budget(store.get("budget", []))
 
 
 def render_process(process: dict) -> list[str]:

@@ -24,7 +24,7 @@ from service.readmodel import (
 from service.revisions import revisions
 from service.runtime.keys import StreamKeys
 from service.runtime.replies import moment, text
-from service.runtime.store import decode_record
+from service.runtime.store import decode_record, revision_field
 from service.timeline import Archived, decode_archived
 
 
@@ -117,6 +117,22 @@ class DetailQueries:
     async def crosstable(self, event_id: str) -> Crosstable | None:
         found = await self._event_and_archive(event_id)
         return crosstable(*found) if found is not None else None
+
+    async def revision_message(self, event_id: str, revision: int) -> RatingsUpdated | None:
+        """The message the event's `revision` published (0: its first result), details
+        included: the last from `{S}:results`, an earlier one from `{S}:revisions` (D101)."""
+        for keys in self.keys:
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.hget(keys.results, event_id)
+                pipe.hget(keys.revisions, revision_field(event_id, revision))
+                last, kept = await pipe.execute()
+            if last is None:
+                continue
+            message = unpack_message(last)
+            if (message.revision or 0) == revision:
+                return message
+            return unpack_message(kept) if kept is not None else None
+        return None
 
     async def revisions(self, event_id: str) -> EventRevisions | None:
         found = await self._event_and_archive(event_id)

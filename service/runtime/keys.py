@@ -34,6 +34,7 @@ EVENTS = "events"
 TIMELINE = "timeline"
 HISTORY = "history"
 RESULTS = "results"
+REVISIONS = "revisions"  # the superseded results, each kept (D101)
 CATALOG = "catalog"
 ENTRIES = "entries"
 RANKING = "ranking"
@@ -79,7 +80,7 @@ BY_POOL = (  # `:<system>:<pool>[:<player id> | :<label kind>:<label>]`
     NEXTMOVES,
 )
 BY_DOMAIN = (TIMELINE,)  # `:<domain>`
-SHARED = (POOLS, CATALOG, EVENTS, RESULTS, MARKERS)  # one hash, fields of several pools
+SHARED = (POOLS, CATALOG, EVENTS, RESULTS, REVISIONS, MARKERS)  # one hash, fields of several pools
 PER_STREAM = (
     CURSOR,
     ATTEMPTS,
@@ -145,6 +146,7 @@ class StreamKeys:
         self._timeline = self.prefix + TIMELINE
         self._history = self.prefix + HISTORY
         self.results = self.prefix + RESULTS
+        self.revisions = self.prefix + REVISIONS
         self.catalog = self.prefix + CATALOG
         self._entries = self.prefix + ENTRIES
         self._ranking = self.prefix + RANKING
@@ -258,8 +260,8 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
         KeyDoc(
             k.events,
             "hash",
-            "event id -> the archived event (MessagePack: order key, current content, revision, "
-            "digest of its last results)",
+            "event id -> the archived event (compact MessagePack, D100: order key, current content, "
+            "revision, digest of its last results)",
         ),
         KeyDoc(
             k.timeline("<domain>"),
@@ -269,17 +271,26 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
         KeyDoc(
             k.history(*spi),
             "sorted set",
-            "the player's record before each of their events (order key + packed record)",
+            "the player's record before each of their events (order key + packed record, compact "
+            "where shorter: D100)",
         ),
         KeyDoc(
             k.results,
             "hash",
-            "event id -> the last `ratings.updated/v1` published for it (MessagePack)",
+            "event id -> the last `ratings.updated/v1` published for it (compact MessagePack, D100)",
+        ),
+        KeyDoc(
+            k.revisions,
+            "hash",
+            "`<event id>/<revision>` -> each earlier `ratings.updated/v1` of the event, kept when "
+            "a later revision replaced it in `results` (compact MessagePack; revision 0: the "
+            "first result): the audit trail (D101)",
         ),
         KeyDoc(
             k.entries(*spi),
             "hash",
-            "event id (or `list/<period>`) -> order key + the player's history line (MessagePack)",
+            "event id (or `list/<period>`) -> order key + the player's history line (D102's "
+            "encoding: MessagePack after the byte 0xC1; an earlier version's: plain MessagePack)",
         ),
         KeyDoc(
             k.ranking(*sp),

@@ -114,6 +114,12 @@ async def _plan_fields(client: Any, shared: dict[str, str], layout: Layout, foun
             message = unpack_message(value)
             events_of.setdefault(event_id, layout.route(message.system, message.pool))
             found.put(events_of[event_id], keys.RESULTS, event_id, value)
+    if keys.REVISIONS in shared:  # `<event id>/<revision>` (D101): where its event goes
+        for field, value in (await client.hgetall(shared[keys.REVISIONS])).items():
+            message = unpack_message(value)
+            event_id = field.rpartition(b"/")[0]
+            partition = events_of.get(event_id) or layout.route(message.system, message.pool)
+            found.put(partition, keys.REVISIONS, field, value)
     if keys.MARKERS in shared:
         for field, value in (await client.hgetall(shared[keys.MARKERS])).items():
             for partition in _marker_partitions(field.decode(), layout, events_of):

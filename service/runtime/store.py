@@ -15,6 +15,7 @@ import msgspec
 
 from schemas.events import EventContent, InputMessage, PeriodReopened
 from schemas.periods import month_index
+from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord, PoolState
 from service.closeindex import due_members
 from service.lists import (
@@ -337,6 +338,45 @@ def _hset(key: str, fields: list[Any], per: int = WRITE_CHUNK) -> Iterator[Comma
         yield ("HSET", key, *chunk)
 
 
+# The results of a commit (D101): each event's last message replaced; a revision's message is
+# also kept in the revisions hash under `<event id>/<revision>`, and the message it replaces
+# in `results` under `<event id>/<revision - 1>` unless that is kept already (the first
+# result, or a revision published before the hash was kept) or it is revision - 2's (the
+# revision before was published in the same commit, never in `results`) (ARGV: event id, packed message,
+# its revision or "" for a first result, ...).
+_KEEP_RESULTS = """
+for i = 1, #ARGV, 3 do
+  local e, new, revision = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  if revision then
+    local old = redis.call('HGET', KEYS[1], e)
+    local before = revision > 1 and redis.call('HGET', KEYS[2], e .. '/' .. (revision - 2))
+    if old and old ~= new and old ~= before then
+      redis.call('HSETNX', KEYS[2], e .. '/' .. (revision - 1), old)
+    end
+    redis.call('HSET', KEYS[2], e .. '/' .. revision, new)
+  end
+  redis.call('HSET', KEYS[1], e, new)
+end
+return #ARGV / 3
+"""
+
+
+def revision_field(event_id: str, revision: int) -> str:
+    """The revisions hash's field of an event's message of `revision` (0: its first)."""
+    return f"{event_id}/{revision}"
+
+
+def result_writes(keys: StreamKeys, results: dict[str, RatingsUpdated]) -> Iterator[Command]:
+    """The events' last messages (`{S}:results`) and each revision's kept (`{S}:revisions`,
+    with the message it replaced: D101), by one script a RESULTS_PER_HSET events."""
+    args: list[Any] = []
+    for event_id, message in results.items():
+        packed = pack_message(message)
+        args += (event_id, packed, message.revision or "")
+    for chunk in _chunks(args, 3 * RESULTS_PER_HSET):
+        yield ("EVAL", _KEEP_RESULTS, 2, keys.results, keys.revisions, *chunk)
+
+
 def _member_changes(key: str, changes: MemberChanges) -> Iterator[Command]:
     if changes.removed:
         yield ("ZREM", key, *changes.removed)
@@ -375,8 +415,7 @@ def read_model_writes(
     """The read model's writes of a change set (service/readmodel.py): the events' last
     messages, the players' history lines, the pools' rankings and name indexes, the last
     updates."""
-    results = [x for e, m in changes.results.items() for x in (e, pack_message(m))]
-    yield from _hset(keys.results, results, RESULTS_PER_HSET)
+    yield from result_writes(keys, changes.results)
     lines: list[tuple[str, Any, Any]] = []
     for (system, pool, pid), fields in changes.entries.items():
         key = keys.entries(system, pool, pid)
@@ -641,8 +680,11 @@ local function recount(lines, played, id)
     local a, b, c = string.byte(value, 4, 6)
     local day = (a * 256 + b) * 256 + c
     if day ~= 16777215 and day > last then
-      local entry = cmsgpack.unpack(string.sub(value, KEY_LEN + 1))
-      if (tonumber(entry[14]) or 0) > 0 then last = day end
+      local games
+      if string.byte(value, KEY_LEN + 1) == 193 then  -- LINE_TAG (D102): event games 13th
+        games = cmsgpack.unpack(string.sub(value, KEY_LEN + 2))[13]
+      else games = cmsgpack.unpack(string.sub(value, KEY_LEN + 1))[14] end
+      if (tonumber(games) or 0) > 0 then last = day end
     end
   end
   if last > 0 then redis.call('ZADD', played, last, id)

@@ -94,6 +94,9 @@ class Reads(Protocol):
     async def revisions(self, event_id: str) -> EventRevisions | None:
         """The event's revision history (D43); None: no such event."""
 
+    async def revision_message(self, event_id: str, revision: int) -> RatingsUpdated | None:
+        """The message of the event's `revision` (D101); None: no such event or revision."""
+
 
 class Unavailable(Exception):
     """A read failed because Redis did not answer: 503 with Retry-After (errors.py)."""
@@ -205,3 +208,6 @@ class Guarded:
 
     async def revisions(self, event_id: str) -> EventRevisions | None:
         return await self._read(self.reads.revisions(event_id))
+
+    async def revision_message(self, event_id: str, revision: int) -> RatingsUpdated | None:
+        return await self._read(self.reads.revision_message(event_id, revision))

@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from schemas import PlayerRecord
+from schemas.ratings import RatingsUpdated
 from schemas.reads import Crosstable, EventRevisions
 from service.engine.registry import default_registry
 from service.runtime.keys import StreamKeys
@@ -166,3 +167,47 @@ async def test_the_crosstable_and_revisions_of_a_corrected_event(client, redis_u
             documents = {api: (await web.get(api)).json() for api in apis}
             count, problems = check_page(page, documents.__getitem__)
             assert problems == [] and count > 20, (event_id, problems)
+
+
+async def test_every_revision_s_full_message_is_kept_after_the_output_is_trimmed(
+    client, redis_url, key_prefix
+):
+    """D101: the output stream keeps RATING_OUTPUT_MAXLEN messages (here 1) and `results`
+    only the last, yet each revision's message, every figure and detail included, is read
+    back from `{S}:revisions` as it was published."""
+    settings = settings_for(redis_url, key_prefix, output_maxlen=1)
+    stream = settings.input_streams[0]
+    await import_records(client, StreamKeys(stream), club())
+    processor = StreamProcessor(client, settings, stream, default_registry())
+    await processor.ensure_group()
+    published: list[bytes] = []
+
+    async def step(*messages: dict) -> None:
+        await apply(client, settings, processor, *messages)
+        [(_, fields)] = await client.xrevrange(settings.output_stream, count=1)
+        published.append(fields[b"__data__"])
+
+    await step(night("night-05", 5, FIRST))
+    fixed = [(1, "p1", "p2", 0), *FIRST[1:]]
+    await step(dict(night("night-05", 5, fixed), schema="event.corrected/v1", reason="sheet"))
+    refixed = [(1, "p1", "p2", 0.5), *FIRST[1:]]
+    await step(dict(night("night-05", 5, refixed), schema="event.corrected/v1", reason="again"))
+    assert await rejections(client, settings) == []
+    assert await client.xlen(settings.output_stream) < len(published)  # the first is gone
+
+    app = create_app(ReadModel(client, [stream]), None, Metrics())
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://rating.test") as web:
+        for revision, data in enumerate(published):
+            answer = await web.get(f"/v1/events/night-05/revisions/{revision}")
+            assert answer.status_code == 200, answer.text
+            message = msgspec.json.decode(answer.content, type=RatingsUpdated, strict=True)
+            assert message == msgspec.json.decode(data, type=RatingsUpdated)
+            assert (message.revision or 0) == revision
+            assert all(p.details is not None and p.details.opponents for p in message.players)  # type: ignore[union-attr]  # CFC details
+        scores = [msgspec.json.decode(d, type=RatingsUpdated).players[0].score for d in published]
+        assert len(set(scores)) == 3  # three different messages, each its own
+        missing = await web.get("/v1/events/night-05/revisions/3")
+        assert missing.status_code == 404 and "no revision 3" in missing.text
+        assert (await web.get("/v1/events/night-99/revisions/0")).status_code == 404
+        assert (await web.get("/v1/events/night-05/revisions/x")).status_code == 400

@@ -30,6 +30,7 @@ TINY = SizingSizes(
     refused_limit=5,
     largest_players=100,
     close_pools=(100,),
+    budget_events=(6, 20),
 )
 
 
@@ -46,6 +47,14 @@ def test_the_sizing_bench_measures_every_item_and_cleans_up(redis_url):
         assert all(per[kind] > 0 for kind in (*PER_PLAYER, *PER_EVENT, *PER_PLAYER_EVENT))
         assert per["input"] > 0 and per["output"] > 0
         assert run["bytes_per_player_event"] > run["bytes_per_player_event_of_history"]
+    budget = store["budget"]
+    assert [(b["system"], b["players"], b["target"]) for b in budget] == [
+        ("fide", 40, 1_000),
+        ("fide", 2, 1_500),
+    ]
+    for b in budget:
+        assert b["met"] == (b["bytes_per_player_event"] <= b["target"])
+        assert b["used_memory"]["second"] > b["used_memory"]["first"] > b["used_memory"]["imported"]
     [long_fide] = [r for r in store["long"] if r["system"] == "fide"]
     assert long_fide["periods"] == TINY.long_events  # a player's event a period, each closed
     first, second = report["process"]["cascades"]
@@ -58,6 +67,7 @@ def test_the_sizing_bench_measures_every_item_and_cleans_up(redis_url):
     assert summary["steady_peak_rss_mib"] > 0
     rendered = render_sizing(report)
     assert "Redis bytes per stored item on given URL" in rendered and "fit: peak" in rendered
+    assert "FIDE 40-player Swiss, 7 rounds:" in rendered and "(target <= 1,000)" in rendered
     client = redis.Redis.from_url(redis_url)
     try:
         prefix = report["settings"]["prefix"]

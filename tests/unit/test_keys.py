@@ -118,6 +118,7 @@ def test_the_documented_layout():
         "{S}:timeline:<domain>",
         "{S}:history:<system>:<pool>:<id>",
         "{S}:results",
+        "{S}:revisions",
         "{S}:entries:<system>:<pool>:<id>",
         "{S}:ranking:<system>:<pool>",
         "{S}:names:<system>:<pool>",

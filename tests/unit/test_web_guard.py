@@ -242,6 +242,7 @@ def sample_paths(app) -> list[str]:
         "pool": "regular",
         "player_id": "100001",
         "event_id": "ottawa-fall-open-2025",
+        "revision": "0",  # its first result (D101)
     }
     paths = [path_of(route, values) for route in get_routes(app)]
     for route in all_routes(app):
