@@ -65,6 +65,7 @@ class Changes:
         "timelines",
         "histories",
         "results",
+        "published",
         "entries",
     )
 
@@ -77,6 +78,9 @@ class Changes:
         self.timelines: dict[str, MemberChanges] = {}
         self.histories: dict[PlayerKey, MemberChanges] = {}
         self.results: dict[str, RatingsUpdated] = {}
+        # Every event message published, in order: two revisions of one event in one commit
+        # are both kept in the revisions hash (D101), though `results` keeps the last.
+        self.published: list[RatingsUpdated] = []
         self.entries: dict[PlayerKey, dict[str, bytes | None]] = {}
 
 
@@ -110,7 +114,9 @@ class MemoryLedger:
         self.histories: dict[PlayerKey, list[bytes]] = {}
         self.arrivals = 0  # the last arrival given to a message that came without one
         self.changes = Changes()
-        self.projection = Projection(self.changes.results, self.changes.entries)
+        self.projection = Projection(
+            self.changes.results, self.changes.entries, self.changes.published
+        )
         self.partial: PartialReads | None = None
         self._states: dict[tuple[PlayerKey, bytes], PlayerRecord] = {}
         self.load_records(records)

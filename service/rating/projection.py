@@ -18,17 +18,19 @@ class Projection:
     `changed_results` and `changed_entries` (None: a line removed), the ledger's change set's
     maps."""
 
-    __slots__ = ("results", "entries", "changed_results", "changed_entries")
+    __slots__ = ("results", "entries", "changed_results", "changed_entries", "published")
 
     def __init__(
         self,
         changed_results: dict[str, RatingsUpdated],
         changed_entries: dict[PlayerKey, dict[str, bytes | None]],
+        published: list[RatingsUpdated] | None = None,
     ) -> None:
         self.results: dict[str, RatingsUpdated] = {}
         self.entries: dict[PlayerKey, dict[str, bytes]] = {}
         self.changed_results = changed_results
         self.changed_entries = changed_entries
+        self.published = [] if published is None else published  # every event message, in order
 
     def publish(self, message: RatingsUpdated, key: bytes, dropped: Iterable[str] = ()) -> None:
         """Keep a published message: the event's last message and each player's history line
@@ -37,6 +39,7 @@ class Projection:
         entries, changed = self.entries, self.changed_entries
         if message.event_id is not None:
             self.results[message.event_id] = self.changed_results[message.event_id] = message
+            self.published.append(message)
             for pid in dropped:
                 who = (system, pool, pid)
                 entries.get(who, {}).pop(message.event_id, None)

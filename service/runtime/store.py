@@ -338,19 +338,18 @@ def _hset(key: str, fields: list[Any], per: int = WRITE_CHUNK) -> Iterator[Comma
         yield ("HSET", key, *chunk)
 
 
-# The results of a commit (D101): each event's last message replaced; a revision's message is
-# also kept in the revisions hash under `<event id>/<revision>`, and the message it replaces
-# in `results` under `<event id>/<revision - 1>` unless that is kept already (the first
-# result, or a revision published before the hash was kept) or it is revision - 2's (the
-# revision before was published in the same commit, never in `results`) (ARGV: event id, packed message,
-# its revision or "" for a first result, ...).
+# The results of a commit (D101), the event messages in the order they were published: each
+# event's last message replaced; a revision's message is also kept in the revisions hash under
+# `<event id>/<revision>`, and the message it replaces in `results` under `<event id>/<revision
+# - 1>` unless that is kept already (the first result, or a revision published before the hash
+# was kept). Two revisions of one event in one commit pass through `results` in turn, so each
+# is kept (ARGV: event id, packed message, its revision or "" for a first result, ...).
 _KEEP_RESULTS = """
 for i = 1, #ARGV, 3 do
   local e, new, revision = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   if revision then
     local old = redis.call('HGET', KEYS[1], e)
-    local before = revision > 1 and redis.call('HGET', KEYS[2], e .. '/' .. (revision - 2))
-    if old and old ~= new and old ~= before then
+    if old and old ~= new then
       redis.call('HSETNX', KEYS[2], e .. '/' .. (revision - 1), old)
     end
     redis.call('HSET', KEYS[2], e .. '/' .. revision, new)
@@ -366,13 +365,19 @@ def revision_field(event_id: str, revision: int) -> str:
     return f"{event_id}/{revision}"
 
 
-def result_writes(keys: StreamKeys, results: dict[str, RatingsUpdated]) -> Iterator[Command]:
+def result_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
     """The events' last messages (`{S}:results`) and each revision's kept (`{S}:revisions`,
-    with the message it replaced: D101), by one script a RESULTS_PER_HSET events."""
+    with the message it replaced: D101), by one script a RESULTS_PER_HSET messages: every
+    message the commit published, in order, then any last message not among them (a
+    replay's whole state)."""
     args: list[Any] = []
-    for event_id, message in results.items():
-        packed = pack_message(message)
-        args += (event_id, packed, message.revision or "")
+    seen = set()
+    for message in changes.published:
+        seen.add(id(message))
+        args += (message.event_id, pack_message(message), message.revision or "")
+    for event_id, message in changes.results.items():
+        if id(message) not in seen:
+            args += (event_id, pack_message(message), message.revision or "")
     for chunk in _chunks(args, 3 * RESULTS_PER_HSET):
         yield ("EVAL", _KEEP_RESULTS, 2, keys.results, keys.revisions, *chunk)
 
@@ -415,7 +420,7 @@ def read_model_writes(
     """The read model's writes of a change set (service/readmodel.py): the events' last
     messages, the players' history lines, the pools' rankings and name indexes, the last
     updates."""
-    yield from result_writes(keys, changes.results)
+    yield from result_writes(keys, changes)
     lines: list[tuple[str, Any, Any]] = []
     for (system, pool, pid), fields in changes.entries.items():
         key = keys.entries(system, pool, pid)

@@ -15,11 +15,14 @@ from schemas import PlayerRecord
 from schemas.ratings import RatingsUpdated
 from schemas.reads import Crosstable, EventRevisions
 from service.engine.registry import default_registry
+from schemas.validation import decode_input
+from service.rating import Applied, MemoryLedger, apply_message
 from service.runtime.keys import StreamKeys
 from service.runtime.metrics import Metrics
 from service.runtime.processor import StreamProcessor
 from service.runtime.queries import ReadModel
 from service.runtime.records_io import import_records
+from service.runtime.store import ledger_writes, queue
 from service.web.app import create_app
 from tests.figures import check_page
 from tests.integration.helpers import publish, rejections, settings_for
@@ -211,3 +214,34 @@ async def test_every_revision_s_full_message_is_kept_after_the_output_is_trimmed
         assert missing.status_code == 404 and "no revision 3" in missing.text
         assert (await web.get("/v1/events/night-99/revisions/0")).status_code == 404
         assert (await web.get("/v1/events/night-05/revisions/x")).status_code == 400
+
+
+async def test_an_event_and_two_corrections_in_one_change_set_keep_each_message(
+    client, key_prefix
+):
+    """D101: a first result and two revisions of the same event in one ledger's change set
+    (what one commit writes, whether or not the processor batches them so): each of the
+    three messages is kept in `{S}:revisions`, in the order published."""
+    keys = StreamKeys(f"{key_prefix}.events")
+    ledger = MemoryLedger(club())
+    fixed = [(1, "p1", "p2", 0), *FIRST[1:]]
+    refixed = [(1, "p1", "p2", 0.5), *FIRST[1:]]
+    messages = [
+        night("night-05", 5, FIRST),
+        dict(night("night-05", 5, fixed), schema="event.corrected/v1", reason="sheet"),
+        dict(night("night-05", 5, refixed), schema="event.corrected/v1", reason="again"),
+    ]
+    published = []
+    for n, message in enumerate(messages):
+        applied = apply_message(
+            ledger, decode_input(msgspec.json.encode(message)), default_registry(), f"1-{n}"
+        )
+        assert isinstance(applied, Applied)
+        published += applied.outputs
+    assert [m.revision for m in published] == [None, 1, 2]
+    async with client.pipeline(transaction=True) as pipe:
+        queue(pipe, ledger_writes(keys, ledger.changes))
+        await pipe.execute()
+    reads = ReadModel(client, [keys.stream])
+    for revision, message in enumerate(published):
+        assert await reads.revision_message("night-05", revision) == message, revision
