@@ -118,11 +118,16 @@ class ClusterInjector(Injector):
         (a loaded machine)."""
         master = self.cluster.owner(self.cluster.slot_of(self.stream))
         replica = next(
-            n
-            for n in self.cluster.live_nodes()
-            if n.client().execute_command("ROLE")[0] == "slave"
-            and int(n.client().execute_command("ROLE")[2]) == master.port
+            (
+                n
+                for n in self.cluster.live_nodes()
+                if n.client().execute_command("ROLE")[0] == "slave"
+                and int(n.client().execute_command("ROLE")[2]) == master.port
+            ),
+            None,  # (a StopIteration cannot cross asyncio.to_thread)
         )
+        if replica is None:
+            raise AssertionError(f"the master {master.port} has no replica to switch over to")
         deadline = time.monotonic() + 120
         for _ in range(10):
             self.cluster._wait(
