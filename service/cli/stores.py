@@ -79,6 +79,12 @@ def _step_line(step: Any, dry_run: bool) -> str:
             f"{step.stream}: {step.said}: {verb} it migrated to the {record.migrated_to} layout "
             f"(a replica of the {record.layout} layout refuses it)"
         )
+    if step.action == "raise":
+        verb = "would raise" if dry_run else "raised"
+        return (
+            f"{step.stream}: {step.said}: {verb} it to store format {record.format} (its data is "
+            f"read as it is; a replica of an earlier version refuses it)"
+        )
     verb = {"write": "wrote", "create": "created"}[step.action]
     if dry_run:
         verb = "would " + {"write": "write", "create": "create"}[step.action]

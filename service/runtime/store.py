@@ -15,7 +15,6 @@ import msgspec
 
 from schemas.events import EventContent, InputMessage, PeriodReopened
 from schemas.periods import month_index
-from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord, PoolState
 from service.closeindex import due_members
 from service.lists import (

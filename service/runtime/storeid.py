@@ -9,6 +9,7 @@ and while it runs):
 
     record agrees with the settings       served
     record newer than FORMAT              refused: run that version
+    record older than FORMAT              refused: run `rating-service upgrade-store`
     record disagrees (migrated, layout, partition, namespace)
                                           refused, naming both sides and the setting to fix
     no record, no keys                    refused: init-store (a new deployment) or the data
@@ -39,7 +40,10 @@ from service.runtime.keys import StreamKeys, has_hash_tag, untagged
 from service.runtime.metrics import version
 from service.runtime.partitions import Layout, Partition, layout_of
 
-FORMAT = 1  # the store format this version reads and writes
+# The store format this version reads and writes. 2 (D104): results, history states, the
+# archive and history lines may be compact (D100, D102), which a version of format 1 cannot
+# read; a store of format 1 is read as it is once upgrade-store has raised its record.
+FORMAT = 2
 BEFORE_FORMATS = 0  # `upgraded_from` of a store written before store formats existed
 BACKUPS = "docs/operations/backups.md"
 
@@ -107,8 +111,9 @@ def encode(record: StoreRecord) -> bytes:
     return msgspec.json.encode(record)
 
 
-def decode(raw: bytes, stream: str) -> StoreRecord:
-    """The record, or StoreRefused when it is newer than this version or cannot be read."""
+def decode(raw: bytes, stream: str, older: bool = False) -> StoreRecord:
+    """The record, or StoreRefused when it is newer than this version, older (unless `older`:
+    what upgrade-store raises) or cannot be read."""
     try:
         head = _decode_head.decode(raw)
     except msgspec.DecodeError as exc:
@@ -119,7 +124,7 @@ def decode(raw: bytes, stream: str) -> StoreRecord:
             f"({FORMAT}; rating-service {version()}); it was last written by rating-service "
             f"{head.written_by}: run that version or a later one"
         )
-    if head.format < FORMAT:
+    if head.format < FORMAT and not older:
         raise StoreRefused(
             f"the store of {stream} is store format {head.format}, older than this version's "
             f"({FORMAT}): run `rating-service upgrade-store` (--dry-run shows what it would write)"
@@ -214,7 +219,7 @@ def describe(found: Probe) -> str:
             else "empty"
         )
     try:
-        record = decode(found.raw, found.stream)
+        record = decode(found.raw, found.stream, older=True)
     except StoreRefused as exc:
         return str(exc)
     said = (
@@ -253,7 +258,7 @@ def absent(url: str, probes: Sequence[Probe]) -> str:
 
 def pre_format(url: str, probes: Sequence[Probe]) -> str:
     return (
-        f"the store of {_streams(probes)} at {url} was written before store format {FORMAT} (it "
+        f"the store of {_streams(probes)} at {url} was written before store format 1 (it "
         f"has keys but no store record, {probes[0].key}): run `rating-service upgrade-store` "
         "(--dry-run shows what it would write)"
     )

@@ -19,6 +19,7 @@ from service.runtime.refold import Refold, apply_refold, plan_refold
 from service.runtime.store import glob_escape, text
 from service.runtime.storeid import (
     BEFORE_FORMATS,
+    FORMAT,
     Probe,
     StoreRecord,
     StoreRefused,
@@ -39,7 +40,7 @@ from service.runtime.storeid import (
 class Step(msgspec.Struct):
     """What a plan does with one store: `write` a record (keys, none), `create` one (an empty
     store beside others), `mark` the other layout's store migrated, `keep` it (current),
-    `refold` a pool's name index (D50)."""
+    `refold` a pool's name index (D50), `raise` an older format's record to this one's (D104)."""
 
     stream: str
     key: str
@@ -48,6 +49,13 @@ class Step(msgspec.Struct):
     found: bytes | None = None  # the record read (a `mark` swaps it)
     said: str = ""  # what the store is, for a person
     refold: Refold | None = None  # a `refold`'s members to swap
+
+
+# The record replaced only if it is still the one the plan read (a compare-and-set).
+_SWAP = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2]) end
+return false
+"""
 
 
 def summary(record: StoreRecord) -> str:
@@ -92,10 +100,25 @@ async def plan_upgrade(client: Any, layout: Layout, url: str) -> list[Step]:
     steps = []
     for partition, found in zip(layout.partitions, probes):
         if found.raw is not None:
-            record = decode(found.raw, found.stream)
+            record = decode(found.raw, found.stream, older=True)
             said = mismatch(record, layout, partition)
             if said is not None and record.migrated_to is None:
                 raise StoreRefused(said)
+            if record.format < FORMAT:  # D104: its values are read as they are
+                raised = msgspec.structs.replace(
+                    record, format=FORMAT, upgraded_from=record.format, written_by=version()
+                )
+                steps.append(
+                    Step(
+                        found.stream,
+                        found.key,
+                        "raise",
+                        raised,
+                        said=describe(found),
+                        found=found.raw,
+                    )
+                )
+                continue
             steps.append(Step(found.stream, found.key, "keep", record, said=describe(found)))
         elif found.keys:
             record = record_for(layout, partition, upgraded_from=BEFORE_FORMATS)
@@ -149,6 +172,12 @@ async def apply_upgrade(client: Any, layout: Layout, steps: list[Step]) -> None:
             if not await client.set(step.key, encode(step.record), nx=True):
                 raise StoreRefused(
                     f"{step.stream}: a store record was written meanwhile; run upgrade-store again"
+                )
+        if step.action == "raise":
+            assert step.record is not None and step.found is not None
+            if not await client.eval(_SWAP, 1, step.key, step.found, encode(step.record)):
+                raise StoreRefused(
+                    f"{step.stream}: its store record changed meanwhile; run upgrade-store again"
                 )
     await advertise(client, layout)
 

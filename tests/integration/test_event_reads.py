@@ -14,8 +14,8 @@ import pytest
 from schemas import PlayerRecord
 from schemas.ratings import RatingsUpdated
 from schemas.reads import Crosstable, EventRevisions
-from service.engine.registry import default_registry
 from schemas.validation import decode_input
+from service.engine.registry import default_registry
 from service.rating import Applied, MemoryLedger, apply_message
 from service.runtime.keys import StreamKeys
 from service.runtime.metrics import Metrics
@@ -216,9 +216,7 @@ async def test_every_revision_s_full_message_is_kept_after_the_output_is_trimmed
         assert (await web.get("/v1/events/night-05/revisions/x")).status_code == 400
 
 
-async def test_an_event_and_two_corrections_in_one_change_set_keep_each_message(
-    client, key_prefix
-):
+async def test_an_event_and_two_corrections_in_one_change_set_keep_each_message(client, key_prefix):
     """D101: a first result and two revisions of the same event in one ledger's change set
     (what one commit writes, whether or not the processor batches them so): each of the
     three messages is kept in `{S}:revisions`, in the order published."""

@@ -12,6 +12,7 @@ from service.readmodel import fold_before_d50
 from service.runtime.keys import StreamKeys
 from service.runtime.queries import ReadModel
 from service.runtime.records_io import import_records
+from service.runtime.storeid import FORMAT
 from tests.integration.test_store_identity import cli, serving
 
 pytestmark = pytest.mark.integration
@@ -85,6 +86,6 @@ async def test_upgrade_store_refolds_a_name_index_of_an_earlier_version(
         assert await found(model, "Friðrik") == ["p3"]
 
         again = cli(services, "upgrade-store")
-        assert "every store is at store format 1: nothing written" in again.stdout
+        assert f"every store is at store format {FORMAT}: nothing written" in again.stdout
     finally:
         services.stop_all()

@@ -24,7 +24,7 @@ from service.runtime.embedded import free_port, redis_for_serve
 from service.runtime.keys import StreamKeys, layout_key
 from service.runtime.records_io import import_records
 from service.runtime.settings import DEFAULT_REDIS_URL, load_settings
-from service.runtime.storeid import StoreRecord
+from service.runtime.storeid import FORMAT, StoreRecord
 from tests.integration.helpers import settings_for
 from tests.integration.processes import (
     ROOT,
@@ -101,13 +101,14 @@ async def test_an_empty_store_is_refused_before_anything_is_written(redis_url, k
         made = cli(services, "init-store")
         assert made.returncode == 0, made.stderr
         assert made.stdout.splitlines() == [
-            f"created the store of {stream}: store format 1, partition {stream} of the single layout",
+            f"created the store of {stream}: store format {FORMAT}, partition {stream} of the single layout",
             f"advertised the single layout for {stream} (`rating-service streams`)",
         ]
         again = cli(services, "init-store")
         assert again.returncode == 2 and "stores are there already, nothing written" in again.stderr
         assert (
-            f"  {stream}: store format 1, partition {stream} of the single layout" in again.stderr
+            f"  {stream}: store format {FORMAT}, partition {stream} of the single layout"
+            in again.stderr
         )
         await log_containing(services, services.start(), '"ready"')
     finally:
@@ -155,15 +156,16 @@ async def test_a_store_of_a_newer_format_is_refused(redis_url, key_prefix, clien
         stream = services.env["RATING_INPUT_STREAMS"]
         key = StreamKeys(stream).store
         document = json.loads(await client.get(key))
-        await client.set(key, json.dumps({**document, "format": 2, "written_by": "9.9.9"}))
+        newer = FORMAT + 1
+        await client.set(key, json.dumps({**document, "format": newer, "written_by": "9.9.9"}))
         line = refused(services)
         assert line == (
-            f"rating-service serve: the store of {stream} is store format 2, newer than this "
-            f"version's (1; rating-service {__version__}); it was last written by rating-service 9.9.9: "
+            f"rating-service serve: the store of {stream} is store format {newer}, newer than this "
+            f"version's ({FORMAT}; rating-service {__version__}); it was last written by rating-service 9.9.9: "
             "run that version or a later one"
         )
         sent = cli(services, "publish", str(EVENT))
-        assert sent.returncode == 2 and "store format 2, newer" in sent.stderr
+        assert sent.returncode == 2 and f"store format {newer}, newer" in sent.stderr
         assert not await client.exists(stream)
     finally:
         services.stop_all()
@@ -193,7 +195,7 @@ async def test_a_store_written_before_formats_is_upgraded_and_the_dry_run_writes
         assert dry.returncode == 0, dry.stderr
         assert dry.stdout.splitlines() == [
             f"{stream}: keys but no store record (a store written before store format 1): would "
-            f"write its store record (store format 1, partition {stream} of the single layout)",
+            f"write its store record (store format {FORMAT}, partition {stream} of the single layout)",
             "nothing written (--dry-run)",
         ]
         assert sorted(await keys_of(client, key_prefix)) == before
@@ -201,10 +203,53 @@ async def test_a_store_written_before_formats_is_upgraded_and_the_dry_run_writes
         assert done.returncode == 0, done.stderr
         assert "wrote its store record" in done.stdout
         record = msgspec.json.decode(await client.get(keys.store), type=StoreRecord)
-        assert (record.format, record.layout, record.upgraded_from) == (1, "single", 0)
+        assert (record.format, record.layout, record.upgraded_from) == (FORMAT, "single", 0)
         again = cli(services, "upgrade-store")
-        assert "every store is at store format 1: nothing written" in again.stdout
+        assert f"every store is at store format {FORMAT}: nothing written" in again.stdout
         await log_containing(services, services.start(), '"ready"')
+    finally:
+        services.stop_all()
+
+
+async def test_a_store_of_format_1_is_refused_until_upgrade_store_raises_it(
+    redis_url, key_prefix, client
+):
+    """D104: a store 0.2.0 wrote (format 1) is refused by this version in one line, as this
+    version's store is by 0.2.0; upgrade-store raises its record (its data read as it is), and
+    the store is served with what it held."""
+    services = serving(redis_url, key_prefix)
+    try:
+        assert cli(services, "init-store").returncode == 0
+        assert cli(services, "import", str(LIST)).returncode == 0
+        stream = services.env["RATING_INPUT_STREAMS"]
+        key = StreamKeys(stream).store
+        document = json.loads(await client.get(key))
+        await client.set(key, json.dumps({**document, "format": 1, "written_by": "0.2.0"}))
+        line = refused(services)
+        assert line == (
+            f"rating-service serve: the store of {stream} is store format 1, older than this "
+            f"version's ({FORMAT}): run `rating-service upgrade-store` (--dry-run shows what it "
+            "would write)"
+        )
+        dry = cli(services, "upgrade-store", "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert dry.stdout.splitlines()[0].startswith(f"{stream}: store format 1, partition ")
+        assert f"would raise it to store format {FORMAT}" in dry.stdout
+        assert json.loads(await client.get(key))["format"] == 1
+        done = cli(services, "upgrade-store")
+        assert done.returncode == 0 and f"raised it to store format {FORMAT}" in done.stdout
+        record = msgspec.json.decode(await client.get(key), type=StoreRecord)
+        assert (record.format, record.upgraded_from, record.written_by) == (
+            FORMAT,
+            1,
+            __version__,
+        )
+        assert record.created_at == document["created_at"]
+        again = cli(services, "upgrade-store")
+        assert f"every store is at store format {FORMAT}: nothing written" in again.stdout
+        await log_containing(services, services.start(), '"ready"')
+        sent = cli(services, "publish", str(EVENT))
+        assert sent.returncode == 0, sent.stderr
     finally:
         services.stop_all()
 
@@ -397,7 +442,9 @@ async def test_a_replica_without_the_deployment_s_layout_is_told_which_it_is(
         )
         assert sorted(await keys_of(client, key_prefix)) == before
         made = cli(single, "init-store")  # nor is a second system of record made beside them
-        assert made.returncode == 2 and f"{{cfc.regular}}:{base}: store format 1" in made.stderr
+        assert (
+            made.returncode == 2 and f"{{cfc.regular}}:{base}: store format {FORMAT}" in made.stderr
+        )
     finally:
         single.stop_all()
         domains.stop_all()

@@ -36,7 +36,9 @@ def test_a_record_round_trips_and_agrees_with_its_own_layout():
 
 def test_a_newer_or_unreadable_record_is_refused_naming_the_version_that_wrote_it():
     newer = json.dumps({"format": FORMAT + 1, "written_by": "9.9.9", "anything": "else"})
-    with pytest.raises(StoreRefused, match=r"store format 2, newer than this version's \(1; "):
+    with pytest.raises(
+        StoreRefused, match=rf"store format {FORMAT + 1}, newer than this version's \({FORMAT}; "
+    ):
         decode(newer.encode(), "events.finished")
     with pytest.raises(StoreRefused, match="run that version or a later one"):
         decode(newer.encode(), "events.finished")
