@@ -78,14 +78,27 @@ def facts_of(node: str, info: dict[str, Any]) -> NodeFacts:
     )
 
 
+MAP_TRIES = 10  # slot maps read again while a "master" says it is a replica (a failover)
+
+
 async def read_facts(client: Any) -> list[NodeFacts]:
-    """INFO of the server, or of every master of a Redis Cluster."""
+    """INFO of the server, or of every master of a Redis Cluster. On a cluster, a master of
+    the client's slot map that answers role:slave is a failover the map has not caught up
+    with (a killed master back as its successor's replica): the map is read again, for a few
+    seconds, before that node is judged (the campaign's cluster rounds found a start-up
+    refused so, D97)."""
     if not isinstance(client, Cluster):
         return [facts_of("", await client.info())]
-    replies = await client.info(target_nodes=RedisCluster.PRIMARIES)
-    if "redis_version" in replies:  # one master: its reply, not a reply per node
-        replies = {client.get_primaries()[0].name: replies}
-    return [facts_of(node, info) for node, info in sorted(replies.items())]
+    for attempt in range(MAP_TRIES):
+        replies = await client.info(target_nodes=RedisCluster.PRIMARIES)
+        if "redis_version" in replies:  # one master: its reply, not a reply per node
+            replies = {client.get_primaries()[0].name: replies}
+        facts = [facts_of(node, info) for node, info in sorted(replies.items())]
+        if all(f.role == "master" for f in facts) or attempt == MAP_TRIES - 1:
+            return facts
+        await asyncio.sleep(0.1 * (attempt + 1))
+        await client.refresh()
+    return facts
 
 
 def findings(facts: list[NodeFacts], settings: Settings) -> list[Finding]:
