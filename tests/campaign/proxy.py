@@ -1,5 +1,5 @@
 """The network between the service and Redis, as the fault campaign breaks it: a TCP proxy on
-loopback (docs/operations/faults.md "Network faults", D95).
+loopback (docs/operations/faults.md "Faults", D96).
 
 Loopback TCP loses no packets, so each fault is made where an application sees it:
 
