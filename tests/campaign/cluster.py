@@ -1,4 +1,4 @@
-"""The campaign on a Redis Cluster (docs/operations/faults.md, D96): three masters with a
+"""The campaign on a Redis Cluster (docs/operations/faults.md, D97): three masters with a
 replica each (service/bench/localcluster.py), the round's input stream and its keys under one
 hash tag (one slot), and the cluster's faults besides the replicas':
 
