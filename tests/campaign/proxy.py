@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import random
-import socket
+
+from tests.integration.tcpproxy import reset
 
 RETRANSMIT = 0.2  # seconds
 
@@ -65,17 +66,7 @@ class FaultyProxy:
 
     def cut(self) -> None:
         """Reset every open connection (RST, not a clean close)."""
-        for writer in list(self.connections):
-            sock = writer.get_extra_info("socket")
-            if sock is not None:
-                try:
-                    sock.setsockopt(
-                        socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
-                    )
-                except OSError:
-                    pass
-            writer.close()
-        self.connections.clear()
+        reset(self.connections)
 
     def hold(self) -> None:
         self._flowing.clear()

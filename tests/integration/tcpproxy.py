@@ -9,6 +9,21 @@ import random
 import socket
 
 
+def reset(connections: set[asyncio.StreamWriter]) -> None:
+    """Close every connection with a reset (RST, not a clean close) and forget them."""
+    for writer in list(connections):
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+                )
+            except OSError:
+                pass
+        writer.close()
+    connections.clear()
+
+
 class CuttingProxy:
     def __init__(
         self,
@@ -48,17 +63,7 @@ class CuttingProxy:
 
     def cut(self) -> None:
         """Reset every open connection (RST, not a clean close)."""
-        for writer in list(self.connections):
-            sock = writer.get_extra_info("socket")
-            if sock is not None:
-                try:
-                    sock.setsockopt(
-                        socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
-                    )
-                except OSError:
-                    pass
-            writer.close()
-        self.connections.clear()
+        reset(self.connections)
         self.cuts += 1
 
     async def cut_at_random(
