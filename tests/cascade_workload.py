@@ -722,6 +722,7 @@ def check_against_fold(
             assert out.withdrawn and out.players == [] and out.kind == "revision", out
         else:
             assert figures(out) == figures(fold.last[eid]), (eid, out, fold.last[eid])
+
     # Per pool in order; pools are independent (a FIDE and a Glicko-2 close arrive in any order).
     def per_pool(found: list[RatingsUpdated]) -> list[tuple]:
         ordered = sorted(found, key=lambda o: (o.system, o.pool or ""))
