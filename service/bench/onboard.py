@@ -8,9 +8,9 @@ its events, among a starting list of POOL_PLAYERS rated players (bench.workloads
 A run writes `periods` months of it (the decade's events per month) to a JSON Lines file, one
 event at a time, and times `rating-service load` of it as a child process against the
 bench's Redis: its wall time, user CPU and peak RSS (the child's ru_maxrss). Two lengths
-among the same pool show the memory flat in the history's length; the longer run's rate,
-events per second, extrapolates the decade's time (the pool, and so the memory, is the
-decade's already).
+among the same pool show the memory flat in the history's length; the decade's time is the
+shorter run's plus the rest of the decade's events at the marginal rate between the two
+(the pool, and so the memory, is the decade's already).
 """
 
 from __future__ import annotations
@@ -120,20 +120,33 @@ def bench_load(
 
 
 def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """The runs, the decade extrapolated from the longer one's rate, the memory's growth."""
+    """The runs; the decade extrapolated: the shorter run's time (its start, the list read and
+    imported, included) plus the rest of the decade's events at the marginal rate between
+    the two runs (the events the longer added over the seconds it added); the memory's
+    growth with the history's length."""
     short, long = runs[0], runs[-1]
-    decade_seconds = DECADE_EVENTS / long["events_per_second"]
+    added = long["seconds"] - short["seconds"]
+    marginal = (
+        (long["events"] - short["events"]) / added if added > 0 else long["events_per_second"]
+    )
+    decade_seconds = short["seconds"] + (DECADE_EVENTS - short["events"]) / marginal
+    cpu_per_event = (long["user_cpu_seconds"] - short["user_cpu_seconds"]) / max(
+        long["events"] - short["events"], 1
+    )
     return {
         "pool_players": POOL_PLAYERS,
         "runs": runs,
         "fraction": long["events"] / DECADE_EVENTS,
         "decade_events": DECADE_EVENTS,
         "decade_games": DECADE_EVENTS * SHAPE.players * SHAPE.rounds // 2,
+        "marginal_events_per_second": marginal,
+        "user_cpu_ms_per_event": 1000 * cpu_per_event,
         "decade_seconds": decade_seconds,
         "decade_minutes": decade_seconds / 60,
         "peak_rss_mb": long["peak_rss_mb"],
         "rss_ratio": long["peak_rss_mb"] / short["peak_rss_mb"],
         "length_ratio": long["events"] / short["events"],
+        "load_average": os.getloadavg()[0],
     }
 
 
@@ -150,7 +163,10 @@ def render_load(load: dict[str, Any]) -> list[str]:
         )
     lines += [
         f"  RSS x{load['rss_ratio']:.2f} for a history x{load['length_ratio']:.1f} as long",
-        f"  a decade ({load['decade_events']:,} events, {load['decade_games']:,} games) at the"
-        f" longer run's rate ({load['fraction']:.1%} of it): {load['decade_minutes']:.1f} min",
+        f"  marginal rate {load['marginal_events_per_second']:.1f} events/s, user CPU"
+        f" {load['user_cpu_ms_per_event']:.1f} ms an event (load average {load['load_average']:.2f})",
+        f"  a decade ({load['decade_events']:,} events, {load['decade_games']:,} games; the longer run"
+        f" {load['fraction']:.1%} of it): the shorter run's {load['runs'][0]['seconds']:.0f} s + the"
+        f" rest at the marginal rate = {load['decade_minutes']:.1f} min",
     ]
     return lines

@@ -243,7 +243,7 @@ def run_scale(
         if "close" in stages:
             report["close"] = bench_close(redis_url, prefix, players, progress)
         if "load" in stages:
-            periods = (1, 2) if quick else (3, 6)
+            periods = (1, 2) if quick else (6, 30)
             try:
                 report["load"] = bench_load(redis_url, prefix, periods, progress)
             finally:

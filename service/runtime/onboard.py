@@ -17,6 +17,7 @@ after a crash continues after the checkpoint (D118).
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import hashlib
 import time
 from collections.abc import Callable, Iterator
@@ -156,10 +157,12 @@ class Loader:
             self.at = found
             if found.messages:
                 await self.resume_state()
+                settle()
                 return True
         if records:  # none applied yet: importing again replaces them with themselves
             await import_records(self.client, self.keys, records, stamp=self.at.base)
             self.ledger.load_records(records)
+        settle()
         return True
 
     async def resume_state(self) -> None:
@@ -286,6 +289,16 @@ class Loader:
         ledger.written()
         if ledger is self.ledger:
             self.pending = 0
+        settle()
+
+
+def settle() -> None:
+    """Collect the chunk's garbage cycles, then freeze what is left, the resident state,
+    out of the cyclic collector's way: its full passes over 200,000 records otherwise cost a
+    third of a load's CPU (D115). Each collection scans only what came since the last
+    freeze; freezing without it would keep the cycles for good."""
+    gc.collect()
+    gc.freeze()
 
 
 class LoadProgress:
