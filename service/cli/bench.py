@@ -91,7 +91,7 @@ def register(commands: Any) -> None:
         help="only the stages at scale (minutes, not part of the other runs): `close`, a FIDE close "
         "of 1,000,000 players, its time, Redis's longest block and serve's peak RSS (20,000 with "
         "--quick); `load`, a synthetic FIDE history among 200,000 players bulk-loaded by `rating-service "
-        "load` at 3 and 6 monthly periods (1 and 2 with --quick), time, peak RSS, events/s, and the "
+        "load` at 6 and 30 monthly periods (1 and 2 with --quick), time, peak RSS, events/s, and the "
         "decade (107,143 events, 15M games) extrapolated",
     )
     p.add_argument(

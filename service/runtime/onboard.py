@@ -146,9 +146,14 @@ class Loader:
             self.at = Checkpoint(file=str(path), base=base)
             await self.client.set(self.keys.loading, msgspec.json.encode(self.at))
         else:
-            if found.finished:
+            if found.finished and same_file(path, found):
                 self.at = found
                 return False
+            if found.finished:
+                raise LoadRefused(
+                    f"stream {self.keys.stream} holds a finished load of {found.file}: load"
+                    f" {path} into a new stream"
+                )
             if not same_file(path, found):
                 raise LoadRefused(
                     f"{path}: not the file the load to resume read ({found.file}: its line"
