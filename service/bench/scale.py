@@ -45,7 +45,17 @@ SCALE_TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
         "ms",
     ),
     ("a close of 1M players: serve's peak RSS", "close", "service_peak_rss_mb", "<", 300, "MB"),
+    (
+        "a FIDE decade bulk-loaded: time (extrapolated)",
+        "load",
+        "decade_minutes",
+        "<",
+        15,
+        "min",
+    ),
+    ("a FIDE decade bulk-loaded: peak RSS", "load", "peak_rss_mb", "<", 2_000, "MB"),
 )
+STAGES = ("close", "load")
 PAGE = 50_000  # records generated and imported at a time
 
 
@@ -216,14 +226,28 @@ def _drop(client: redis.Redis, prefix: str) -> None:
 
 
 def run_scale(
-    url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None
+    url: str | None,
+    quick: bool,
+    progress: Callable[[str], None] = lambda _: None,
+    stages: tuple[str, ...] = STAGES,
 ) -> dict[str, Any]:
-    """The scale stages: `close`, `targets`, `settings`."""
+    """The scale stages asked for (`close`, `load`: service/bench/onboard.py), `targets`,
+    `settings`."""
+    from service.bench.onboard import bench_load
+
     players = 20_000 if quick else 1_000_000
     private, redis_url = bench._server(url)
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
+    report: dict[str, Any] = {}
     try:
-        report: dict[str, Any] = {"close": bench_close(redis_url, prefix, players, progress)}
+        if "close" in stages:
+            report["close"] = bench_close(redis_url, prefix, players, progress)
+        if "load" in stages:
+            periods = (1, 2) if quick else (6, 30)
+            try:
+                report["load"] = bench_load(redis_url, prefix, periods, progress)
+            finally:
+                _drop(redis.Redis.from_url(redis_url), prefix)
     finally:
         if private is not None:
             private.stop()
@@ -240,6 +264,8 @@ def run_scale(
 def check_scale_targets(report: dict) -> list[dict]:
     out = []
     for name, group, key, comparison, bound, unit in SCALE_TARGETS:
+        if group not in report:
+            continue
         value = report[group][key]
         met = value is not None and (value < bound if comparison == "<" else value <= bound)
         target = f"{comparison} {bound:g} {unit}"
@@ -249,6 +275,20 @@ def check_scale_targets(report: dict) -> list[dict]:
 
 def render_scale(report: dict) -> str:
     """The human table."""
+    from service.bench.onboard import render_load
+
+    lines = render_close(report) if "close" in report else []
+    if "load" in report:
+        lines += [*render_load(report["load"]), ""]
+    lines.append("targets:")
+    for t in report["targets"]:
+        value = "n/a" if t["value"] is None else f"{t['value']:,.1f}"
+        lines.append(f"  [{'met' if t['met'] else 'MISSED'}] {t['name']}: {value} {t['target']}")
+    return "\n".join(lines)
+
+
+def render_close(report: dict) -> list[str]:
+    """The close stage's lines."""
     c = report["close"]
     block = c["redis_longest_block_ms"]
     lines = [
@@ -271,9 +311,5 @@ def render_scale(report: dict) -> str:
         f"  serve's peak RSS               {c['service_peak_rss_mb']:8.1f} MB"
         f"  (idle {c['service_idle_rss_mb']:.1f} MB)",
         "",
-        "targets:",
     ]
-    for t in report["targets"]:
-        value = "n/a" if t["value"] is None else f"{t['value']:,.1f}"
-        lines.append(f"  [{'met' if t['met'] else 'MISSED'}] {t['name']}: {value} {t['target']}")
-    return "\n".join(lines)
+    return lines

@@ -22,9 +22,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     )
     try:
         if args.scale:
-            from service.bench.scale import render_scale, run_scale
+            from service.bench.scale import STAGES, render_scale, run_scale
 
-            report = run_scale(args.redis_url, args.quick, progress)
+            stages = tuple(args.stages.split(",")) if args.stages else STAGES
+            unknown = [s for s in stages if s not in STAGES]
+            if unknown:
+                raise UserError(
+                    f"--stages {args.stages}: no stage {unknown[0]!r} ({', '.join(STAGES)})"
+                )
+            report = run_scale(args.redis_url, args.quick, progress, stages)
             rendered: Callable[[dict], str] = render_scale
         elif args.sizing:
             from service.bench.sizing import render_sizing, run_sizing
@@ -82,8 +88,16 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--scale",
         action="store_true",
-        help="only the stages at scale (minutes, not part of the other runs): a FIDE close of "
-        "1,000,000 players, its time, Redis's longest block and serve's peak RSS (20,000 with --quick)",
+        help="only the stages at scale (minutes, not part of the other runs): `close`, a FIDE close "
+        "of 1,000,000 players, its time, Redis's longest block and serve's peak RSS (20,000 with "
+        "--quick); `load`, a synthetic FIDE history among 200,000 players bulk-loaded by `rating-service "
+        "load` at 6 and 30 monthly periods (1 and 2 with --quick), time, peak RSS, events/s, and the "
+        "decade (107,143 events, 15M games) extrapolated",
+    )
+    p.add_argument(
+        "--stages",
+        metavar="LIST",
+        help="with --scale: the stages to run, comma-separated (default: close,load)",
     )
     p.add_argument(
         "--cascade",

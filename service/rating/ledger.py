@@ -284,6 +284,19 @@ class MemoryLedger:
                 changes = history_changes[who] = MemberChanges()
             changes.add(member)
 
+    def written(self) -> None:
+        """The change set is in the store: forget it and what only it needed (a streamed
+        load's chunk, D115). Keep the records, pool states and markers, and each timeline's
+        last member (where the next event in date order goes); drop the histories, archives,
+        timelines' other members and the read model's messages and lines, which later events
+        in date order never read (a late event or a revision reads them from the store)."""
+        self.changes = Changes()
+        self.projection = Projection(self.changes.results, self.changes.entries)
+        self.histories = {}
+        self.archives = {}
+        self.timelines = {d: members[-1:] for d, members in self.timelines.items()}
+        self._states.clear()
+
     def whole_state(self) -> Changes:
         """Everything the ledger holds, as a change set (what a replay writes to fresh keys)."""
         whole = Changes()

@@ -54,6 +54,7 @@ LISTDATE = "listdate"
 DUE = "due"
 NEXTMOVES = "nextmoves"
 CLOSING = "closing"
+LOADING = "loading"  # a streamed load's checkpoint (D118)
 LEASE = "lease"  # and its fence and token counter: `{S}:lease:fence`, `{S}:lease:token`
 REPLICAS = "replicas"
 STORE = "store"  # the store's identity record (service/runtime/storeid.py)
@@ -89,6 +90,7 @@ PER_STREAM = (
     STORE,
     DURABLE,
     CLOSING,
+    LOADING,
 )  # progress, owner, identity
 
 _FENCE = "fence"
@@ -162,6 +164,7 @@ class StreamKeys:
         self._due = self.prefix + DUE
         self._nextmoves = self.prefix + NEXTMOVES
         self.closing = self.prefix + CLOSING
+        self.loading = self.prefix + LOADING
         self.lease = self.prefix + LEASE
         self.lease_fence = f"{self.lease}:{_FENCE}"
         self.lease_token = f"{self.lease}:{_TOKEN}"
@@ -412,5 +415,12 @@ def _list_keys(k: StreamKeys) -> tuple[KeyDoc, ...]:
             "the close in progress on this stream (D60, JSON): its entry, pool, period, the "
             "list's messages published of how many, the last index member done; removed by "
             "the close's last commit",
+        ),
+        KeyDoc(
+            k.loading,
+            "string",
+            "a `rating-service load` of a history file (D118, JSON): the file, the first entry "
+            "id's time, the lines, messages and bytes read, the counts, whether it finished; "
+            "written in each chunk's transaction, read by a second run to resume",
         ),
     )

@@ -133,6 +133,7 @@ def test_the_documented_layout():
         "{S}:due:<system>:<pool>",
         "{S}:nextmoves:<system>:<pool>",
         "{S}:closing",
+        "{S}:loading",
         "{S}:catalog",
         "{S}:lease",
         "{S}:lease:fence",
