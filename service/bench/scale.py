@@ -26,6 +26,7 @@ import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
 from service.bench import benchmark as bench
+from service.bench.bulk import drop_keys
 from service.bench.machine import Neighbours, redis_cpu_seconds, stderr_tail
 from service.bench.workloads import fide_pool_before_close
 from service.closeindex import BUILT
@@ -179,7 +180,7 @@ def bench_close(
             "close_players": Settings().close_players,
         }
     finally:
-        _drop(client, prefix)
+        drop_keys(client, prefix)
         client.close()
 
 
@@ -201,18 +202,6 @@ def _wait_owner(
         if service.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the service took no lease: {stderr_tail(service)}")
         time.sleep(0.05)
-
-
-def _drop(client: redis.Redis, prefix: str) -> None:
-    """The stage's keys, unlinked (freed in the background)."""
-    batch = []
-    for key in client.scan_iter(match=f"*{prefix}*", count=1_000):
-        batch.append(key)
-        if len(batch) == 500:
-            client.unlink(*batch)
-            batch = []
-    if batch:
-        client.unlink(*batch)
 
 
 def run_scale(
