@@ -418,11 +418,18 @@ def index_writes(
     for old, new in changes:
         system, pool, pid = new.system, new.pool, new.id
         score = rank_score(new)
-        moved = old is None or rank_score(old) != score
+        if old is None:  # a new record (most of an import, D111): in every index it has
+            ranked.setdefault((system, pool), {})[pid] = score
+            has = labels_of(new)
+            for kind, label in has:
+                labelled.setdefault((system, pool, kind, label), {})[pid] = score
+            if has:
+                labels.setdefault((system, pool), set()).update(f"{k}:{v}" for k, v in has)
+            continue
+        moved = rank_score(old) != score
         if moved:
             ranked.setdefault((system, pool), {})[pid] = score
-            if old is not None:  # a new record is no member of the active ranking yet
-                rescored.setdefault((system, pool), {})[pid] = score
+            rescored.setdefault((system, pool), {})[pid] = score
         had, has = labels_of(old), labels_of(new)
         for kind, label in has if moved else has - had:
             labelled.setdefault((system, pool, kind, label), {})[pid] = score
@@ -452,7 +459,10 @@ def _name_writes(
     gone: dict[str, list[bytes]] = {}
     fresh: dict[str, list[bytes]] = {}
     for old, new in changes:
-        if old is None or old.name != new.name:
+        if old is None:
+            if new.name:  # name_members: sorted, each once
+                fresh.setdefault(keys.names(new.system, new.pool), []).extend(name_members(new))
+        elif old.name != new.name:
             names = keys.names(new.system, new.pool)
             was = set(name_members(old)) if old is not None else set()
             now = set(name_members(new))

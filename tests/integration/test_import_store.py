@@ -38,9 +38,7 @@ def lists(folder: Path) -> list[tuple[Any, int]]:
     write_fide_list(first, 3_000, seed=1)
     write_fide_list(second, 1_200, seed=2)  # the same ids 1000001...: other names, titles
     rules = list_rules()
-    fide = [
-        msgspec.structs.replace(r, id=f"p{r.id}") for r in fide_pool_before_close(300, seed=5)
-    ]
+    fide = [msgspec.structs.replace(r, id=f"p{r.id}") for r in fide_pool_before_close(300, seed=5)]
     examples = [
         record
         for name in ("cfc-ratings.jsonl", "fide-ratings.jsonl", "naspa-ratings.jsonl")
@@ -103,7 +101,9 @@ def test_the_store_is_the_one_the_import_wrote_before(redis_url, key_prefix, tmp
     assert not differ, f"keys written otherwise than before: {differ}"
 
 
-if __name__ == "__main__":  # write the golden file: python -m tests.integration.test_import_store URL
+if (
+    __name__ == "__main__"
+):  # write the golden file: python -m tests.integration.test_import_store URL
     import tempfile
     import uuid
 
