@@ -142,15 +142,35 @@ def bench_bulk(
     finally:
         drop_keys(client, prefix)
         client.close()
+    imported, exported = _medians(imports), _medians(exports)
     return {
         "players": players,
         "list_bytes": size,
         "runs": runs,
-        "import": _medians(imports),
-        "export": _medians(exports),
+        "import_seconds": imported["seconds"],
+        "import_peak_rss_mb": imported["peak_rss_mb"],
+        "export_seconds": exported["seconds"],
+        "export_peak_rss_mb": exported["peak_rss_mb"],
+        "import": imported,
+        "export": exported,
         "import_runs": imports,
         "export_runs": exports,
     }
+
+
+def render_bulk(b: dict[str, Any]) -> list[str]:
+    """The stages' lines of the human table."""
+    lines = [
+        f"a FIDE-like list of {b['players']:,} players ({b['list_bytes'] / 1e6:.1f} MB of CSV),"
+        f" medians of {b['runs']} run(s)",
+    ]
+    for stage in ("import", "export"):
+        m = b[stage]
+        lines.append(
+            f"  {stage:<6} {m['seconds']:8.1f} s wall, {m['user_seconds']:.1f} s user CPU"
+            f" (+ Redis {m['redis_cpu_seconds']:.1f} s), peak RSS {m['peak_rss_mb']:.0f} MB"
+        )
+    return lines
 
 
 def drop_keys(client: redis.Redis, prefix: str) -> None:

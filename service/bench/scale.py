@@ -1,6 +1,8 @@
 """`rating-service bench --scale`: the stages of issue 32 that take minutes, not part of the
 quick run or the default one (docs/performance.md "At scale").
 
+- `bulk`: the `import` and `export` of a FIDE-like list of 1,000,000 players (100,000
+  with `--quick`), service/bench/bulk.py.
 - `close`: a FIDE `period.closed` of a pool of `close_players` (1,000,000; 20,000 with
   `--quick`), every player with games in the period (95 % rated with the period's sums, 5 %
   unrated with pooled games, service/bench/workloads.py), imported a page at a time into the
@@ -26,7 +28,7 @@ import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
 from service.bench import benchmark as bench
-from service.bench.bulk import drop_keys
+from service.bench.bulk import bench_bulk, drop_keys, render_bulk
 from service.bench.machine import Neighbours, redis_cpu_seconds, stderr_tail
 from service.bench.workloads import fide_pool_before_close
 from service.closeindex import BUILT
@@ -46,6 +48,9 @@ SCALE_TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
         "ms",
     ),
     ("a close of 1M players: serve's peak RSS", "close", "service_peak_rss_mb", "<", 300, "MB"),
+    ("an import of 1M players: wall time", "bulk", "import_seconds", "<", 20, "s"),
+    ("an import of 1M players: peak RSS", "bulk", "import_peak_rss_mb", "<", 500, "MB"),
+    ("an export of 1M players: peak RSS", "bulk", "export_peak_rss_mb", "<", 200, "MB"),
 )
 PAGE = 50_000  # records generated and imported at a time
 
@@ -207,12 +212,15 @@ def _wait_owner(
 def run_scale(
     url: str | None, quick: bool, progress: Callable[[str], None] = lambda _: None
 ) -> dict[str, Any]:
-    """The scale stages: `close`, `targets`, `settings`."""
+    """The scale stages: `bulk` (service/bench/bulk.py: the import and export of a list,
+    medians of 3 runs), `close`, `targets`, `settings`."""
     players = 20_000 if quick else 1_000_000
+    listed = 100_000 if quick else 1_000_000
     private, redis_url = bench._server(url)
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
     try:
-        report: dict[str, Any] = {"close": bench_close(redis_url, prefix, players, progress)}
+        report: dict[str, Any] = {"bulk": bench_bulk(redis_url, prefix, listed, progress, runs=3)}
+        report["close"] = bench_close(redis_url, prefix, players, progress)
     finally:
         if private is not None:
             private.stop()
@@ -241,6 +249,7 @@ def render_scale(report: dict) -> str:
     c = report["close"]
     block = c["redis_longest_block_ms"]
     lines = [
+        *render_bulk(report["bulk"]),
         f"a FIDE close of {c['players']:,} players (all active), {c['close_players']:,} a commit"
         f" ({report['settings']['redis']})",
         f"  imported in                    {c['import_seconds']:8.1f} s",
