@@ -10,6 +10,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
+from operator import itemgetter
 from typing import Any, cast
 
 import msgspec
@@ -166,8 +167,7 @@ async def import_records(
             olds, new_pools = await reading
             ahead = next(chunks, None)
             pools = {row[2] for row in rows}
-            mine = {(row[2], row[3]) for row in rows}
-            after = ahead is not None and any((row[2], row[3]) in mine for row in ahead)
+            after = ahead is not None and not _players(rows).isdisjoint(_players(ahead))
             reading = None
             if ahead is not None and not after:
                 reading = asyncio.ensure_future(_held(client, keys, ahead, touched | pools))
@@ -199,6 +199,10 @@ async def import_records(
 
         await on_owner(client, keys.catalog, list_dates)
     return new, replaced
+
+
+def _players(rows: list[Row]) -> set[tuple[tuple[str, str], str]]:
+    return set(zip(map(itemgetter(2), rows), map(itemgetter(3), rows)))
 
 
 async def _settle(pending: asyncio.Future | None) -> None:

@@ -446,9 +446,19 @@ def index_writes(
     by_label = [(keys.label(*where), (), mapping) for where, mapping in sorted(labelled.items())]
     active = [(keys.active(*where), ("XX",), mapping) for where, mapping in rescored.items()]
     for key, flags, mapping in rankings + by_label + active:
-        for chunk in _chunks(list(mapping.items()), WRITE_CHUNK):
-            yield ("ZADD", key, *flags, *(x for member, score in chunk for x in (score, member)))
+        members, scores = list(mapping), list(mapping.values())
+        for first in range(0, len(members), WRITE_CHUNK):
+            yield ("ZADD", key, *flags, *_pairs(scores, members, first, WRITE_CHUNK))
     yield from _name_writes(keys, changes)
+
+
+def _pairs(scores: list[Any], members: list[Any], first: int, size: int) -> list[Any]:
+    """ZADD's arguments `score member ...` of the members first..first+size (by slices:
+    a 1M-player import has 4M of them)."""
+    scores, members = scores[first : first + size], members[first : first + size]
+    pairs: list[Any] = [None] * (2 * len(members))
+    pairs[::2], pairs[1::2] = scores, members
+    return pairs
 
 
 def _name_writes(
@@ -475,7 +485,7 @@ def _name_writes(
             yield ("ZREM", key, *part)
     for key, members in fresh.items():
         for part in _chunks(members, WRITE_CHUNK):
-            yield ("ZADD", key, *(x for member in part for x in (0, member)))
+            yield ("ZADD", key, *_pairs([0] * len(part), part, 0, len(part)))
 
 
 def due_writes(
