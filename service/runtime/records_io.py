@@ -11,14 +11,13 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 import msgspec
 
 from schemas.common import PERIOD_SYSTEMS
 from schemas.records import PlayerRecord
 from service.closeindex import BUILT
-from service.formats.ratinglists import PackedRecords
 from service.runtime.store import (
     Command,
     StreamKeys,
@@ -63,11 +62,19 @@ _json = msgspec.json.Encoder()
 Row = tuple[bytes, PlayerRecord, tuple[str, str], str]  # stored JSON, record (or view), pool, id
 
 
+@runtime_checkable
+class Packed(Protocol):
+    """Records kept packed (service.formats.ratinglists.PackedRecords, which this layer may
+    not import): each as MessagePack with its (system, pool) and id."""
+
+    def packed(self) -> Iterator[tuple[bytes, tuple[str, str], str]]: ...
+
+
 def _rows(records: Sequence[PlayerRecord], batch: int) -> Iterator[list[Row]]:
     """The records `batch` at a time as rows. A list's packed records are not made into
     records (D111): the stored JSON is the packed map's (the same bytes `encode` writes of
     the record), the indexes read an `_Indexed` view."""
-    if isinstance(records, PackedRecords):
+    if isinstance(records, Packed):
         packed = records.packed()
         while chunk := list(itertools.islice(packed, batch)):
             yield [
