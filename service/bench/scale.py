@@ -1,6 +1,8 @@
 """`rating-service bench --scale`: the stages of issue 32 that take minutes, not part of the
 quick run or the default one (docs/performance.md "At scale").
 
+- `bulk`: the `import` and `export` of a FIDE-like list of 1,000,000 players (100,000
+  with `--quick`), service/bench/bulk.py.
 - `close`: a FIDE `period.closed` of a pool of `close_players` (1,000,000; 20,000 with
   `--quick`), every player with games in the period (95 % rated with the period's sums, 5 %
   unrated with pooled games, service/bench/workloads.py), imported a page at a time into the
@@ -26,6 +28,7 @@ import redis.asyncio as aioredis
 
 from schemas.records import PlayerRecord
 from service.bench import benchmark as bench
+from service.bench.bulk import bench_bulk, drop_keys, render_bulk
 from service.bench.machine import Neighbours, redis_cpu_seconds, stderr_tail
 from service.bench.workloads import fide_pool_before_close
 from service.closeindex import BUILT
@@ -54,8 +57,11 @@ SCALE_TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
         "min",
     ),
     ("a FIDE decade bulk-loaded: peak RSS", "load", "peak_rss_mb", "<", 2_000, "MB"),
+    ("an import of 1M players: wall time", "bulk", "import_seconds", "<", 20, "s"),
+    ("an import of 1M players: peak RSS", "bulk", "import_peak_rss_mb", "<", 500, "MB"),
+    ("an export of 1M players: peak RSS", "bulk", "export_peak_rss_mb", "<", 200, "MB"),
 )
-STAGES = ("close", "load")
+STAGES = ("bulk", "close", "load")
 PAGE = 50_000  # records generated and imported at a time
 
 
@@ -189,7 +195,7 @@ def bench_close(
             "close_players": Settings().close_players,
         }
     finally:
-        _drop(client, prefix)
+        drop_keys(client, prefix)
         client.close()
 
 
@@ -213,33 +219,25 @@ def _wait_owner(
         time.sleep(0.05)
 
 
-def _drop(client: redis.Redis, prefix: str) -> None:
-    """The stage's keys, unlinked (freed in the background)."""
-    batch = []
-    for key in client.scan_iter(match=f"*{prefix}*", count=1_000):
-        batch.append(key)
-        if len(batch) == 500:
-            client.unlink(*batch)
-            batch = []
-    if batch:
-        client.unlink(*batch)
-
-
 def run_scale(
     url: str | None,
     quick: bool,
     progress: Callable[[str], None] = lambda _: None,
     stages: tuple[str, ...] = STAGES,
 ) -> dict[str, Any]:
-    """The scale stages asked for (`close`, `load`: service/bench/onboard.py), `targets`,
+    """The scale stages asked for (`bulk`: service/bench/bulk.py, the import and export of a
+    list, medians of 3 runs; `close`; `load`: service/bench/onboard.py), `targets`,
     `settings`."""
     from service.bench.onboard import bench_load
 
     players = 20_000 if quick else 1_000_000
+    listed = 100_000 if quick else 1_000_000
     private, redis_url = bench._server(url)
     prefix = f"bench-{uuid.uuid4().hex[:8]}"
     report: dict[str, Any] = {}
     try:
+        if "bulk" in stages:
+            report["bulk"] = bench_bulk(redis_url, prefix, listed, progress, runs=3)
         if "close" in stages:
             report["close"] = bench_close(redis_url, prefix, players, progress)
         if "load" in stages:
@@ -247,7 +245,7 @@ def run_scale(
             try:
                 report["load"] = bench_load(redis_url, prefix, periods, progress)
             finally:
-                _drop(redis.Redis.from_url(redis_url), prefix)
+                drop_keys(redis.Redis.from_url(redis_url), prefix)
     finally:
         if private is not None:
             private.stop()
@@ -277,7 +275,9 @@ def render_scale(report: dict) -> str:
     """The human table."""
     from service.bench.onboard import render_load
 
-    lines = render_close(report) if "close" in report else []
+    lines = render_bulk(report["bulk"]) if "bulk" in report else []
+    if "close" in report:
+        lines += render_close(report)
     if "load" in report:
         lines += [*render_load(report["load"]), ""]
     lines.append("targets:")

@@ -88,7 +88,9 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--scale",
         action="store_true",
-        help="only the stages at scale (minutes, not part of the other runs): `close`, a FIDE close "
+        help="only the stages at scale (minutes, not part of the other runs): `bulk`, the import and "
+        "export of a FIDE-like list of 1,000,000 players, their time and peak RSS (100,000 with "
+        "--quick); `close`, a FIDE close "
         "of 1,000,000 players, its time, Redis's longest block and serve's peak RSS (20,000 with "
         "--quick); `load`, a synthetic FIDE history among 200,000 players bulk-loaded by `rating-service "
         "load` at 6 and 30 monthly periods (1 and 2 with --quick), time, peak RSS, events/s, and the "
@@ -97,7 +99,7 @@ def register(commands: Any) -> None:
     p.add_argument(
         "--stages",
         metavar="LIST",
-        help="with --scale: the stages to run, comma-separated (default: close,load)",
+        help="with --scale: the stages to run, comma-separated (default: bulk,close,load)",
     )
     p.add_argument(
         "--cascade",

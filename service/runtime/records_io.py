@@ -6,23 +6,145 @@ that read a pool an import writes retries: it watches the pool's hash (store.wat
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import time
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Sequence
+from operator import itemgetter
+from typing import Any, Protocol, cast, runtime_checkable
+
+import msgspec
 
 from schemas.common import PERIOD_SYSTEMS
 from schemas.records import PlayerRecord
 from service.closeindex import BUILT
 from service.runtime.store import (
+    Command,
     StreamKeys,
     active_writes,
     decode_record,
     encode,
+    index_writes,
     queue,
-    queue_indexes,
 )
 
 EXPORT_PAGE = 2_000  # records per HMGET of an export
+
+
+class _Period(msgspec.Struct, gc=False):
+    period: str
+
+
+class _Fide(msgspec.Struct, gc=False):
+    periods: list[_Period] = []
+    initial_games: list[_Period] = []
+
+
+class _Indexed(msgspec.Struct, gc=False):
+    """What the indexes read of a record (index_writes: its ranking score, labels, name
+    words and close index members), decoded unchecked from a list's packed record (D111):
+    the reader checked it. The other fields are left out."""
+
+    system: str
+    pool: str
+    id: str
+    name: str | None = None
+    titles: list[str] = []
+    federation: str | None = None
+    rating: int | None = None
+    k: int | None = None
+    fide: _Fide | None = None
+
+
+_indexed = msgspec.msgpack.Decoder(_Indexed)
+_untyped = msgspec.msgpack.Decoder()
+_json = msgspec.json.Encoder()
+Row = tuple[bytes, PlayerRecord, tuple[str, str], str]  # stored JSON, record (or view), pool, id
+
+
+@runtime_checkable
+class Packed(Protocol):
+    """Records kept packed (service.formats.ratinglists.PackedRecords, which this layer may
+    not import): each as MessagePack with its (system, pool) and id."""
+
+    def packed(self) -> Iterator[tuple[bytes, tuple[str, str], str]]: ...
+
+
+def _rows(records: Sequence[PlayerRecord], batch: int) -> Iterator[list[Row]]:
+    """The records `batch` at a time as rows. A list's packed records are not made into
+    records (D111): the stored JSON is the packed map's (the same bytes `encode` writes of
+    the record), the indexes read an `_Indexed` view."""
+    if isinstance(records, Packed):
+        packed = records.packed()
+        while chunk := list(itertools.islice(packed, batch)):
+            yield [
+                (
+                    _json.encode(_untyped.decode(raw)),
+                    cast(PlayerRecord, _indexed.decode(raw)),
+                    where,
+                    pid,
+                )
+                for raw, where, pid in chunk
+            ]
+        return
+    for start in range(0, len(records), batch):
+        yield [(encode(r), r, (r.system, r.pool), r.id) for r in records[start : start + batch]]
+
+
+async def _held(
+    client: Any, keys: StreamKeys, rows: list[Row], touched: set[tuple[str, str]]
+) -> tuple[list[PlayerRecord | None], list[tuple[str, str]]]:
+    """The records the pool holds of the rows' players (None: new), and the rows' pools
+    not in `touched` that do not exist yet."""
+    by_pool: dict[tuple[str, str], list[int]] = {}
+    for n, row in enumerate(rows):
+        by_pool.setdefault(row[2], []).append(n)
+    unseen = [where for where in by_pool if where not in touched]
+    async with client.pipeline(transaction=False) as pipe:
+        for where, mine in by_pool.items():
+            pipe.hmget(keys.players(*where), [rows[n][3] for n in mine])
+        for where in unseen:
+            pipe.exists(keys.players(*where))
+        replies = await pipe.execute()
+    olds: list[PlayerRecord | None] = [None] * len(rows)
+    for mine, raws in zip(by_pool.values(), replies):
+        for n, raw in zip(mine, raws):
+            if raw is not None:
+                olds[n] = decode_record(raw)
+    return olds, [w for w, held in zip(unseen, replies[len(by_pool) :]) if not held]
+
+
+def _chunk_writes(
+    keys: StreamKeys,
+    rows: list[Row],
+    olds: list[PlayerRecord | None],
+    new_pools: list[tuple[str, str]],
+    stamp: int,
+) -> list[Command]:
+    """One chunk's transaction: a new pool's close index marked built (D60), the records,
+    their indexes, the pools' last update in the catalog."""
+    commands: list[Command] = [
+        ("ZADD", keys.due(*where), 0, BUILT) for where in new_pools if where[0] in PERIOD_SYSTEMS
+    ]
+    fields: dict[tuple[str, str], list[Any]] = {}
+    for stored, _, where, pid in rows:
+        fields.setdefault(where, []).extend((pid, stored))
+    commands += [("HSET", keys.players(*where), *items) for where, items in fields.items()]
+    commands += index_writes(keys, ((old, row[1]) for old, row in zip(olds, rows)))
+    catalog = [x for where in fields for x in (f"{where[0]}:{where[1]}", stamp)]
+    commands.append(("HSET", keys.catalog, *catalog))
+    return commands
+
+
+async def _commit(client: Any, keys: StreamKeys, commands: list[Command]) -> None:
+    from service.runtime.connection import on_owner  # imports redis: not for the offline commands
+
+    async def write(owner: Any) -> None:
+        async with owner.pipeline(transaction=True) as pipe:
+            queue(pipe, commands)
+            await pipe.execute()
+
+    await on_owner(client, keys.catalog, write)
 
 
 async def import_records(
@@ -34,54 +156,44 @@ async def import_records(
 ) -> tuple[int, int]:
     """Write records into their pools (replacing what is there), with their rankings and
     name indexes and the lists' (D46: a new pool gets its list date and, with periods, its
-    close index marked built (D60), so the start-up back-fill leaves it alone); `stamp` (ms, default now) is the pools' last update. Returns (new, replaced)."""
-    from service.runtime.connection import on_owner  # imports redis: not for the offline commands
+    close index marked built (D60), so the start-up back-fill leaves it alone); `stamp` (ms,
+    default now) is the pools' last update. Returns (new, replaced).
 
+    A transaction a chunk of `batch` records; the next chunk's held records are read and
+    its transaction made while Redis runs this one's (D110): the client and Redis work at
+    once. A chunk naming a player of the one before waits for its commit."""
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
     touched: set[tuple[str, str]] = set()
-    for start in range(0, len(records), batch):
-        chunk = list(records[start : start + batch])
-        by_pool: dict[tuple[str, str], list[PlayerRecord]] = {}
-        for record in chunk:
-            by_pool.setdefault((record.system, record.pool), []).append(record)
-        unseen = [where for where in by_pool if where not in touched]
-        async with client.pipeline(transaction=False) as pipe:
-            for (system, pool), mine in by_pool.items():
-                pipe.hmget(keys.players(system, pool), [r.id for r in mine])
-            for where in unseen:
-                pipe.exists(keys.players(*where))
-            replies = await pipe.execute()
-        new_pools = [w for w, held in zip(unseen, replies[len(by_pool) :]) if not held]
-        replies = replies[: len(by_pool)]
-        olds = {
-            (r.system, r.pool, r.id): decode_record(raw) if raw is not None else None
-            for mine, raws in zip(by_pool.values(), replies)
-            for r, raw in zip(mine, raws)
-        }
-        replaced += sum(old is not None for old in olds.values())
-        new += sum(old is None for old in olds.values())
-
-        async def write(
-            owner: Any,
-            by_pool: dict = by_pool,
-            chunk: list[PlayerRecord] = chunk,
-            olds: dict = olds,
-            new_pools: list = new_pools,
-        ) -> None:
-            async with owner.pipeline(transaction=True) as pipe:
-                for system, pool in new_pools:  # D60: every record of it indexed from here on
-                    if system in PERIOD_SYSTEMS:
-                        pipe.zadd(keys.due(system, pool), {BUILT: 0})
-                for (system, pool), mine in by_pool.items():
-                    fields = [x for r in mine for x in (r.id, encode(r))]
-                    pipe.hset(keys.players(system, pool), items=fields)
-                queue_indexes(pipe, keys, ((olds[(r.system, r.pool, r.id)], r) for r in chunk))
-                pipe.hset(keys.catalog, mapping={f"{s}:{p}": stamp for s, p in by_pool})
-                await pipe.execute()
-
-        await on_owner(client, keys.catalog, write)
-        touched.update(by_pool)
+    chunks = _rows(records, batch)
+    rows = next(chunks, None)
+    reading = asyncio.ensure_future(_held(client, keys, rows, touched)) if rows else None
+    writing: asyncio.Future | None = None
+    try:
+        while rows is not None and reading is not None:
+            olds, new_pools = await reading
+            ahead = next(chunks, None)
+            pools = {row[2] for row in rows}
+            after = ahead is not None and not _players(rows).isdisjoint(_players(ahead))
+            reading = None
+            if ahead is not None and not after:
+                reading = asyncio.ensure_future(_held(client, keys, ahead, touched | pools))
+            commands = _chunk_writes(keys, rows, olds, new_pools, stamp)
+            await _settle(writing)
+            writing = asyncio.ensure_future(_commit(client, keys, commands))
+            touched.update(pools)
+            replaced += sum(old is not None for old in olds)
+            new += sum(old is None for old in olds)
+            if ahead is not None and after:  # its held records are this chunk's: read after
+                await _settle(writing)
+                reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
+            rows = ahead
+        await _settle(writing)
+    finally:
+        for pending in (reading, writing):
+            if pending is not None and not pending.done():
+                pending.cancel()
+                await asyncio.gather(pending, return_exceptions=True)
 
     async def list_dates(owner: Any) -> None:  # the rankings' scores: index_writes (ZADD XX)
         async with owner.pipeline(transaction=True) as pipe:
@@ -90,8 +202,19 @@ async def import_records(
             await pipe.execute()
 
     if touched:
+        from service.runtime.connection import on_owner
+
         await on_owner(client, keys.catalog, list_dates)
     return new, replaced
+
+
+def _players(rows: list[Row]) -> set[tuple[tuple[str, str], str]]:
+    return set(zip(map(itemgetter(2), rows), map(itemgetter(3), rows)))
+
+
+async def _settle(pending: asyncio.Future | None) -> None:
+    if pending is not None:
+        await pending
 
 
 async def pool_ids(client: Any, keys: StreamKeys, system: str, pool: str) -> list[str]:

@@ -461,11 +461,18 @@ def index_writes(
     for old, new in changes:
         system, pool, pid = new.system, new.pool, new.id
         score = rank_score(new)
-        moved = old is None or rank_score(old) != score
+        if old is None:  # a new record (most of an import, D111): in every index it has
+            ranked.setdefault((system, pool), {})[pid] = score
+            has = labels_of(new)
+            for kind, label in has:
+                labelled.setdefault((system, pool, kind, label), {})[pid] = score
+            if has:
+                labels.setdefault((system, pool), set()).update(f"{k}:{v}" for k, v in has)
+            continue
+        moved = rank_score(old) != score
         if moved:
             ranked.setdefault((system, pool), {})[pid] = score
-            if old is not None:  # a new record is no member of the active ranking yet
-                rescored.setdefault((system, pool), {})[pid] = score
+            rescored.setdefault((system, pool), {})[pid] = score
         had, has = labels_of(old), labels_of(new)
         for kind, label in has if moved else has - had:
             labelled.setdefault((system, pool, kind, label), {})[pid] = score
@@ -482,9 +489,19 @@ def index_writes(
     by_label = [(keys.label(*where), (), mapping) for where, mapping in sorted(labelled.items())]
     active = [(keys.active(*where), ("XX",), mapping) for where, mapping in rescored.items()]
     for key, flags, mapping in rankings + by_label + active:
-        for chunk in _chunks(list(mapping.items()), WRITE_CHUNK):
-            yield ("ZADD", key, *flags, *(x for member, score in chunk for x in (score, member)))
+        members, scores = list(mapping), list(mapping.values())
+        for first in range(0, len(members), WRITE_CHUNK):
+            yield ("ZADD", key, *flags, *_pairs(scores, members, first, WRITE_CHUNK))
     yield from _name_writes(keys, changes)
+
+
+def _pairs(scores: list[Any], members: list[Any], first: int, size: int) -> list[Any]:
+    """ZADD's arguments `score member ...` of the members first..first+size (by slices:
+    a 1M-player import has 4M of them)."""
+    scores, members = scores[first : first + size], members[first : first + size]
+    pairs: list[Any] = [None] * (2 * len(members))
+    pairs[::2], pairs[1::2] = scores, members
+    return pairs
 
 
 def _name_writes(
@@ -495,7 +512,10 @@ def _name_writes(
     gone: dict[str, list[bytes]] = {}
     fresh: dict[str, list[bytes]] = {}
     for old, new in changes:
-        if old is None or old.name != new.name:
+        if old is None:
+            if new.name:  # name_members: sorted, each once
+                fresh.setdefault(keys.names(new.system, new.pool), []).extend(name_members(new))
+        elif old.name != new.name:
             names = keys.names(new.system, new.pool)
             was = set(name_members(old)) if old is not None else set()
             now = set(name_members(new))
@@ -508,7 +528,7 @@ def _name_writes(
             yield ("ZREM", key, *part)
     for key, members in fresh.items():
         for part in _chunks(members, WRITE_CHUNK):
-            yield ("ZADD", key, *(x for member in part for x in (0, member)))
+            yield ("ZADD", key, *_pairs([0] * len(part), part, 0, len(part)))
 
 
 def due_writes(
