@@ -250,6 +250,9 @@ def run_scale(
         if private is not None:
             private.stop()
     report["targets"] = check_scale_targets(report)
+    if quick:  # the figures of smaller runs: beside the targets, but not the targets' size
+        for target in report["targets"]:
+            target["name"] += " (at --quick's size, not the target's)"
     report["settings"] = {
         "quick": quick,
         "redis": f"private {private.binary.describe()}"
