@@ -100,6 +100,7 @@ class Checks(NamedTuple):
     cursor: str  # the applied cursor ("0-0": nothing applied)
     fence_held: bool  # the fence holds this replica's value (True without a lease)
     gap: bool  # an entry lies between the cursor and the first handed one
+    gone: bool  # the last entry of the try is no longer in the stream (a failover lost it)
 
 
 async def read_under_watch(
@@ -108,8 +109,11 @@ async def read_under_watch(
     """The one round trip of a try after its WATCH (`keys`, `stream`: its input stream's):
     count this try, read the cursor, the fence and, for handed entries, whether an entry lies
     between the cursor and the first of them (the stream's ids only grow: none can be added
-    there after this read); read what the ledger needs. The checks, and what builds the
-    ledger from its replies."""
+    there after this read); whether the try's last entry is still in the stream (a master
+    that died before its replica had the entry takes it along, while this replica holds it:
+    committing it on the promoted replica would rate an entry the stream no longer has,
+    D97); read what the ledger needs. The checks, and what builds the ledger from its
+    replies."""
     async with attempt.client.pipeline(transaction=False) as reads:
         if attempt.forgiven:  # the last try was cut short by Redis, not by the entry
             reads.hget(keys.attempts, attempt.head)
@@ -120,6 +124,8 @@ async def read_under_watch(
             reads.get(attempt.fence_key)
         if attempt.handed:
             reads.xrange(stream, min=f"({attempt.expected_cursor}", max=f"({attempt.head}", count=1)
+        last = attempt.entries[-1].id
+        reads.xrange(stream, min=last, max=last, count=1)
         build_ledger = queue_ledger_reads(reads, keys, attempt.wants)
         replies = iter(await reads.execute())
     # The replies, in the order the reads were queued; what is left is the ledger's.
@@ -127,8 +133,9 @@ async def read_under_watch(
     cursor = text(next(replies)) or "0-0"
     fence_held = attempt.fence_key is None or text(next(replies)) == attempt.fence
     gap = bool(next(replies)) if attempt.handed else False
+    gone = not next(replies)
     ledger_replies = list(replies)
-    return Checks(attempts, cursor, fence_held, gap), lambda: build_ledger(ledger_replies)
+    return Checks(attempts, cursor, fence_held, gap, gone), lambda: build_ledger(ledger_replies)
 
 
 class StreamProcessor:
@@ -268,7 +275,8 @@ class StreamProcessor:
         """Commit a prefix of `entries` (the entries right after the cursor) in one atomic
         step; returns how many (0 when another replica moved the cursor first). `handed`:
         the entries were handed over by the subscriber, not read from the cursor: None when
-        an entry of the stream lies between the cursor and the first of them (nothing written).
+        an entry of the stream lies between the cursor and the first of them, or the last entry
+        is no longer in the stream (nothing written: the stream is read again).
 
         Poison: each attempt is counted on its first entry before it starts, and the count
         is removed by the commit. After a failed attempt the entry is tried alone, so an
@@ -344,7 +352,7 @@ class StreamProcessor:
                 if checks.cursor != attempt.expected_cursor:
                     await client.hdel(self.keys.attempts, head)
                     return 0
-                if checks.gap:
+                if checks.gap or checks.gone:  # read the stream again from the cursor
                     await client.hdel(self.keys.attempts, head)
                     return None
                 ledger, decisions = await self._decide(

@@ -297,6 +297,21 @@ async def test_handed_bodies_that_follow_the_cursor_are_not_read_again(client, s
     assert await pending(client, settings) == 0
 
 
+async def test_handed_entries_the_stream_lost_are_not_committed(client, settings, processor):
+    """D97: a failover can take the last entries along (the master died before its replica
+    had them) while a replica holds them, read: the commit checks, under its WATCH, that its
+    last entry is still in the stream, and applies only what the stream holds (played here
+    by deleting the entry after it was read)."""
+    await publish(client, settings, event(event_id="e1"), event(event_id="e2"))
+    ids, bodies = await read_group(client, settings)
+    await client.xdel(settings.input_streams[0], ids[1])
+    await processor.handle(*ids, bodies=bodies)
+    assert [o.event_id for o in await outputs(client, settings)] == ["e1"]
+    cursor = await client.get(StreamKeys(settings.input_streams[0]).cursor)
+    assert cursor.decode() == ids[0]
+    assert await pending(client, settings) == 0
+
+
 async def test_handed_bodies_after_a_gap_wait_for_the_entry_before_them(
     client, settings, processor
 ):
