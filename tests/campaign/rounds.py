@@ -230,8 +230,9 @@ async def run_round(
     the workload of `seed` is published and processed, then healed and checked. `tamper`:
     what the tests of the checks do to the state just before them (a violation of their own)."""
     rng = random.Random(seed)
-    m = mixed(seed, cases=cases_of(rng), events=rng.randint(8, 16), extra=rng.randint(10, 24))
-    report = RoundReport(site.name, seed, cases_of(random.Random(seed)), len(m.messages))
+    cases = cases_of(rng)
+    m = mixed(seed, cases=cases, events=rng.randint(8, 16), extra=rng.randint(10, 24))
+    report = RoundReport(site.name, seed, cases, len(m.messages))
     client = await site.client()
     prefix = site.prefix(seed)
     settings = settings_for(site.url, prefix, batch_size=rng.choice([1, 4, 16]))
