@@ -157,6 +157,27 @@ def last_per_event(produced: list[RatingsUpdated]) -> dict[str, RatingsUpdated]:
     return {o.event_id: o for o in produced if o.kind != "list" and o.event_id}  # type: ignore[misc]
 
 
+def same_mapping(what: str, got: dict, want: dict) -> None:
+    """Asserts `got == want`, naming what differs: the keys only one side holds (a few and how
+    many) and the first key whose values differ, both values shown."""
+    if got == want:
+        return
+    extra, missing = (
+        sorted(map(str, got.keys() - want.keys())),
+        sorted(map(str, want.keys() - got.keys())),
+    )
+    differ = [k for k in want.keys() & got.keys() if got[k] != want[k]]
+    lines = [f"{what}: {len(got)} stored, {len(want)} expected; {len(differ)} differ"]
+    if extra:
+        lines.append(f"only stored ({len(extra)}): {extra[:5]}")
+    if missing:
+        lines.append(f"only expected ({len(missing)}): {missing[:5]}")
+    if differ:
+        first = sorted(differ, key=str)[0]
+        lines.append(f"first differing {first}: stored {got[first]!r} expected {want[first]!r}")
+    raise AssertionError("\n".join(lines))
+
+
 async def redis_structures(client, keys: StreamKeys) -> dict:
     """The archive, the timelines and the histories as stored (what later cascades read)."""
     found: dict = {"events": {text(k): v for k, v in (await client.hgetall(keys.events)).items()}}
@@ -189,12 +210,16 @@ async def check_against_offline_and_fold(
     entries = await client.xrange(stream)
     twin = offline(entries, m.start)
     stored = await stored_records(client, settings)
-    assert stored == {(r.system, r.pool, r.id): r for r in twin.ledger.all_records()}
+    same_mapping(
+        "records", stored, {(r.system, r.pool, r.id): r for r in twin.ledger.all_records()}
+    )
     produced = await outputs(client, settings)
     check_revisions(produced)  # one output per (event id, revision), in order
     assert [figures(o) for o in produced] == [figures(o) for o in twin.outputs]
     assert [o.source_id for o in produced] == [o.source_id for o in twin.outputs]
-    assert await redis_structures(client, keys) == ledger_structures(twin.ledger, keys)
+    same_mapping(
+        "structures", await redis_structures(client, keys), ledger_structures(twin.ledger, keys)
+    )
     dead = [(r.source_id, r.reason, r.path) for r in await rejections(client, settings)]
     assert dead == twin.rejected
     if tmp_path is not None:
