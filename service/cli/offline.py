@@ -163,7 +163,7 @@ def cmd_rate(args: argparse.Namespace, registry: Registry | None = None) -> int:
         if isinstance(result, Duplicate):
             print(f"{location}: {result.marker} already applied, skipped", file=sys.stderr)
             continue
-        if isinstance(message, EventContent):
+        if args.table and isinstance(message, EventContent):  # kept only for the reports
             pool = message.pool or DEFAULT_POOL[message.system]
             contents[(message.system, pool, message.event_id)] = message
             names.setdefault((message.system, pool), {}).update(

@@ -65,6 +65,21 @@ class ClusterPublisher(Publisher):
                 await self.cluster.refresh()
             await asyncio.sleep(0.05)
 
+    async def replicated(self) -> None:
+        """Until the replica of the stream's master has every write made before (a write
+        of `probe`, then WAIT 1 on its connection: replication keeps order)."""
+        while True:
+            try:
+                owner = await self.cluster.owner(self.stream)
+                async with owner.pipeline(transaction=False) as pipe:
+                    pipe.incr(self.probe)
+                    pipe.execute_command("WAIT", 1, 2000)
+                    if int((await pipe.execute())[-1]) >= 1:
+                        return
+            except (*TRANSIENT, ResponseError):
+                await self.cluster.refresh()
+            await asyncio.sleep(0.05)
+
     async def _landed(self, entry_id: str, data: bytes) -> bool:
         """Add the entry unless the stream has it; True once a replica has acknowledged it
         (the write of `probe` after it, on the same connection: replication keeps order)."""

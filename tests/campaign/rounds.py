@@ -32,6 +32,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
 from schemas import RatingsUpdated
+from service.runtime.keys import StreamKeys
 from service.runtime.settings import Settings
 from service.runtime.store import DATA_FIELD
 from tests.campaign.faults import STANDALONE_FAULTS, Injector, StandaloneInjector
@@ -81,6 +82,10 @@ class Publisher:
     def next_id(self) -> str:
         self.last_ms = max(int(time.time() * 1000), self.last_ms + 1)
         return f"{self.last_ms}-0"
+
+    async def replicated(self) -> None:
+        """Until what was written before is where a fault cannot take it (standalone: the
+        server's AOF, fsync always, already has it)."""
 
     async def add(self, message: dict) -> None:
         data = msgspec.json.encode(message)
@@ -247,13 +252,12 @@ async def run_round(
     following = None
     try:
         await site.clear(client, prefix)
-        await _retrying(load_lists, client, stream, m)
+        publisher = site.publisher(client, stream)
+        await _seed(site, client, prefix, publisher, m)
         await injector.start_replicas()
         subscriber = Subscriber(await site.client(), settings.output_stream)
         following = asyncio.create_task(subscriber.follow(stop_following))
-        publishing = asyncio.create_task(
-            _publish(rng, site.publisher(client, stream), m.messages, faults * INTERVAL)
-        )
+        publishing = asyncio.create_task(_publish(rng, publisher, m.messages, faults * INTERVAL))
         while not publishing.done() or sum(injector.injected.values()) < faults:
             await asyncio.sleep(injector.rng.uniform(0.02, 2 * INTERVAL - 0.02))
             try:
@@ -295,6 +299,23 @@ async def run_round(
         await site.clear(client, prefix)
         await client.aclose()
     return report
+
+
+async def _seed(site, client, prefix: str, publisher: Publisher, m: Mixed) -> None:
+    """The starting lists imported, on the replica, and there, before any fault. An import is
+    acknowledged by the master alone: a master that loses its slot before its replica has
+    the lists (or while it still takes writes, a loaded machine's failover of a master slow
+    to answer) would leave the round's events rated against a store without them
+    (docs/operations/durability.md); the lists are then imported again."""
+    keys = StreamKeys(publisher.stream)
+    expected = Counter((r.system, r.pool) for r in m.start)
+    while True:
+        await _retrying(load_lists, client, publisher.stream, m)
+        await publisher.replicated()
+        held = {pool: await _retrying(client.hlen, keys.players(*pool)) for pool in expected}
+        if held == expected:
+            return
+        await site.clear(client, prefix)
 
 
 async def _check(client, settings, m: Mixed, injector: Injector, report: RoundReport) -> None:
