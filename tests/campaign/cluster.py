@@ -45,6 +45,22 @@ CLUSTER_FAULTS = {
 }
 
 
+async def replicated(cluster: Cluster, key: str, probe: str) -> None:
+    """Until the replica of `key`'s master has every write made before (a write of `probe`,
+    a key of the same slot, then WAIT 1 on its connection: replication keeps order)."""
+    while True:
+        try:
+            owner = await cluster.owner(key)
+            async with owner.pipeline(transaction=False) as pipe:
+                pipe.incr(probe)
+                pipe.execute_command("WAIT", 1, 2000)
+                if int((await pipe.execute())[-1]) >= 1:
+                    return
+        except (*TRANSIENT, ResponseError):
+            await cluster.refresh()
+        await asyncio.sleep(0.05)
+
+
 class ClusterPublisher(Publisher):
     """The publisher of D86's `--replicas 1`: an entry counts as published once the replica
     of its master has it (WAIT 1). After a failover that lost it, it is added again."""
@@ -66,19 +82,7 @@ class ClusterPublisher(Publisher):
             await asyncio.sleep(0.05)
 
     async def replicated(self) -> None:
-        """Until the replica of the stream's master has every write made before (a write
-        of `probe`, then WAIT 1 on its connection: replication keeps order)."""
-        while True:
-            try:
-                owner = await self.cluster.owner(self.stream)
-                async with owner.pipeline(transaction=False) as pipe:
-                    pipe.incr(self.probe)
-                    pipe.execute_command("WAIT", 1, 2000)
-                    if int((await pipe.execute())[-1]) >= 1:
-                        return
-            except (*TRANSIENT, ResponseError):
-                await self.cluster.refresh()
-            await asyncio.sleep(0.05)
+        await replicated(self.cluster, self.stream, self.probe)
 
     async def _landed(self, entry_id: str, data: bytes) -> bool:
         """Add the entry unless the stream has it; True once a replica has acknowledged it
