@@ -416,6 +416,7 @@ BUDGETS = (
     Budget("fide", SHAPES[0], 1_500),
 )
 OUTPUT_WINDOW = 100  # RATING_OUTPUT_MAXLEN of the budget's runs
+BREAKDOWN_KINDS = 6  # how many kinds of key the budget's lines name (D120)
 
 
 def _rate_part(
@@ -454,11 +455,14 @@ def measure_budget(url: str, run: Run, budget: Budget, pool: int, events: int) -
         imported = _used_memory(client)
         first = _rate_part(client, url, run, keys, [payload(m) for m in messages[:half]])
         second = _rate_part(client, url, run, keys, [payload(m) for m in messages[half:]])
+        count = [
+            sum(len(m.get("players", ())) for m in part)
+            for part in (messages[:half], messages[half:])
+        ]
+        kinds_now = key_bytes(client, keys)
+        kinds_now[INPUT] = {"bytes": _stream_bytes(client, run.input), "encodings": {}}
     finally:
         client.close()
-    count = [
-        sum(len(m.get("players", ())) for m in part) for part in (messages[:half], messages[half:])
-    ]
     growth = (second - first) / count[1]
     return {
         "system": budget.system,
@@ -472,6 +476,12 @@ def measure_budget(url: str, run: Run, budget: Budget, pool: int, events: int) -
         "used_memory": {"before": before, "imported": imported, "first": first, "second": second},
         "bytes_per_player_event": growth,
         "average_bytes_per_player_event": (second - imported) / sum(count),
+        # MEMORY USAGE of each kind of key after the whole history, per player-event of it
+        # (the imported list's records included in `players`): where the figure goes.
+        "kinds": {
+            kind: {"bytes_per_player_event": v["bytes"] / sum(count), "encodings": v["encodings"]}
+            for kind, v in sorted(kinds_now.items(), key=lambda kv: -kv[1]["bytes"])
+        },
         "target": budget.bytes,
         "met": growth <= budget.bytes,
     }
@@ -501,6 +511,15 @@ def render_budget(budget: list[dict]) -> list[str]:
             f" {b['bytes_per_player_event']:,.0f} B (target <= {b['target']:,});"
             f" {b['events']:,} events, {sum(b['player_events']):,} player-events,"
             f" average from the import {b['average_bytes_per_player_event']:,.0f} B"
+        )
+        biggest = list(b["kinds"].items())[:BREAKDOWN_KINDS]
+        lines.append(
+            "    MEMORY USAGE per player-event of the whole history, the biggest kinds: "
+            + ", ".join(
+                f"{kind} {v['bytes_per_player_event']:,.0f} B"
+                + (f" ({'/'.join(sorted(v['encodings']))})" if v["encodings"] else "")
+                for kind, v in biggest
+            )
         )
     return lines
 

@@ -55,6 +55,11 @@ def test_the_sizing_bench_measures_every_item_and_cleans_up(redis_url):
     for b in budget:
         assert b["met"] == (b["bytes_per_player_event"] <= b["target"])
         assert b["used_memory"]["second"] > b["used_memory"]["first"] > b["used_memory"]["imported"]
+        kinds = b["kinds"]  # the breakdown by kind of key (D120), biggest first
+        assert {"history", "entries", "results", "events", "input"} <= set(kinds)
+        assert all(kinds[kind]["bytes_per_player_event"] > 0 for kind in ("history", "input"))
+        figures = [v["bytes_per_player_event"] for v in kinds.values()]
+        assert figures == sorted(figures, reverse=True)
     [long_fide] = [r for r in store["long"] if r["system"] == "fide"]
     assert long_fide["periods"] == TINY.long_events  # a player's event a period, each closed
     first, second = report["process"]["cascades"]
@@ -68,6 +73,7 @@ def test_the_sizing_bench_measures_every_item_and_cleans_up(redis_url):
     rendered = render_sizing(report)
     assert "Redis bytes per stored item on given URL" in rendered and "fit: peak" in rendered
     assert "FIDE 40-player Swiss, 7 rounds:" in rendered and "(target <= 1,000)" in rendered
+    assert "MEMORY USAGE per player-event of the whole history, the biggest kinds:" in rendered
     client = redis.Redis.from_url(redis_url)
     try:
         prefix = report["settings"]["prefix"]
