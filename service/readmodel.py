@@ -23,7 +23,7 @@ import functools
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 import msgspec
 
@@ -44,9 +44,12 @@ def list_key(period: str) -> bytes:
     return month_index(period).to_bytes(3, "big") + b"\xff" * (KEY_LEN - 3)
 
 
+LIST_PREFIX = "list/"
+
+
 def list_field(period: str) -> str:
     """The history field of the list closing `period` (event ids cannot contain '/')."""
-    return f"list/{period}"
+    return f"{LIST_PREFIX}{period}"
 
 
 # A HistoryEntry as stored: the same fields in the same order, as a MessagePack array.
@@ -73,6 +76,8 @@ _message_decoder = msgspec.msgpack.Decoder(RatingsUpdated)
 # ratings, change, statuses (codes), games, event games, the score in half points, the
 # expected score and performance (an integer: hundredths / itself; else the float as it is),
 # the revision, the projection flag; trailing defaults left out. The event id is the field's.
+# Since D122 the name is nil: the event's name is kept once, in `{S}:eventnames`, and a line
+# without it fits a hash's listpack (64 bytes); a line that holds one (before D122) keeps it.
 LINE_TAG = b"\xc1"
 _STATUS_CODES = {"unrated": 0, "provisional": 1, "established": 2}
 _STATUSES = ("unrated", "provisional", "established")
@@ -109,14 +114,15 @@ def _whole(value: float | None) -> float | int | None:
 
 def pack_entry(key: bytes, entry: HistoryEntry) -> bytes:
     """The stored value of a history line: its order key, then the line (LINE_TAG's
-    encoding above, D102: about 45 bytes after the key for a 15-character event name)."""
+    encoding above, D102: about 30 bytes after the key), without the event's name (D122:
+    `sorted_entries` gives it back from `{S}:eventnames`)."""
     e = entry
     start = e.start_date.toordinal() if e.start_date is not None else 0
     days = (e.end_date.toordinal() - start + 1) if e.end_date is not None and start else 0
     halves = e.score * 2
     values = [
         0 if e.kind == "event" else 1,
-        e.name,
+        None,
         start,
         days,
         _month(e.period),
@@ -179,10 +185,34 @@ def unpack_entry(value: bytes, field: str | bytes | None = None) -> HistoryEntry
     )
 
 
-def sorted_entries(values: Iterable[tuple[str | bytes, bytes]]) -> list[HistoryEntry]:
+def sorted_entries(
+    values: Iterable[tuple[str | bytes, bytes]], names: Mapping[str, str] | None = None
+) -> list[HistoryEntry]:
     """History lines from (field, value) pairs, in date order (ties by field): fields are
-    str in the memory ledger, bytes from Redis (one kind in one call)."""
-    return [unpack_entry(v, f) for f, v in sorted(values, key=lambda fv: (fv[1][:KEY_LEN], fv[0]))]
+    str in the memory ledger, bytes from Redis (one kind in one call). A line without its
+    event's name (D122) takes it from `names` (event id -> name, `{S}:eventnames`)."""
+    entries = [
+        unpack_entry(v, f) for f, v in sorted(values, key=lambda fv: (fv[1][:KEY_LEN], fv[0]))
+    ]
+    if not names:
+        return entries
+    return [
+        msgspec.structs.replace(e, name=names.get(e.event_id))
+        if e.name is None and e.event_id is not None
+        else e
+        for e in entries
+    ]
+
+
+def event_fields(fields: Iterable[str | bytes]) -> list[str]:
+    """The fields of a player's history lines that are events (not FIDE lists): whose names
+    `{S}:eventnames` keeps (D122)."""
+    out = []
+    for f in fields:
+        name = f.decode() if isinstance(f, bytes) else f
+        if not name.startswith(LIST_PREFIX):
+            out.append(name)
+    return out
 
 
 def pack_message(message: RatingsUpdated) -> bytes:

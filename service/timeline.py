@@ -308,3 +308,48 @@ def as_finished(event: EventContent) -> EventFinished:
 def first_at_or_after(members: list[bytes], key: bytes) -> int:
     """Index of the first member whose key is `key` or later (members sort by their key)."""
     return bisect_left(members, key)
+
+
+# ------------------------------------------------------------------ a history as one value (D121)
+
+MEMBER_LIMIT = (1 << 23) - 1  # the longest member a history's length trailer can say
+
+
+def _trailer(size: int) -> bytes:
+    """A member's length after it: one byte under 128, else three (low, middle, 0x80 | high)."""
+    if size < 0x80:
+        return bytes((size,))
+    if size > MEMBER_LIMIT:
+        raise OverflowError(f"a history member of {size:,} bytes (the limit is {MEMBER_LIMIT:,})")
+    return bytes((size & 0xFF, (size >> 8) & 0xFF, 0x80 | (size >> 16)))
+
+
+def join_history(members: Iterable[bytes]) -> bytes:
+    """A player's history as stored (D121): the members in order, each followed by its length,
+    so that the last member, and the members from a key on, are read from the end."""
+    return b"".join(member + _trailer(len(member)) for member in members)
+
+
+class HistoryError(ValueError):
+    """A stored history whose lengths do not add up (damaged bytes)."""
+
+
+def split_history(stored: bytes) -> list[bytes]:
+    """The members of a stored history (join_history's), in order."""
+    out: list[bytes] = []
+    pos = len(stored)
+    while pos > 0:
+        last = stored[pos - 1]
+        if last < 0x80:
+            size, head = last, 1
+        elif pos >= 3:
+            size, head = ((last & 0x7F) << 16) | (stored[pos - 2] << 8) | stored[pos - 3], 3
+        else:
+            raise HistoryError("a stored history cut short: its first member's length is damaged")
+        stop = pos - head
+        if size > stop:
+            raise HistoryError(f"a stored history whose member of {size:,} bytes overruns it")
+        out.append(stored[stop - size : stop])
+        pos = stop - size
+    out.reverse()
+    return out

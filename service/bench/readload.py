@@ -177,11 +177,15 @@ def populate(
                         else rest // others + (i - sizes.regulars < rest % others)
                     )
                     fields: dict[FieldT, EncodableT] = {}
+                    names: dict[FieldT, EncodableT] = {}
                     for n in range(lines):
                         key, entry = _line(n, record.rating or 1500, rng)
-                        fields[cast(str, entry.event_id)] = pack_entry(key, entry)  # _line names it
+                        event_id = cast(str, entry.event_id)  # _line names it
+                        fields[event_id] = pack_entry(key, entry)
+                        names[event_id] = cast(str, entry.name)  # the lines leave it out (D122)
                     if fields:
                         pipe.hset(keys.entries("cfc", "regular", record.id), mapping=fields)
+                        pipe.hset(keys.event_names, mapping=names)
                 pipe.execute()
             if start and start % 20_000 == 0:
                 progress(f"read side: {start:,} of {len(records):,} players written")

@@ -71,6 +71,12 @@ def _step_line(step: Any, dry_run: bool) -> str:
         from service.runtime.refold import said
 
         return f"{step.stream}: {'would refold' if dry_run else 'refolded'} {said(step.refold)}"
+    if step.action == "histories":
+        verb = "would make" if dry_run else "made"
+        return (
+            f"{step.stream}: {verb} its {len(step.histories):,} players' histories one string "
+            "each (store format 3 keeps a history so, D121)"
+        )
     if step.action == "keep":
         return f"{step.stream}: {step.said}: nothing to do"
     if step.action == "mark":

@@ -67,6 +67,7 @@ class Changes:
         "results",
         "published",
         "entries",
+        "names",
     )
 
     def __init__(self) -> None:
@@ -82,6 +83,7 @@ class Changes:
         # are both kept in the revisions hash (D101), though `results` keeps the last.
         self.published: list[RatingsUpdated] = []
         self.entries: dict[PlayerKey, dict[str, bytes | None]] = {}
+        self.names: dict[str, str] = {}  # event id -> name (D122)
 
 
 def _all_added(members: Iterable[bytes]) -> MemberChanges:
@@ -115,7 +117,7 @@ class MemoryLedger:
         self.arrivals = 0  # the last arrival given to a message that came without one
         self.changes = Changes()
         self.projection = Projection(
-            self.changes.results, self.changes.entries, self.changes.published
+            self.changes.results, self.changes.entries, self.changes.names, self.changes.published
         )
         self.partial: PartialReads | None = None
         self._states: dict[tuple[PlayerKey, bytes], PlayerRecord] = {}
@@ -291,7 +293,7 @@ class MemoryLedger:
         timelines' other members and the read model's messages and lines, which later events
         in date order never read (a late event or a revision reads them from the store)."""
         self.changes = Changes()
-        self.projection = Projection(self.changes.results, self.changes.entries)
+        self.projection = Projection(self.changes.results, self.changes.entries, self.changes.names)
         self.histories = {}
         self.archives = {}
         self.timelines = {d: members[-1:] for d, members in self.timelines.items()}
@@ -313,6 +315,7 @@ class MemoryLedger:
             if members:
                 whole.histories[who] = _all_added(members)
         whole.results.update(sorted(self.projection.results.items()))
+        whole.names.update(sorted(self.projection.names.items()))
         for who, fields in self.projection.entries.items():
             if fields:
                 whole.entries[who] = dict(fields)

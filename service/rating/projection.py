@@ -14,22 +14,34 @@ PlayerKey = tuple[str, str, str]  # (system, pool, player id)
 
 class Projection:
     """`results[event_id]`: the last message published for the event; `entries[(system, pool,
-    id)][field]`: the player's history lines (`key + packed entry`). What changes is noted in
-    `changed_results` and `changed_entries` (None: a line removed), the ledger's change set's
-    maps."""
+    id)][field]`: the player's history lines (`key + packed entry`); `names[event_id]`: the
+    event's name, which the lines leave out (D122). What changes is noted in
+    `changed_results`, `changed_entries` (None: a line removed) and `changed_names`, the
+    ledger's change set's maps."""
 
-    __slots__ = ("results", "entries", "changed_results", "changed_entries", "published")
+    __slots__ = (
+        "results",
+        "entries",
+        "names",
+        "changed_results",
+        "changed_entries",
+        "changed_names",
+        "published",
+    )
 
     def __init__(
         self,
         changed_results: dict[str, RatingsUpdated],
         changed_entries: dict[PlayerKey, dict[str, bytes | None]],
+        changed_names: dict[str, str],
         published: list[RatingsUpdated] | None = None,
     ) -> None:
         self.results: dict[str, RatingsUpdated] = {}
         self.entries: dict[PlayerKey, dict[str, bytes]] = {}
+        self.names: dict[str, str] = {}
         self.changed_results = changed_results
         self.changed_entries = changed_entries
+        self.changed_names = changed_names
         self.published = [] if published is None else published  # every event message, in order
 
     def publish(self, message: RatingsUpdated, key: bytes, dropped: Iterable[str] = ()) -> None:
@@ -40,6 +52,9 @@ class Projection:
         if message.event_id is not None:
             self.results[message.event_id] = self.changed_results[message.event_id] = message
             self.published.append(message)
+            if message.name is not None and self.names.get(message.event_id) != message.name:
+                self.names[message.event_id] = message.name
+                self.changed_names[message.event_id] = message.name
             for pid in dropped:
                 who = (system, pool, pid)
                 entries.get(who, {}).pop(message.event_id, None)
@@ -68,4 +83,4 @@ class Projection:
 
     def history(self, system: str, pool: str, player_id: str) -> list[HistoryEntry]:
         """The player's history lines in date order (service/readmodel.py)."""
-        return sorted_entries(self.entries.get((system, pool, player_id), {}).items())
+        return sorted_entries(self.entries.get((system, pool, player_id), {}).items(), self.names)

@@ -24,7 +24,7 @@ from service.readmodel import (
 from service.revisions import revisions
 from service.runtime.keys import StreamKeys
 from service.runtime.replies import moment, text
-from service.runtime.store import decode_record, revision_field
+from service.runtime.store import decode_record, queue_event_names, revision_field
 from service.timeline import Archived, decode_archived
 
 
@@ -78,12 +78,16 @@ class DetailQueries:
                 found.append((pool, keys, decode_record(raw), fields, ms))
         rated = [(pool, keys, r) for pool, keys, r, _, _ in found if r.rating is not None]
         ranks: dict[str, int] = {}
-        if rated:
+        names: list[dict[str, str]] = [{} for _ in found]
+        if found:  # the ranks and the events' names (D122), one round trip
             async with self.client.pipeline(transaction=False) as pipe:
                 for pool, keys, record in rated:
                     pipe.zcount(keys.ranking(system, pool), "-inf", f"({rank_score(record)}")
-                above = await pipe.execute()
-            ranks = {pool: n + 1 for (pool, _, _), n in zip(rated, above)}
+                makers = [queue_event_names(pipe, keys, fields) for _, keys, _, fields, _ in found]
+                replies = await pipe.execute()
+            ranks = {pool: n + 1 for (pool, _, _), n in zip(rated, replies)}
+            rest = replies[len(rated) :]
+            names = [named(rest) for named in makers]
         return profile_of(
             system,
             player_id,
@@ -91,11 +95,11 @@ class DetailQueries:
                 PoolRead(
                     pool=pool,
                     record=record,
-                    entries=sorted_entries(fields.items()),
+                    entries=sorted_entries(fields.items(), named),
                     rank=ranks.get(pool),
                     last_update=moment(ms),
                 )
-                for pool, _, record, fields, ms in found
+                for (pool, _, record, fields, ms), named in zip(found, names)
             ],
         )
 

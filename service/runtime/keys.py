@@ -35,6 +35,7 @@ TIMELINE = "timeline"
 HISTORY = "history"
 RESULTS = "results"
 REVISIONS = "revisions"  # the superseded results, each kept (D101)
+EVENT_NAMES = "eventnames"  # each event's name, once (D122: history lines leave it out)
 CATALOG = "catalog"
 ENTRIES = "entries"
 RANKING = "ranking"
@@ -81,7 +82,15 @@ BY_POOL = (  # `:<system>:<pool>[:<player id> | :<label kind>:<label>]`
     NEXTMOVES,
 )
 BY_DOMAIN = (TIMELINE,)  # `:<domain>`
-SHARED = (POOLS, CATALOG, EVENTS, RESULTS, REVISIONS, MARKERS)  # one hash, fields of several pools
+SHARED = (  # one hash, fields of several pools
+    POOLS,
+    CATALOG,
+    EVENTS,
+    RESULTS,
+    REVISIONS,
+    EVENT_NAMES,
+    MARKERS,
+)
 PER_STREAM = (
     CURSOR,
     ATTEMPTS,
@@ -149,6 +158,7 @@ class StreamKeys:
         self._history = self.prefix + HISTORY
         self.results = self.prefix + RESULTS
         self.revisions = self.prefix + REVISIONS
+        self.event_names = self.prefix + EVENT_NAMES
         self.catalog = self.prefix + CATALOG
         self._entries = self.prefix + ENTRIES
         self._ranking = self.prefix + RANKING
@@ -230,6 +240,11 @@ def redriven_key(dead_letter_stream: str) -> str:
     return f"{dead_letter_stream}:{_REDRIVEN}"
 
 
+def glob_escape(text_: str) -> str:
+    """A literal for a Redis MATCH pattern."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text_)
+
+
 def layout_key(base: str) -> str:
     """Where a service whose RATING_INPUT_STREAMS starts with `base` advertises its layout
     (JSON of partitions.Layout): `rating-service:partitions:events.finished` by default."""
@@ -273,9 +288,9 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
         ),
         KeyDoc(
             k.history(*spi),
-            "sorted set",
-            "the player's record before each of their events (order key + packed record, compact "
-            "where shorter: D100)",
+            "string",
+            "the player's record before each of their events, in date order: each member (order "
+            "key + packed record, compact where shorter: D100) followed by its length (D121)",
         ),
         KeyDoc(
             k.results,
@@ -288,6 +303,12 @@ def key_layout(stream: str) -> tuple[KeyDoc, ...]:
             "`<event id>/<revision>` -> each earlier `ratings.updated/v1` of the event, kept when "
             "a later revision replaced it in `results` (compact MessagePack; revision 0: the "
             "first result): the audit trail (D101)",
+        ),
+        KeyDoc(
+            k.event_names,
+            "hash",
+            "event id -> the event's name, as its last message gives it (the history lines leave it "
+            "out: D122)",
         ),
         KeyDoc(
             k.entries(*spi),

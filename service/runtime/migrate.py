@@ -120,6 +120,22 @@ async def _plan_fields(client: Any, shared: dict[str, str], layout: Layout, foun
             event_id = field.rpartition(b"/")[0]
             partition = events_of.get(event_id) or layout.route(message.system, message.pool)
             found.put(partition, keys.REVISIONS, field, value)
+    await _plan_names_and_markers(client, shared, layout, found, events_of)
+
+
+async def _plan_names_and_markers(
+    client: Any,
+    shared: dict[str, str],
+    layout: Layout,
+    found: Plan,
+    events_of: dict[bytes, Partition],
+) -> None:
+    """The events' names (D122) and the idempotency markers, where their events go (a name or
+    marker of an event known by nothing else: to every partition)."""
+    if keys.EVENT_NAMES in shared:
+        for event_id, value in (await client.hgetall(shared[keys.EVENT_NAMES])).items():
+            for partition in (events_of[event_id],) if event_id in events_of else layout.partitions:
+                found.put(partition, keys.EVENT_NAMES, event_id, value)
     if keys.MARKERS in shared:
         for field, value in (await client.hgetall(shared[keys.MARKERS])).items():
             for partition in _marker_partitions(field.decode(), layout, events_of):

@@ -38,7 +38,7 @@ from service.runtime.detailqueries import DetailQueries
 from service.runtime.keys import StreamKeys
 from service.runtime.listqueries import ListQueries
 from service.runtime.replies import moment, text
-from service.runtime.store import decode_record
+from service.runtime.store import decode_record, event_names
 
 # One round trip per answer: the page of the list (total, the players above its first row,
 # the rows with their scores, their records) ...
@@ -408,12 +408,13 @@ class ReadModel(ListQueries, DetailQueries):
         if raw is None and not fields:
             return None
         name = decode_record(raw).name if raw is not None else None
+        names = await event_names(self.client, keys, fields)
         return PlayerHistory(
             system=cast(System, system),  # a system whose pool _locate found
             pool=pool,
             id=player_id,
             name=name,
-            entries=sorted_entries(fields.items()),
+            entries=sorted_entries(fields.items(), names),
         )
 
     async def event(self, event_id: str) -> RatingsUpdated | None:

@@ -28,8 +28,16 @@ from service.lists import (
 )
 from service.rating import Changes, MemberChanges, MemoryLedger, Needs
 from service.rating.partial import Missing, PartialReads
-from service.readmodel import list_key, name_members, pack_message, rank_score, unpack_entry
-from service.runtime.keys import StreamKeys
+from service.readmodel import (
+    event_fields,
+    list_key,
+    name_members,
+    pack_message,
+    rank_score,
+    unpack_entry,
+)
+from service.runtime.histories import FROM_KEYS, history_writes, members_from, queue_from
+from service.runtime.keys import StreamKeys, glob_escape
 from service.runtime.replies import text
 from service.timeline import KEY_LEN, decode_archived, encode_archived, order_key
 
@@ -37,6 +45,32 @@ _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
 _encoder = msgspec.json.Encoder()
 DATA_FIELD = "__data__"
+
+
+async def event_names(client: Any, keys: StreamKeys, fields: Iterable[Any]) -> dict[str, str]:
+    """The names of the events among a player's history fields (the lines leave them out,
+    D122): `{S}:eventnames`' of them, for readmodel.sorted_entries."""
+    async with client.pipeline(transaction=False) as pipe:
+        named = queue_event_names(pipe, keys, fields)
+        return named(await pipe.execute())
+
+
+def queue_event_names(
+    pipe: Any, keys: StreamKeys, fields: Iterable[Any]
+) -> Callable[[list], dict[str, str]]:
+    """Queue on `pipe` event_names' read (none without events); returns what makes the names
+    from the pipeline's replies, its read the next one."""
+    ids = event_fields(fields)
+    if ids:
+        pipe.hmget(keys.event_names, ids)
+
+    def named(replies: list) -> dict[str, str]:
+        if not ids:
+            return {}
+        found = replies.pop(0)
+        return {event_id: text(name) for event_id, name in zip(ids, found) if name is not None}
+
+    return named
 
 
 def decode_record(raw: bytes) -> PlayerRecord:
@@ -225,14 +259,15 @@ async def load_reopen(
     if tail:
         ledger.load_timeline(want.domain, tail)
     ids = sorted(text(pid) for pid in raw_records)
-    for first in range(0, len(ids), 1_000):
-        chunk = ids[first : first + 1_000]
+    for first in range(0, len(ids), FROM_KEYS):
+        chunk = ids[first : first + FROM_KEYS]
         async with client.pipeline(transaction=False) as reads:
-            for pid in chunk:
-                reads.zrange(keys.history(system, pool, pid), b"[" + at, b"(" + upper, bylex=True)
-            for pid, members in zip(chunk, await reads.execute()):
-                if members:
-                    ledger.load_history((system, pool, pid), members)
+            queue_from(reads, [keys.history(system, pool, pid) for pid in chunk], at)
+            histories = members_from(iter(await reads.execute()), len(chunk))
+        for pid, members in zip(chunk, histories):
+            members = [m for m in members if m < upper]  # the close's, not a later period's
+            if members:
+                ledger.load_history((system, pool, pid), members)
     return ledger
 
 
@@ -254,33 +289,17 @@ async def _load_players(
     assert partial is not None
     if not players:
         return
-    start = b"[" + partial.start
-    chunks = list(_chunks(players, HISTORIES_PER_SCRIPT))
     async with client.pipeline(transaction=False) as reads:
         for system, pool in partial.pools:
             reads.hmget(keys.players(system, pool), players)
-            for chunk in chunks:
-                histories = [keys.history(system, pool, pid) for pid in chunk]
-                reads.eval(_HISTORIES, len(histories), *histories, start)
+            queue_from(reads, [keys.history(system, pool, pid) for pid in players], partial.start)
         reply = iter(await reads.execute())
     for system, pool in partial.pools:
         ledger.load_records(decode_record(raw) for raw in next(reply) if raw is not None)
-        for chunk in chunks:
-            for pid, history in zip(chunk, next(reply)):
-                if history:
-                    ledger.load_history((system, pool, pid), history)
+        for pid, history in zip(players, members_from(reply, len(players))):
+            if history:
+                ledger.load_history((system, pool, pid), history)
     partial.loaded(players, ledger.histories)
-
-
-# The histories of a cascade's players from its start (ARGV[1], "[key"): one reply for many
-# keys, where a ZRANGE each cost the service five times the CPU (parsing 11,000 replies:
-# 0.23 s against 0.03 s) for a third of Redis's (0.04 s against 0.14 s); HISTORIES_PER_SCRIPT
-# keys a call, so that one holds Redis for about 13 ms.
-_HISTORIES = (
-    "local out = {} for i = 1, #KEYS do"
-    " out[i] = redis.call('ZRANGE', KEYS[i], ARGV[1], '+', 'BYLEX') end return out"
-)
-HISTORIES_PER_SCRIPT = 1_000
 
 
 # ------------------------------------------------------------------ writes
@@ -327,7 +346,7 @@ def ledger_writes(
     yield from _hset(keys.events, archived)
     for domain, members in changes.timelines.items():
         yield from _member_changes(keys.timeline(domain), members)
-    yield from _history_writes(keys, changes)
+    yield from history_writes(keys, changes)  # D121
     yield from read_model_writes(keys, changes, stamp, staged)
 
 
@@ -388,20 +407,6 @@ def _member_changes(key: str, changes: MemberChanges) -> Iterator[Command]:
         yield ("ZADD", key, *(x for member in chunk for x in (0, member)))
 
 
-def _history_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
-    """Histories: the members appended (every event in date order adds one per player) go in
-    one command for the whole commit; a cascade's removals and replacements per key."""
-    append: list[tuple[str, bytes]] = []
-    for (system, pool, pid), members in changes.histories.items():
-        key = keys.history(system, pool, pid)
-        if members.removed:
-            yield from _member_changes(key, members)
-            continue
-        append.extend((key, member) for member in members.added)
-    for chunk in _chunks(append, WRITE_CHUNK):
-        yield ("EVAL", _ZADD_EACH, len(chunk), *(k for k, _ in chunk), *(m for _, m in chunk))
-
-
 def queue_ledger_writes(
     pipe: Any,
     keys: StreamKeys,
@@ -420,6 +425,7 @@ def read_model_writes(
     messages, the players' history lines, the pools' rankings and name indexes, the last
     updates."""
     yield from result_writes(keys, changes)
+    yield from _hset(keys.event_names, [x for pair in changes.names.items() for x in pair])  # D122
     lines: list[tuple[str, Any, Any]] = []
     for (system, pool, pid), fields in changes.entries.items():
         key = keys.entries(system, pool, pid)
@@ -795,19 +801,9 @@ _HSET_EACH = (
 )
 
 
-# ZADD KEYS[i] 0 ARGV[i] for every i: one round of command packing for a whole commit's history
-# members (all keys share the stream's hash tag, so one slot on a cluster).
-_ZADD_EACH = "for i = 1, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[i]) end return #KEYS"
-
-
 def xadd(client: Any, stream: str, data: bytes) -> Any:
     """Append one message as plain JSON in `__data__` (the wire contract, docs/reference/contract.md)."""
     return client.xadd(stream, {DATA_FIELD: data})
-
-
-def glob_escape(text_: str) -> str:
-    """A literal for a Redis MATCH pattern."""
-    return "".join("\\" + c if c in "*?[]\\" else c for c in text_)
 
 
 async def scan_store(client: Any, keys: StreamKeys) -> AsyncIterator[tuple[str, str]]:

@@ -42,8 +42,10 @@ from service.runtime.partitions import Layout, Partition, layout_of
 
 # The store format this version reads and writes. 2 (D104): results, history states, the
 # archive and history lines may be compact (D100, D102), which a version of format 1 cannot
-# read; a store of format 1 is read as it is once upgrade-store has raised its record.
-FORMAT = 2
+# read; a store of format 1 is read as it is once upgrade-store has raised its record. 3
+# (D121): a player's history is one string, not a sorted set; upgrade-store makes the sorted
+# sets of a store of format 1 or 2 strings before it raises the record.
+FORMAT = 3
 BEFORE_FORMATS = 0  # `upgraded_from` of a store written before store formats existed
 BACKUPS = "docs/operations/backups.md"
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from service.runtime.histories import convert, sorted_set_histories
 from service.runtime.keys import StreamKeys
 from service.runtime.metrics import version
 from service.runtime.partitions import Layout, advertise
@@ -40,7 +41,8 @@ from service.runtime.storeid import (
 class Step(msgspec.Struct):
     """What a plan does with one store: `write` a record (keys, none), `create` one (an empty
     store beside others), `mark` the other layout's store migrated, `keep` it (current),
-    `refold` a pool's name index (D50), `raise` an older format's record to this one's (D104)."""
+    `refold` a pool's name index (D50), `raise` an older format's record to this one's (D104),
+    `histories`: make a store's sorted-set histories one string each (D121), before its raise."""
 
     stream: str
     key: str
@@ -49,6 +51,7 @@ class Step(msgspec.Struct):
     found: bytes | None = None  # the record read (a `mark` swaps it)
     said: str = ""  # what the store is, for a person
     refold: Refold | None = None  # a `refold`'s members to swap
+    histories: list[str] = []  # a `histories` step's keys
 
 
 # The record replaced only if it is still the one the plan read (a compare-and-set).
@@ -105,6 +108,7 @@ async def plan_upgrade(client: Any, layout: Layout, url: str) -> list[Step]:
             if said is not None and record.migrated_to is None:
                 raise StoreRefused(said)
             if record.format < FORMAT:  # D104: its values are read as they are
+                steps += await _plan_histories(client, found)
                 raised = msgspec.structs.replace(
                     record, format=FORMAT, upgraded_from=record.format, written_by=version()
                 )
@@ -121,6 +125,7 @@ async def plan_upgrade(client: Any, layout: Layout, url: str) -> list[Step]:
                 continue
             steps.append(Step(found.stream, found.key, "keep", record, said=describe(found)))
         elif found.keys:
+            steps += await _plan_histories(client, found)
             record = record_for(layout, partition, upgraded_from=BEFORE_FORMATS)
             steps.append(Step(found.stream, found.key, "write", record, said=describe(found)))
         else:
@@ -132,6 +137,13 @@ async def plan_upgrade(client: Any, layout: Layout, url: str) -> list[Step]:
     for plan in await plan_refold(client, served):
         steps.append(Step(plan.stream, plan.key, "refold", refold=plan))
     return steps
+
+
+async def _plan_histories(client: Any, found: Probe) -> list[Step]:
+    """A store of format 2 or earlier keeps each history as a sorted set: made one string
+    each (D121) before its record is raised, so no replica of this version meets one."""
+    names = await sorted_set_histories(client, StreamKeys(found.stream))
+    return [Step(found.stream, found.key, "histories", histories=names)] if names else []
 
 
 async def _plan_sibling(client: Any, layout: Layout) -> list[Step]:
@@ -167,6 +179,8 @@ async def apply_upgrade(client: Any, layout: Layout, steps: list[Step]) -> None:
     for step in steps:
         if step.refold is not None:
             await apply_refold(client, [step.refold])
+        if step.action == "histories":
+            await convert(client, step.histories)
         if step.action in ("write", "create", "mark"):
             assert step.record is not None
             if not await client.set(step.key, encode(step.record), nx=True):

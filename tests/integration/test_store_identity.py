@@ -25,6 +25,7 @@ from service.runtime.keys import StreamKeys, layout_key
 from service.runtime.records_io import import_records
 from service.runtime.settings import DEFAULT_REDIS_URL, load_settings
 from service.runtime.storeid import FORMAT, StoreRecord
+from service.timeline import split_history
 from tests.integration.helpers import settings_for
 from tests.integration.processes import (
     ROOT,
@@ -250,6 +251,50 @@ async def test_a_store_of_format_1_is_refused_until_upgrade_store_raises_it(
         await log_containing(services, services.start(), '"ready"')
         sent = cli(services, "publish", str(EVENT))
         assert sent.returncode == 0, sent.stderr
+    finally:
+        services.stop_all()
+
+
+async def test_a_store_of_format_2_gets_its_histories_as_strings_from_upgrade_store(
+    redis_url, key_prefix, client, tmp_path
+):
+    """D121: a store of format 2 keeps each player's history as a sorted set; upgrade-store
+    makes each one string of the same members (its dry run only counts them) before it raises
+    the record, and a correction's re-rate then reads them."""
+    services = serving(redis_url, key_prefix)
+    try:
+        assert cli(services, "init-store").returncode == 0
+        assert cli(services, "import", str(LIST)).returncode == 0
+        services.start()
+        sent = cli(services, "publish", "--wait", str(EVENT))
+        assert sent.returncode == 0, sent.stderr
+        services.stop_all()
+        keys = StreamKeys(services.env["RATING_INPUT_STREAMS"])
+        names = [keys.history("cfc", "regular", f"10000{n}") for n in range(1, 6)]
+        strings = {name: await client.get(name) for name in names}
+        assert all(strings.values())
+        for name, stored in strings.items():  # as format 2 kept them
+            await client.delete(name)
+            await client.zadd(name, {member: 0 for member in split_history(stored)})
+        document = json.loads(await client.get(keys.store))
+        await client.set(keys.store, json.dumps({**document, "format": 2}))
+        dry = cli(services, "upgrade-store", "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert "would make its 5 players' histories one string each" in dry.stdout
+        assert [await client.type(name) for name in names] == [b"zset"] * 5
+        done = cli(services, "upgrade-store")
+        assert done.returncode == 0, done.stderr
+        assert "made its 5 players' histories one string each" in done.stdout
+        assert {name: await client.get(name) for name in names} == strings
+        assert json.loads(await client.get(keys.store))["format"] == FORMAT
+        services.start()
+        corrected = json.loads(EVENT.read_text())
+        corrected["games"][0]["score"] = 0  # the first game's result reversed
+        path = tmp_path / "corrected.json"
+        path.write_text(json.dumps(corrected))
+        fixed = cli(services, "correct", "--wait", str(path))
+        assert fixed.returncode == 0, fixed.stderr
+        assert "ottawa-fall-open-2025  REVISION 1" in fixed.stdout, fixed.stdout
     finally:
         services.stop_all()
 
