@@ -24,6 +24,8 @@ from collections.abc import Iterable
 import msgspec
 
 from schemas.events import Bye, EventContent, EventFinished, Game, PlayerRef
+from schemas.fide import FideState, FirstEvent, InitialGame, PeriodSums, PublishedRating
+from schemas.periods import month_index, period_of
 from schemas.ratings import PlayerResult
 from schemas.records import PlayerRecord
 from service.compact import compact, expand
@@ -92,11 +94,75 @@ _packer = msgspec.msgpack.Encoder()
 _list_decoder = msgspec.msgpack.Decoder(list)
 
 
+def _runs(games: list[InitialGame]) -> list[list]:
+    """FIDE games as runs of one period, event and start day (D123): [month, event id, start
+    day, [opponent's rating, half points, ...]] a run, in order."""
+    runs: list[list] = []
+    last = None
+    for g in games:
+        at = (g.period, g.event_id, g.start_date)
+        if at != last:
+            runs.append([month_index(g.period), g.event_id, g.start_date.toordinal(), []])
+            last = at
+        runs[-1][3] += (g.opponent_rating, g.score_halves)
+    return runs
+
+
+def _games(runs: list[list]) -> list[InitialGame]:
+    out = []
+    for month, event_id, day, pairs in runs:
+        period, start = period_of(month), dt.date.fromordinal(day)
+        for i in range(0, len(pairs), 2):
+            out.append(InitialGame(period, event_id, start, pairs[i], pairs[i + 1]))
+    return out
+
+
+def _fide_values(state: FideState) -> list:
+    """A FIDE state as arrays (D123), where msgspec writes maps with field names: the
+    published lists [month, rating, K], the open periods [month, sum, games, half points,
+    runs], the pooled initial games' runs, the first event [start day, event id]; trailing
+    empties left out."""
+    values: list = [
+        [[month_index(p.period), p.rating, p.k] for p in state.published],
+        [
+            [
+                month_index(s.period),
+                s.sum_hundredths,
+                s.games,
+                s.points_halves,
+                _runs(s.games_played),
+            ]
+            for s in state.periods
+        ],
+        _runs(state.initial_games),
+        [state.first_event.start_date.toordinal(), state.first_event.event_id]
+        if state.first_event is not None
+        else None,
+    ]
+    while values and not values[-1]:
+        values.pop()
+    return values
+
+
+def _fide_state(values: list) -> FideState:
+    values = values + [[], [], [], None][len(values) :]
+    published, periods, initial, first = values
+    return FideState(
+        published=[PublishedRating(period_of(m), rating, k) for m, rating, k in published],
+        periods=[
+            PeriodSums(period_of(m), total, n, halves, _games(runs))
+            for m, total, n, halves, runs in periods
+        ],
+        initial_games=_games(initial),
+        first_event=FirstEvent(dt.date.fromordinal(first[0]), first[1]) if first else None,
+    )
+
+
 def pack_state(record: PlayerRecord) -> bytes:
     """A record without what its key already says (system, pool, id): its fields in a fixed
     order, trailing defaults left out, as MessagePack (a CFC established player: ~8 bytes),
-    compact where that is shorter (service/compact.py, D100: a FIDE record's lists and games
-    deflate to about a fifth)."""
+    a FIDE state as arrays (D123), compact where that is shorter (service/compact.py, D100:
+    a FIDE record's lists and games deflate to about a fifth)."""
     r = record
     values = [
         r.rating,
@@ -108,7 +174,7 @@ def pack_state(record: PlayerRecord) -> bytes:
         r.ever_2400,
         r.k,
         r.cfc,
-        r.fide,
+        _fide_values(r.fide) if r.fide is not None else None,
         r.rd,
         r.volatility,
         r.glicko2,
@@ -129,9 +195,17 @@ def unpack_state(system: str, pool: str, player_id: str, packed: bytes) -> Playe
     fields = dict(zip(_STATE_FIELDS, values))
     if "status" in fields:
         fields["status"] = _STATUSES[fields["status"]]
-    return msgspec.convert(
+    fide = fields.pop("fide", None)
+    record = msgspec.convert(
         {"system": system, "pool": pool, "id": player_id, **fields}, PlayerRecord
     )
+    if fide is None:
+        return record
+    if isinstance(fide, dict):  # a state packed before D123: msgspec's map
+        state = msgspec.convert(fide, FideState)
+    else:
+        state = _fide_state(fide)
+    return msgspec.structs.replace(record, fide=state)
 
 
 # ------------------------------------------------------------------ the archive

@@ -12,8 +12,10 @@ keys share its hash tag, so this holds on a Redis Cluster too):
 - `MERGE`: per key, the members removed, then the members added, in member order (bytes, as a
   sorted set of one score orders them); adding a member already there changes nothing. Members
   that all come after the last one stored (every event rated in date order) are appended
-  without reading the others. The value is written with SET, which allocates it to its size
-  (APPEND would leave up to as much again free for the next append).
+  without reading the others: with SET up to APPEND_FROM bytes, which allocates the value to
+  its size (APPEND would leave up to as much again free for the next append), with APPEND
+  past it, whose cost is what is added, not the history (a SET of 50 kB cost Redis 66 µs an
+  append, against 2 µs for a ZADD). Any other change writes the value whole with SET.
 - `FROM`: per key, the stored bytes from the first member whose order key is at or after a
   key (what a cascade re-rates from), read from the end.
 
@@ -57,6 +59,11 @@ local function trailer(n)
 end
 """
 
+# A history up to this size is written whole by an append (SET: allocated to its size); a
+# longer one is appended to (APPEND: a copy of what is added, not of the history, for a
+# platform's players of thousands of games; Redis then allocates up to twice the value).
+APPEND_FROM = 16_384
+
 # KEYS: the histories; ARGV, for each key in turn: the number of members removed, the number
 # added, the removed, then the added in member order.
 MERGE = (
@@ -71,19 +78,26 @@ for k = 1, #KEYS do
   for j = 1, removed do gone[ARGV[at]] = true; at = at + 1 end
   local new = {}
   for j = 1, added do new[j] = ARGV[at]; at = at + 1 end
-  local stored = redis.call('GET', KEYS[k]) or ''
+  local size = redis.call('STRLEN', KEYS[k])
   local after_last = removed == 0
-  if after_last and #stored > 0 and added > 0 then
-    local n, h = size_at(stored, #stored)
-    after_last = before(string.sub(stored, #stored - h - n + 1, #stored - h), new[1])
+  if after_last and size > 0 and added > 0 then
+    local tail = redis.call('GETRANGE', KEYS[k], math.max(0, size - 3), size - 1)
+    local n, h = size_at(tail, #tail)
+    after_last = before(redis.call('GETRANGE', KEYS[k], size - h - n, size - h - 1), new[1])
   end
   if after_last then
     if added > 0 then
-      local parts = {stored}
-      for j = 1, added do parts[j + 1] = new[j] .. trailer(#new[j]) end
-      redis.call('SET', KEYS[k], table.concat(parts))
+      local parts = {}
+      for j = 1, added do parts[j] = new[j] .. trailer(#new[j]) end
+      local more = table.concat(parts)
+      if size + #more <= APPEND_FROM then
+        redis.call('SET', KEYS[k], (redis.call('GET', KEYS[k]) or '') .. more)
+      else
+        redis.call('APPEND', KEYS[k], more)
+      end
     end
   else
+    local stored = redis.call('GET', KEYS[k]) or ''
     local kept, pos = {}, #stored
     while pos > 0 do
       local n, h = size_at(stored, pos)
@@ -106,7 +120,7 @@ for k = 1, #KEYS do
   end
 end
 return #KEYS
-"""
+""".replace("APPEND_FROM", str(APPEND_FROM))
 )
 
 # KEYS: the histories; ARGV[1]: an order key. Per key, the stored bytes from the first member

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from service.rating.ledger import Changes, MemberChanges
-from service.runtime.histories import FROM, history_writes, members_from, queue_from
+from service.runtime.histories import APPEND_FROM, FROM, history_writes, members_from, queue_from
 from service.runtime.keys import StreamKeys
 from service.timeline import KEY_LEN, join_history, split_history
 
@@ -104,3 +104,35 @@ async def test_merge_writes_the_value_to_its_size(client, key_prefix):
     assert len(split_history(stored)) == 40
     usage = await client.memory_usage(keys.history(*who), samples=0)
     assert usage < len(stored) * 1.3 + 100, (usage, len(stored))
+
+
+async def test_a_long_history_is_appended_to_and_written_whole_by_any_other_change(
+    client, key_prefix
+):
+    """Past APPEND_FROM bytes an append is an APPEND (its cost what is added; Redis may keep
+    spare room after it); a change in the middle writes the history whole again, to its size."""
+    keys = StreamKeys(f"{key_prefix}.in")
+    who = ("glicko2", "blitz", "p1")
+    name = keys.history(*who)
+    members = [n.to_bytes(KEY_LEN, "big") + bytes([n % 251]) * 100 for n in range(0, 800, 2)]
+
+    async def write(added=(), removed=()):
+        changes = Changes()
+        changes.histories[who] = MemberChanges()
+        changes.histories[who].added.update(added)
+        changes.histories[who].removed.update(removed)
+        for command in history_writes(keys, changes):
+            await client.execute_command(*command)
+
+    for member in members:
+        await write([member])
+    stored = await client.get(name)
+    assert len(stored) > APPEND_FROM * 2 and split_history(stored) == members
+    (reply,) = await client.eval(FROM, 1, name, members[-3][:KEY_LEN])
+    assert split_history(reply) == members[-3:]
+    inserted = (301).to_bytes(KEY_LEN, "big") + b"late"
+    await write([inserted], [members[10]])
+    expected = sorted([*members[:10], *members[11:], inserted])
+    stored = await client.get(name)
+    assert split_history(stored) == expected
+    assert await client.memory_usage(name, samples=0) < len(stored) * 1.3 + 100

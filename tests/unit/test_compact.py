@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import subprocess
@@ -10,8 +11,12 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schemas.events import EventFinished
+from schemas.fide import FideState, FirstEvent, InitialGame, PeriodSums, PublishedRating
+from schemas.periods import period_of
 from schemas.ratings import RatingsUpdated
 from schemas.records import PlayerRecord
 from service.compact import TAG, CompactError, compact, expand, is_compact
@@ -108,3 +113,57 @@ def test_an_archive_an_earlier_version_wrote_is_read():
         b"digest",
     )
     assert decode_archived(expand(stored)) == back  # plain, as before D100
+
+
+# A FIDE state of any content (D123): lists, open periods whose games are of any period,
+# event and day (the arrays group consecutive games that share them), pooled games, a first
+# event; the packed state reads back as the record.
+_periods = st.integers(2000 * 12, 2100 * 12).map(period_of)
+_days = st.dates(dt.date(2000, 1, 1), dt.date(2100, 12, 31))
+_ids = st.sampled_from(["e1", "open-2025", "x" * 40])
+_game = st.builds(InitialGame, _periods, _ids, _days, st.integers(1000, 3000), st.integers(0, 2))
+_state = st.builds(
+    FideState,
+    published=st.lists(
+        st.builds(
+            PublishedRating,
+            _periods,
+            st.none() | st.integers(1000, 3000),
+            st.none() | st.integers(10, 40),
+        ),
+        max_size=4,
+    ),
+    periods=st.lists(
+        st.builds(
+            PeriodSums,
+            _periods,
+            st.integers(-5000, 5000),
+            st.integers(0, 50),
+            st.integers(0, 100),
+            st.lists(_game, max_size=8),
+        ),
+        max_size=3,
+    ),
+    initial_games=st.lists(_game, max_size=8),
+    first_event=st.none() | st.builds(FirstEvent, _days, _ids),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_state, st.none() | st.integers(1000, 3000))
+def test_a_fide_state_packed_as_arrays_reads_back(state, rating):
+    record = PlayerRecord(
+        system="fide",
+        pool="standard",
+        id="9",
+        rating=rating,
+        status="established" if rating else "unrated",
+        games=30,
+        fide=state,
+    )
+    packed = pack_state(record)
+    assert unpack_state("fide", "standard", "9", packed) == record
+    before = msgspec.msgpack.encode(
+        [rating, 2 if rating else 0, 30, None, None, False, False, None, None, state]
+    )
+    assert unpack_state("fide", "standard", "9", before) == record  # packed before D123

@@ -119,6 +119,7 @@ def test_the_documented_layout():
         "{S}:history:<system>:<pool>:<id>",
         "{S}:results",
         "{S}:revisions",
+        "{S}:eventnames",
         "{S}:entries:<system>:<pool>:<id>",
         "{S}:ranking:<system>:<pool>",
         "{S}:names:<system>:<pool>",

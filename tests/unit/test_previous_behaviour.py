@@ -236,8 +236,11 @@ def _key(order_key, event: EventFinished, arrival: int) -> bytes | type:
 
 def _line(value: bytes, field: str) -> tuple[bytes, object]:
     """A stored history line as read back: its order key and the line (D102's encoding or
-    the previous plain one), the previous code's value being the plain one."""
-    return value[: timeline.KEY_LEN], readmodel.unpack_entry(value, field)
+    the previous plain one), the previous code's value being the plain one; without the
+    event's name, which a line of D122's encoding leaves to `{S}:eventnames`."""
+    return value[: timeline.KEY_LEN], msgspec.structs.replace(
+        readmodel.unpack_entry(value, field), name=None
+    )
 
 
 @RANDOM
@@ -261,14 +264,16 @@ def test_apply_helpers_as_before(rng, system, arrival):
     except EngineRejection:
         return
     for record in [*data.records.values(), *outcome.records]:
-        # the same MessagePack, stored compact where that is shorter (D100); a state packed
-        # by the previous code reads back as the same record
+        # the same MessagePack but for a FIDE state's arrays (D123), stored compact where
+        # that is shorter (D100); a state packed by the previous code reads back as the same
+        # record, as this one's does
         packed, previous = timeline.pack_state(record), previous_ledger.pack_state(record)
-        assert expand(packed) == previous
+        if record.fide is None:
+            assert expand(packed) == previous
         assert len(packed) <= len(previous)
-        assert timeline.unpack_state(
-            record.system, record.pool, record.id, previous
-        ) == timeline.unpack_state(record.system, record.pool, record.id, packed)
+        who = (record.system, record.pool, record.id)
+        assert timeline.unpack_state(*who, previous) == record
+        assert timeline.unpack_state(*who, packed) == record
     named = {
         pid: msgspec.structs.replace(r, name=f"N {pid}") if rng.random() < 0.3 else r
         for pid, r in data.records.items()
