@@ -10,8 +10,8 @@ player-event, and how much memory its process takes (docs/operations/sizing.md, 
   words), per event (archive, timeline member, marker, results, input entry, output entry),
   per player-event (history member, read-model line). INFO `used_memory` before and after
   (the service stopped) cross-checks the sum. One more stream per system gives long histories
-  (`LONG_EVENTS` events a player: Redis stores a key of more than 128 members, or of members
-  over 64 bytes, in a bigger encoding).
+  (`LONG_EVENTS` events a player: Redis stores a hash of more than 128 fields, a player's
+  history lines, in a bigger encoding; a history is one string, D121, appended to past 16 kB).
 - **Process**: the service's peak RSS (VmHWM) while rating each shape (the steady state), and
   through corrections of the first event of a CFC pool's history (two-player matches and
   40-player Swiss events of 7 rounds, alternately, as service/bench/cascade.py): by how many
