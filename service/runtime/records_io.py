@@ -136,15 +136,65 @@ def _chunk_writes(
     return commands
 
 
-async def _commit(client: Any, keys: StreamKeys, commands: list[Command]) -> None:
-    from service.runtime.connection import on_owner  # imports redis: not for the offline commands
+class _Commit:
+    """A chunk's MULTI/EXEC in flight (D110, D130): `sent` once its bytes are in the socket,
+    `done` once Redis has run it. Sent and answered on a connection of its own from the
+    owner's pool, so that the client can make the next chunk while Redis runs this one:
+    a redis-py pipeline sends only when the event loop runs it, which a chunk's making
+    (CPU, no await) holds off until the client waits for the reply, and the two CPUs add up."""
 
-    async def write(owner: Any) -> None:
-        async with owner.pipeline(transaction=True) as pipe:
-            queue(pipe, commands)
-            await pipe.execute()
+    def __init__(self, client: Any, keys: StreamKeys, commands: list[Command]) -> None:
+        from service.runtime.connection import on_owner  # redis: not for the offline commands
 
-    await on_owner(client, keys.catalog, write)
+        self.commands = commands
+        self.sent = asyncio.get_running_loop().create_future()
+        self.done = asyncio.ensure_future(on_owner(client, keys.catalog, self._write))
+
+    async def wait_sent(self) -> None:
+        """Until the transaction is in the socket (or failed: its error is raised)."""
+        await asyncio.wait([self.sent, self.done], return_when=asyncio.FIRST_COMPLETED)
+        if self.done.done():
+            self.done.result()
+
+    async def _write(self, owner: Any) -> None:
+        pool = owner.connection_pool
+        conn = await pool.get_connection()
+        try:
+
+            async def fail(_error: Exception) -> None:
+                await conn.disconnect()  # a half-sent MULTI is dropped with its connection
+
+            await conn.retry.call_with_retry(lambda: self._transaction(conn), fail)
+        except BaseException:
+            await conn.disconnect()  # cancelled or failed: its replies are not read
+            raise
+        finally:
+            await pool.release(conn)
+
+    async def _transaction(self, conn: Any) -> None:
+        """MULTI, the commands, EXEC; the first error raised as a redis-py pipeline does (a
+        command refused when queued: its own error, which on_owner tries again on a moving
+        slot)."""
+        await conn.send_packed_command(conn.pack_commands([("MULTI",), *self.commands, ("EXEC",)]))
+        if not self.sent.done():
+            self.sent.set_result(None)
+        from redis.exceptions import ExecAbortError, ResponseError
+
+        errors: list[ResponseError] = []
+        for _ in range(len(self.commands) + 1):  # MULTI's OK, each command's QUEUED
+            try:
+                await conn.read_response()
+            except ResponseError as exc:
+                errors.append(exc)
+        try:
+            replies = await conn.read_response()
+        except ExecAbortError as exc:
+            if errors:
+                raise errors[0] from exc
+            raise
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
 
 
 async def import_records(
@@ -159,38 +209,42 @@ async def import_records(
     close index marked built (D60), so the start-up back-fill leaves it alone); `stamp` (ms,
     default now) is the pools' last update. Returns (new, replaced).
 
-    A transaction a chunk of `batch` records; the next chunk's held records are read and
-    its transaction made while Redis runs this one's (D110): the client and Redis work at
-    once. A chunk naming a player of the one before waits for its commit."""
+    A transaction a chunk of `batch` records, one in flight: the client makes chunk N+1's
+    transaction while Redis runs chunk N's (D110); chunk N+1's held records are read once
+    chunk N-1 is acknowledged, just before chunk N is sent, and chunk N is in the socket
+    before the client goes on (D130). A chunk naming a player of the one before waits for
+    its commit."""
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
     touched: set[tuple[str, str]] = set()
     chunks = _rows(records, batch)
     rows = next(chunks, None)
     reading = asyncio.ensure_future(_held(client, keys, rows, touched)) if rows else None
-    writing: asyncio.Future | None = None
+    writing: _Commit | None = None
     try:
         while rows is not None and reading is not None:
             olds, new_pools = await reading
-            ahead = next(chunks, None)
-            pools = {row[2] for row in rows}
-            after = ahead is not None and not _players(rows).isdisjoint(_players(ahead))
             reading = None
-            if ahead is not None and not after:
-                reading = asyncio.ensure_future(_held(client, keys, ahead, touched | pools))
             commands = _chunk_writes(keys, rows, olds, new_pools, stamp)
-            await _settle(writing)
-            writing = asyncio.ensure_future(_commit(client, keys, commands))
-            touched.update(pools)
+            ahead = next(chunks, None)  # made while Redis runs the chunk before
+            if writing is not None:
+                await writing.done
+            touched.update(row[2] for row in rows)
+            after = ahead is not None and not _players(rows).isdisjoint(_players(ahead))
+            if ahead is not None and not after:  # sent before this chunk: answered at once
+                reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
+            writing = _Commit(client, keys, commands)
+            await writing.wait_sent()
             replaced += sum(old is not None for old in olds)
             new += sum(old is None for old in olds)
             if ahead is not None and after:  # its held records are this chunk's: read after
-                await _settle(writing)
+                await writing.done
                 reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
             rows = ahead
-        await _settle(writing)
+        if writing is not None:
+            await writing.done
     finally:
-        for pending in (reading, writing):
+        for pending in (reading, writing.done if writing is not None else None):
             if pending is not None and not pending.done():
                 pending.cancel()
                 await asyncio.gather(pending, return_exceptions=True)
@@ -210,11 +264,6 @@ async def import_records(
 
 def _players(rows: list[Row]) -> set[tuple[tuple[str, str], str]]:
     return set(zip(map(itemgetter(2), rows), map(itemgetter(3), rows)))
-
-
-async def _settle(pending: asyncio.Future | None) -> None:
-    if pending is not None:
-        await pending
 
 
 async def pool_ids(client: Any, keys: StreamKeys, system: str, pool: str) -> list[str]:
