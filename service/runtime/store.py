@@ -450,7 +450,8 @@ def index_writes(
 ) -> Iterator[Command]:
     """Keep the rankings and name indexes of the records that changed (old, new): one ZADD
     per pool, and per name index one ZREM of the words gone and one ZADD of the new (in
-    chunks of WRITE_CHUNK)."""
+    chunks of WRITE_CHUNK), each ZADD's members in the sorted set's order (D131: Redis
+    inserts neighbours into its skiplist at a fraction of the cache misses)."""
     ranked: dict[tuple[str, str], dict[str, int]] = {}  # the pools' rankings
     rescored: dict[tuple[str, str], dict[str, int]] = {}  # the active rankings' (XX)
     labelled: dict[tuple[str, str, str, str], dict[str, int]] = {}  # D47: a ranking per label
@@ -489,7 +490,9 @@ def index_writes(
     by_label = [(keys.label(*where), (), mapping) for where, mapping in sorted(labelled.items())]
     active = [(keys.active(*where), ("XX",), mapping) for where, mapping in rescored.items()]
     for key, flags, mapping in rankings + by_label + active:
-        members, scores = list(mapping), list(mapping.values())
+        members = sorted(mapping)  # in the sorted set's order (D131): by score, then member
+        members.sort(key=mapping.__getitem__)
+        scores = list(map(mapping.__getitem__, members))
         for first in range(0, len(members), WRITE_CHUNK):
             yield ("ZADD", key, *flags, *_pairs(scores, members, first, WRITE_CHUNK))
     yield from _name_writes(keys, changes)
@@ -527,6 +530,7 @@ def _name_writes(
         for part in _chunks(members, WRITE_CHUNK):
             yield ("ZREM", key, *part)
     for key, members in fresh.items():
+        members.sort()  # in the index's order (score 0: by member; D131)
         for part in _chunks(members, WRITE_CHUNK):
             yield ("ZADD", key, *_pairs([0] * len(part), part, 0, len(part)))
 
