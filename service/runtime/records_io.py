@@ -11,7 +11,7 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from operator import itemgetter
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -56,8 +56,32 @@ class _Indexed(msgspec.Struct, gc=False):
     fide: _Fide | None = None
 
 
+def _stored_type() -> type:
+    """PlayerRecord's fields, in its order, with its defaults, tag and omit_defaults, each of
+    any type (D132): decoded from a packed record unchecked (the reader checked it) and
+    encoded as JSON, the same bytes `encode` writes of the record (a nested state stays the
+    packed map, in its fields' order without their defaults, as D111's untyped map)."""
+    fields: list[Any] = []
+    for field in msgspec.structs.fields(PlayerRecord):
+        if field.default is not msgspec.NODEFAULT:
+            fields.append((field.name, Any, field.default))
+        elif field.default_factory is not msgspec.NODEFAULT:
+            fields.append((field.name, Any, msgspec.field(default_factory=field.default_factory)))
+        else:
+            fields.append((field.name, Any))
+    config = PlayerRecord.__struct_config__
+    return msgspec.defstruct(
+        "_Stored",
+        fields,
+        tag_field=config.tag_field,
+        tag=config.tag,
+        omit_defaults=config.omit_defaults,
+        gc=False,
+    )
+
+
 _indexed = msgspec.msgpack.Decoder(_Indexed)
-_untyped = msgspec.msgpack.Decoder()
+_stored: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(_stored_type())
 _json = msgspec.json.Encoder()
 Row = tuple[bytes, PlayerRecord, tuple[str, str], str]  # stored JSON, record (or view), pool, id
 
@@ -72,20 +96,20 @@ class Packed(Protocol):
 
 def _rows(records: Sequence[PlayerRecord], batch: int) -> Iterator[list[Row]]:
     """The records `batch` at a time as rows. A list's packed records are not made into
-    records (D111): the stored JSON is the packed map's (the same bytes `encode` writes of
-    the record), the indexes read an `_Indexed` view."""
+    records (D111): each is decoded once, unchecked, as a `_Stored` (D132), whose JSON is
+    the stored record and which the indexes read (an `_Indexed` view for a record with a
+    FIDE state, whose periods the close index reads)."""
     if isinstance(records, Packed):
         packed = records.packed()
         while chunk := list(itertools.islice(packed, batch)):
-            yield [
-                (
-                    _json.encode(_untyped.decode(raw)),
-                    cast(PlayerRecord, _indexed.decode(raw)),
-                    where,
-                    pid,
-                )
-                for raw, where, pid in chunk
-            ]
+            rows: list[Row] = []
+            for raw, where, pid in chunk:
+                view = _stored.decode(raw)
+                stored = _json.encode(view)
+                if view.fide is not None:
+                    view = _indexed.decode(raw)
+                rows.append((stored, view, where, pid))
+            yield rows
         return
     for start in range(0, len(records), batch):
         yield [(encode(r), r, (r.system, r.pool), r.id) for r in records[start : start + batch]]

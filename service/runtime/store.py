@@ -19,6 +19,8 @@ from schemas.records import PlayerRecord, PoolState
 from service.closeindex import due_members
 from service.lists import (
     ACTIVE_DAYS,
+    FEDERATION,
+    TITLE,
     closed_list_days,
     labels_of,
     pack_card,
@@ -28,7 +30,14 @@ from service.lists import (
 )
 from service.rating import Changes, MemberChanges, MemoryLedger, Needs
 from service.rating.partial import Missing, PartialReads
-from service.readmodel import list_key, name_members, pack_message, rank_score, unpack_entry
+from service.readmodel import (
+    list_key,
+    name_members,
+    name_words,
+    pack_message,
+    rank_score,
+    unpack_entry,
+)
 from service.runtime.keys import StreamKeys
 from service.runtime.replies import text
 from service.timeline import KEY_LEN, decode_archived, encode_archived, order_key
@@ -459,17 +468,12 @@ def index_writes(
     labels: dict[tuple[str, str], set[str]] = {}  # the pools' labels (`<kind>:<label>`)
     changes = list(changes)
     yield from due_writes(keys, changes)
+    _new_indexes([new for old, new in changes if old is None], ranked, labelled, labels)
     for old, new in changes:
+        if old is None:
+            continue
         system, pool, pid = new.system, new.pool, new.id
         score = rank_score(new)
-        if old is None:  # a new record (most of an import, D111): in every index it has
-            ranked.setdefault((system, pool), {})[pid] = score
-            has = labels_of(new)
-            for kind, label in has:
-                labelled.setdefault((system, pool, kind, label), {})[pid] = score
-            if has:
-                labels.setdefault((system, pool), set()).update(f"{k}:{v}" for k, v in has)
-            continue
         moved = rank_score(old) != score
         if moved:
             ranked.setdefault((system, pool), {})[pid] = score
@@ -498,6 +502,35 @@ def index_writes(
     yield from _name_writes(keys, changes)
 
 
+def _new_indexes(
+    news: list[PlayerRecord],
+    ranked: dict[tuple[str, str], dict[str, int]],
+    labelled: dict[tuple[str, str, str, str], dict[str, int]],
+    labels: dict[tuple[str, str], set[str]],
+) -> None:
+    """New records (most of an import, D111, D132) into the rankings and label rankings
+    (labels_of's labels) they are in, and their pools' labels; by pool, as an import's
+    chunk is mostly of one."""
+    newly: dict[tuple[str, str], dict[tuple[str, str], dict[str, int]]] = {}
+    where: tuple[str, str] | None = None
+    for new in news:
+        if where != (new.system, new.pool):
+            where = (new.system, new.pool)
+            pool_ranked = ranked.setdefault(where, {})
+            pool_labelled = newly.setdefault(where, {})
+        pid, score = new.id, rank_score(new)
+        pool_ranked[pid] = score
+        if new.federation:
+            pool_labelled.setdefault((FEDERATION, new.federation), {})[pid] = score
+        for title in new.titles:
+            pool_labelled.setdefault((TITLE, title), {})[pid] = score
+    for (system, pool), by_label in newly.items():
+        for (kind, label), mapping in by_label.items():
+            labelled.setdefault((system, pool, kind, label), {}).update(mapping)
+        if by_label:
+            labels.setdefault((system, pool), set()).update(f"{k}:{v}" for k, v in by_label)
+
+
 def _pairs(scores: list[Any], members: list[Any], first: int, size: int) -> list[Any]:
     """ZADD's arguments `score member ...` of the members first..first+size (by slices:
     a 1M-player import has 4M of them)."""
@@ -514,10 +547,15 @@ def _name_writes(
     names its player (word\0id), so no member is both."""
     gone: dict[str, list[bytes]] = {}
     fresh: dict[str, list[bytes]] = {}
+    where: tuple[str, str] | None = None
     for old, new in changes:
         if old is None:
             if new.name:  # name_members: sorted, each once
-                fresh.setdefault(keys.names(new.system, new.pool), []).extend(name_members(new))
+                if where != (new.system, new.pool):  # an import's chunk: one pool, mostly
+                    where = (new.system, new.pool)
+                    members = fresh.setdefault(keys.names(*where), [])
+                pid = new.id
+                members += [f"{word}\0{pid}".encode() for word in name_words(new.name)]
         elif old.name != new.name:
             names = keys.names(new.system, new.pool)
             was = set(name_members(old)) if old is not None else set()
