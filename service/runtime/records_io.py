@@ -151,8 +151,11 @@ def _chunk_writes(
         ("ZADD", keys.due(*where), 0, BUILT) for where in new_pools if where[0] in PERIOD_SYSTEMS
     ]
     fields: dict[tuple[str, str], list[Any]] = {}
-    for stored, _, where, pid in rows:
-        fields.setdefault(where, []).extend((pid, stored))
+    if len({row[2] for row in rows}) == 1:  # one pool (a list's chunk): its fields at once
+        fields[rows[0][2]] = [x for stored, _, _, pid in rows for x in (pid, stored)]
+    else:
+        for stored, _, where, pid in rows:
+            fields.setdefault(where, []).extend((pid, stored))
     commands += [("HSET", keys.players(*where), *items) for where, items in fields.items()]
     commands += index_writes(keys, ((old, row[1]) for old, row in zip(olds, rows)))
     catalog = [x for where in fields for x in (f"{where[0]}:{where[1]}", stamp)]
@@ -259,8 +262,8 @@ async def import_records(
                 reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
             writing = _Commit(client, keys, commands)
             await writing.wait_sent()
-            replaced += sum(old is not None for old in olds)
-            new += sum(old is None for old in olds)
+            fresh = olds.count(None)
+            new, replaced = new + fresh, replaced + len(olds) - fresh
             if ahead is not None and after:  # its held records are this chunk's: read after
                 await writing.done
                 reading = asyncio.ensure_future(_held(client, keys, ahead, touched))

@@ -580,7 +580,8 @@ def due_writes(
     new): a ZREM and a ZADD per pool with periods whose members moved."""
     due: dict[str, tuple[set[bytes], set[bytes]]] = {}  # key -> (removed, added)
     for old, new in changes:
-        before, after = due_members(old), due_members(new)
+        after = due_members(new)
+        before = due_members(old) if old is not None else set()
         if before != after:
             gone, come = due.setdefault(keys.due(new.system, new.pool), (set(), set()))
             gone.update(before - after)
