@@ -29,6 +29,7 @@ from service.runtime.store import (
 )
 
 EXPORT_PAGE = 2_000  # records per HMGET of an export
+MAKE_SLICE = 500  # an import's rows made between turns of the event loop (D134)
 
 
 class _Period(msgspec.Struct, gc=False):
@@ -84,6 +85,7 @@ _indexed = msgspec.msgpack.Decoder(_Indexed)
 _stored: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(_stored_type())
 _json = msgspec.json.Encoder()
 Row = tuple[bytes, PlayerRecord, tuple[str, str], str]  # stored JSON, record (or view), pool, id
+Item = tuple[Any, tuple[str, str], str]  # a packed record (bytes) or a record, pool, id
 
 
 @runtime_checkable
@@ -94,43 +96,62 @@ class Packed(Protocol):
     def packed(self) -> Iterator[tuple[bytes, tuple[str, str], str]]: ...
 
 
-def _rows(records: Sequence[PlayerRecord], batch: int) -> Iterator[list[Row]]:
-    """The records `batch` at a time as rows. A list's packed records are not made into
-    records (D111): each is decoded once, unchecked, as a `_Stored` (D132), whose JSON is
-    the stored record and which the indexes read (an `_Indexed` view for a record with a
-    FIDE state, whose periods the close index reads)."""
+def _chunks(records: Sequence[PlayerRecord], batch: int) -> Iterator[list[Item]]:
+    """The records `batch` at a time, each with its pool and id: a list's packed records as
+    they are packed (D111), others as records."""
     if isinstance(records, Packed):
         packed = records.packed()
         while chunk := list(itertools.islice(packed, batch)):
-            rows: list[Row] = []
-            for raw, where, pid in chunk:
-                view = _stored.decode(raw)
-                stored = _json.encode(view)
-                if view.fide is not None:
-                    view = _indexed.decode(raw)
-                rows.append((stored, view, where, pid))
-            yield rows
+            yield chunk
         return
     for start in range(0, len(records), batch):
-        yield [(encode(r), r, (r.system, r.pool), r.id) for r in records[start : start + batch]]
+        yield [(r, (r.system, r.pool), r.id) for r in records[start : start + batch]]
+
+
+def _rows(items: list[Item]) -> list[Row]:
+    """Items as rows. A list's packed record is not made into a record (D111): it is decoded
+    once, unchecked, as a `_Stored` (D132), whose JSON is the stored record and which the
+    indexes read (an `_Indexed` view for a record with a FIDE state, whose periods the
+    close index reads)."""
+    rows: list[Row] = []
+    for item, where, pid in items:
+        if isinstance(item, bytes):
+            view = _stored.decode(item)
+            stored = _json.encode(view)
+            if view.fide is not None:
+                view = _indexed.decode(item)
+            rows.append((stored, view, where, pid))
+        else:
+            rows.append((encode(item), item, where, pid))
+    return rows
+
+
+async def _made(items: list[Item]) -> list[Row]:
+    """`_rows` a slice at a time, the event loop run between slices: the transaction in
+    flight goes on being written to Redis meanwhile (D134)."""
+    rows: list[Row] = []
+    for first in range(0, len(items), MAKE_SLICE):
+        rows += _rows(items[first : first + MAKE_SLICE])
+        await asyncio.sleep(0)
+    return rows
 
 
 async def _held(
-    client: Any, keys: StreamKeys, rows: list[Row], touched: set[tuple[str, str]]
+    client: Any, keys: StreamKeys, items: list[Item], touched: set[tuple[str, str]]
 ) -> tuple[list[PlayerRecord | None], list[tuple[str, str]]]:
-    """The records the pool holds of the rows' players (None: new), and the rows' pools
+    """The records the pool holds of the items' players (None: new), and the items' pools
     not in `touched` that do not exist yet."""
     by_pool: dict[tuple[str, str], list[int]] = {}
-    for n, row in enumerate(rows):
-        by_pool.setdefault(row[2], []).append(n)
+    for n, (_, where, _) in enumerate(items):
+        by_pool.setdefault(where, []).append(n)
     unseen = [where for where in by_pool if where not in touched]
     async with client.pipeline(transaction=False) as pipe:
         for where, mine in by_pool.items():
-            pipe.hmget(keys.players(*where), [rows[n][3] for n in mine])
+            pipe.hmget(keys.players(*where), [items[n][2] for n in mine])
         for where in unseen:
             pipe.exists(keys.players(*where))
         replies = await pipe.execute()
-    olds: list[PlayerRecord | None] = [None] * len(rows)
+    olds: list[PlayerRecord | None] = [None] * len(items)
     for mine, raws in zip(by_pool.values(), replies):
         for n, raw in zip(mine, raws):
             if raw is not None:
@@ -244,16 +265,17 @@ async def import_records(
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
     touched: set[tuple[str, str]] = set()
-    chunks = _rows(records, batch)
-    rows = next(chunks, None)
-    reading = asyncio.ensure_future(_held(client, keys, rows, touched)) if rows else None
+    chunks = _chunks(records, batch)
+    chunk = next(chunks, None)
+    rows = _rows(chunk) if chunk is not None else None
+    reading = asyncio.ensure_future(_held(client, keys, chunk, touched)) if chunk else None
     writing: _Commit | None = None
     try:
         while rows is not None and reading is not None:
             olds, new_pools = await reading
             reading = None
-            commands = _chunk_writes(keys, rows, olds, new_pools, stamp)
-            ahead = next(chunks, None)  # made while Redis runs the chunk before
+            commands = _chunk_writes(keys, rows, olds, new_pools, stamp)  # Redis runs N-1
+            ahead = next(chunks, None)
             if writing is not None:
                 await writing.done
             touched.update(row[2] for row in rows)
@@ -261,13 +283,14 @@ async def import_records(
             if ahead is not None and not after:  # sent before this chunk: answered at once
                 reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
             writing = _Commit(client, keys, commands)
+            ahead_rows = await _made(ahead) if ahead is not None else None  # N is written
             await writing.wait_sent()
             fresh = olds.count(None)
             new, replaced = new + fresh, replaced + len(olds) - fresh
             if ahead is not None and after:  # its held records are this chunk's: read after
                 await writing.done
                 reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
-            rows = ahead
+            rows = ahead_rows
         if writing is not None:
             await writing.done
     finally:
@@ -289,8 +312,9 @@ async def import_records(
     return new, replaced
 
 
-def _players(rows: list[Row]) -> set[tuple[tuple[str, str], str]]:
-    return set(zip(map(itemgetter(2), rows), map(itemgetter(3), rows)))
+def _players(rows: list[Row] | list[Item]) -> set[tuple[tuple[str, str], str]]:
+    """(pool, id) of each row or item: the last two of either."""
+    return set(zip(map(itemgetter(-2), rows), map(itemgetter(-1), rows)))
 
 
 async def pool_ids(client: Any, keys: StreamKeys, system: str, pool: str) -> list[str]:

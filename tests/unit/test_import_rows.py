@@ -15,7 +15,7 @@ from service.closeindex import due_members
 from service.formats.ratinglists import PackedRecords, read_list
 from service.lists import labels_of
 from service.readmodel import name_members, rank_score
-from service.runtime.records_io import _rows
+from service.runtime.records_io import _chunks, _rows
 from service.runtime.store import encode
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "deploy" / "examples"
@@ -45,7 +45,7 @@ def test_packed_rows_are_the_records_as_stored_and_indexed():
     packed = PackedRecords()
     for record in records:
         packed.append(record)
-    rows = [row for chunk in _rows(packed, 37) for row in chunk]
+    rows = [row for chunk in _chunks(packed, 37) for row in _rows(chunk)]
     assert len(rows) == len(records)
     for record, (stored, view, where, pid) in zip(records, rows):
         assert stored == encode(record), record.id
