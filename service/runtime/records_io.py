@@ -279,7 +279,7 @@ async def import_records(
             if writing is not None:
                 await writing.done
             touched.update(row[2] for row in rows)
-            after = ahead is not None and not _players(rows).isdisjoint(_players(ahead))
+            after = ahead is not None and _overlap(rows, ahead)
             if ahead is not None and not after:  # sent before this chunk: answered at once
                 reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
             writing = _Commit(client, keys, commands)
@@ -312,9 +312,14 @@ async def import_records(
     return new, replaced
 
 
-def _players(rows: list[Row] | list[Item]) -> set[tuple[tuple[str, str], str]]:
-    """(pool, id) of each row or item: the last two of either."""
-    return set(zip(map(itemgetter(-2), rows), map(itemgetter(-1), rows)))
+def _overlap(rows: list[Row], items: list[Item]) -> bool:
+    """Whether the items name a player of the rows (the same id in the same pool): the
+    ids first, the pools only where an id is in both (rarely: a list's ids are distinct)."""
+    ids = set(map(itemgetter(3), rows))
+    if ids.isdisjoint(map(itemgetter(2), items)):
+        return False
+    players = set(zip(map(itemgetter(2), rows), map(itemgetter(3), rows)))
+    return not players.isdisjoint(zip(map(itemgetter(1), items), map(itemgetter(2), items)))
 
 
 async def pool_ids(client: Any, keys: StreamKeys, system: str, pool: str) -> list[str]:
