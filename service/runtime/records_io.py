@@ -259,9 +259,9 @@ async def import_records(
 
     A transaction a chunk of `batch` records, one in flight: the client makes chunk N+1's
     transaction while Redis runs chunk N's (D110); chunk N+1's held records are read once
-    chunk N-1 is acknowledged, just before chunk N is sent, and chunk N is in the socket
-    before the client goes on (D130). A chunk naming a player of the one before waits for
-    its commit."""
+    chunk N-1 is acknowledged, just before chunk N is sent; chunk N+1's rows are made while
+    chunk N is written (D134), and chunk N is in the socket before chunk N+1's transaction
+    is made (D130). A chunk naming a player of the one before waits for its commit."""
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
     touched: set[tuple[str, str]] = set()
