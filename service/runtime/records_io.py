@@ -136,27 +136,51 @@ async def _made(items: list[Item]) -> list[Row]:
     return rows
 
 
-async def _held(
-    client: Any, keys: StreamKeys, items: list[Item], touched: set[tuple[str, str]]
-) -> tuple[list[PlayerRecord | None], list[tuple[str, str]]]:
-    """The records the pool holds of the items' players (None: new), and the items' pools
-    not in `touched` that do not exist yet."""
-    by_pool: dict[tuple[str, str], list[int]] = {}
-    for n, (_, where, _) in enumerate(items):
-        by_pool.setdefault(where, []).append(n)
-    unseen = [where for where in by_pool if where not in touched]
-    async with client.pipeline(transaction=False) as pipe:
-        for where, mine in by_pool.items():
-            pipe.hmget(keys.players(*where), [items[n][2] for n in mine])
-        for where in unseen:
-            pipe.exists(keys.players(*where))
-        replies = await pipe.execute()
-    olds: list[PlayerRecord | None] = [None] * len(items)
-    for mine, raws in zip(by_pool.values(), replies):
-        for n, raw in zip(mine, raws):
-            if raw is not None:
-                olds[n] = decode_record(raw)
-    return olds, [w for w, held in zip(unseen, replies[len(by_pool) :]) if not held]
+class _Held:
+    """A chunk's held-records read: the records its pools hold of its players (None: new)
+    and which of its pools no chunk before it has and do not exist yet (a new pool's close
+    index is marked built, D60). Read alone (a chunk before any write), or carried by a
+    chunk's transaction, answered right after its EXEC (D130). `result` is its answer."""
+
+    def __init__(self, keys: StreamKeys, items: list[Item], earlier: set[tuple[str, str]]):
+        self.by_pool: dict[tuple[str, str], list[int]] = {}
+        for n, (_, where, _) in enumerate(items):
+            self.by_pool.setdefault(where, []).append(n)
+        self.unseen = [where for where in self.by_pool if where not in earlier]
+        self.size = len(items)
+        self.commands: list[Command] = [
+            ("HMGET", keys.players(*where), *[items[n][2] for n in mine])
+            for where, mine in self.by_pool.items()
+        ]
+        self.commands += [("EXISTS", keys.players(*where)) for where in self.unseen]
+        self.requested = False
+        self.result: asyncio.Future[tuple[list[PlayerRecord | None], list[tuple[str, str]]]]
+        self.result = asyncio.get_running_loop().create_future()
+
+    def answered(self, replies: list[Any]) -> None:
+        olds: list[PlayerRecord | None] = [None] * self.size
+        for mine, raws in zip(self.by_pool.values(), replies):
+            for n, raw in zip(mine, raws):
+                if raw is not None:
+                    olds[n] = decode_record(raw)
+        held = replies[len(self.by_pool) :]
+        if not self.result.done():
+            self.result.set_result((olds, [w for w, there in zip(self.unseen, held) if not there]))
+
+    def failed(self, exc: BaseException) -> None:
+        if not self.result.done():
+            self.result.set_exception(exc)
+
+
+async def _read_alone(client: Any, keys: StreamKeys, held: _Held) -> None:
+    """A held-records read on its own (before the import has written anything)."""
+    try:
+        async with client.pipeline(transaction=False) as pipe:
+            queue(pipe, held.commands)
+            held.answered(await pipe.execute())
+    except BaseException as exc:
+        held.failed(exc)
+        raise
 
 
 def _chunk_writes(
@@ -191,10 +215,13 @@ class _Commit:
     a redis-py pipeline sends only when the event loop runs it, which a chunk's making
     (CPU, no await) holds off until the client waits for the reply, and the two CPUs add up."""
 
-    def __init__(self, client: Any, keys: StreamKeys, commands: list[Command]) -> None:
+    def __init__(
+        self, client: Any, keys: StreamKeys, commands: list[Command], reads: list[_Held]
+    ) -> None:
         from service.runtime.connection import on_owner  # redis: not for the offline commands
 
         self.commands = commands
+        self.reads = reads  # answered after the EXEC, on the same connection
         self.sent = asyncio.get_running_loop().create_future()
         self.done = asyncio.ensure_future(on_owner(client, keys.catalog, self._write))
 
@@ -213,17 +240,22 @@ class _Commit:
                 await conn.disconnect()  # a half-sent MULTI is dropped with its connection
 
             await conn.retry.call_with_retry(lambda: self._transaction(conn), fail)
-        except BaseException:
+        except BaseException as exc:
             await conn.disconnect()  # cancelled or failed: its replies are not read
+            for held in self.reads:
+                held.failed(exc)
             raise
         finally:
             await pool.release(conn)
 
     async def _transaction(self, conn: Any) -> None:
-        """MULTI, the commands, EXEC; the first error raised as a redis-py pipeline does (a
-        command refused when queued: its own error, which on_owner tries again on a moving
-        slot)."""
-        await conn.send_packed_command(conn.pack_commands([("MULTI",), *self.commands, ("EXEC",)]))
+        """MULTI, the commands, EXEC, then the held-records reads it carries; the first
+        error raised as a redis-py pipeline does (a command refused when queued: its own
+        error, which on_owner tries again on a moving slot)."""
+        reads = [command for held in self.reads for command in held.commands]
+        await conn.send_packed_command(
+            conn.pack_commands([("MULTI",), *self.commands, ("EXEC",), *reads])
+        )
         if not self.sent.done():
             self.sent.set_result(None)
         from redis.exceptions import ExecAbortError, ResponseError
@@ -243,6 +275,8 @@ class _Commit:
         for reply in replies:
             if isinstance(reply, Exception):
                 raise reply
+        for held in self.reads:
+            held.answered([await conn.read_response() for _ in held.commands])
 
 
 async def import_records(
@@ -258,46 +292,51 @@ async def import_records(
     default now) is the pools' last update. Returns (new, replaced).
 
     A transaction a chunk of `batch` records, one in flight: the client makes chunk N+1's
-    transaction while Redis runs chunk N's (D110); chunk N+1's held records are read once
-    chunk N-1 is acknowledged, just before chunk N is sent; chunk N+1's rows are made while
-    chunk N is written (D134), and chunk N is in the socket before chunk N+1's transaction
-    is made (D130). A chunk naming a player of the one before waits for its commit."""
+    transaction while Redis runs chunk N's (D110); chunk N+2's held records are read right
+    after chunk N's EXEC, on its connection (chunk N+1's too when it names a player of
+    chunk N); chunk N+1's rows are made while chunk N is written (D134), and chunk N is in
+    the socket before chunk N+1's transaction is made (D130)."""
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
-    touched: set[tuple[str, str]] = set()
+    touched: set[tuple[str, str]] = set()  # the pools of the chunks taken so far
     chunks = _chunks(records, batch)
-    chunk = next(chunks, None)
-    rows = _rows(chunk) if chunk is not None else None
-    reading = asyncio.ensure_future(_held(client, keys, chunk, touched)) if chunk else None
+
+    def take() -> tuple[list[Item], _Held] | None:
+        items = next(chunks, None)
+        if items is None:
+            return None
+        held = _Held(keys, items, touched)
+        touched.update(held.by_pool)
+        return items, held
+
+    current = take()
+    following = take() if current is not None else None
+    alone = [  # nothing written yet: the first two chunks' reads alone
+        asyncio.ensure_future(_read_alone(client, keys, held))
+        for held in _carried(current, following)
+    ]
     writing: _Commit | None = None
     try:
-        while rows is not None and reading is not None:
-            olds, new_pools = await reading
-            reading = None
+        rows = _rows(current[0]) if current is not None else []
+        while current is not None:
+            olds, new_pools = await current[1].result
             commands = _chunk_writes(keys, rows, olds, new_pools, stamp)  # Redis runs N-1
-            ahead = next(chunks, None)
+            after = take() if following is not None else None
             if writing is not None:
                 await writing.done
-            touched.update(row[2] for row in rows)
-            after = ahead is not None and _overlap(rows, ahead)
-            if ahead is not None and not after:  # sent before this chunk: answered at once
-                reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
-            writing = _Commit(client, keys, commands)
-            ahead_rows = await _made(ahead) if ahead is not None else None  # N is written
+            writing = _Commit(client, keys, commands, _carried(following, after))
+            rows = await _made(following[0]) if following is not None else []  # N is written
             await writing.wait_sent()
             fresh = olds.count(None)
             new, replaced = new + fresh, replaced + len(olds) - fresh
-            if ahead is not None and after:  # its held records are this chunk's: read after
-                await writing.done
-                reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
-            rows = ahead_rows
+            current, following = following, after
         if writing is not None:
             await writing.done
     finally:
-        for pending in (reading, writing.done if writing is not None else None):
-            if pending is not None and not pending.done():
-                pending.cancel()
-                await asyncio.gather(pending, return_exceptions=True)
+        await _settled([*alone, *([writing.done] if writing is not None else [])])
+        for chunk in (current, following):
+            if chunk is not None and chunk[1].result.done() and not chunk[1].result.cancelled():
+                chunk[1].result.exception()  # retrieved: a failure is raised once, above
 
     async def list_dates(owner: Any) -> None:  # the rankings' scores: index_writes (ZADD XX)
         async with owner.pipeline(transaction=True) as pipe:
@@ -312,14 +351,39 @@ async def import_records(
     return new, replaced
 
 
-def _overlap(rows: list[Row], items: list[Item]) -> bool:
-    """Whether the items name a player of the rows (the same id in the same pool): the
-    ids first, the pools only where an id is in both (rarely: a list's ids are distinct)."""
-    ids = set(map(itemgetter(3), rows))
-    if ids.isdisjoint(map(itemgetter(2), items)):
+def _carried(
+    following: tuple[list[Item], _Held] | None, after: tuple[list[Item], _Held] | None
+) -> list[_Held]:
+    """The held-records reads to send now, with a chunk's transaction (or, before the
+    first, alone): the next chunk's if not yet asked for (it names a player of this
+    chunk), and the one after it unless it names a player of the next (then it is read
+    after the next one's EXEC). Each sees every chunk written before it."""
+    reads = []
+    if following is not None and not following[1].requested:
+        reads.append(following[1])
+    if following is not None and after is not None and not _overlap(following[0], after[0]):
+        reads.append(after[1])
+    for held in reads:
+        held.requested = True
+    return reads
+
+
+async def _settled(pending: list[asyncio.Future]) -> None:
+    """The tasks still running cancelled, and each awaited (nothing left in flight)."""
+    for task in pending:
+        if not task.done():
+            task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _overlap(items: list[Item], later: list[Item]) -> bool:
+    """Whether `later` names a player of `items` (the same id in the same pool): the ids
+    first, the pools only where an id is in both (rarely: a list's ids are distinct)."""
+    if set(map(itemgetter(2), items)).isdisjoint(map(itemgetter(2), later)):
         return False
-    players = set(zip(map(itemgetter(2), rows), map(itemgetter(3), rows)))
-    return not players.isdisjoint(zip(map(itemgetter(1), items), map(itemgetter(2), items)))
+    players = set(zip(map(itemgetter(1), items), map(itemgetter(2), items)))
+    return not players.isdisjoint(zip(map(itemgetter(1), later), map(itemgetter(2), later)))
 
 
 async def pool_ids(client: Any, keys: StreamKeys, system: str, pool: str) -> list[str]:

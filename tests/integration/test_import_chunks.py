@@ -85,6 +85,6 @@ async def test_a_refused_transaction_fails_the_import_with_nothing_in_flight(red
             await import_records(client, keys, rated_list("cfc", 500, seed=5), batch=100)
         await asyncio.sleep(0)  # a task cancelled is gone at the next turn of the loop
         left = {t.get_coro().__qualname__ for t in asyncio.all_tasks() if not t.done()}
-        assert not left & {"on_owner", "_held"}, left
+        assert not left & {"on_owner", "_read_alone"}, left
     finally:
         await client.aclose()
