@@ -3,7 +3,8 @@ socket before the client makes the next chunk's (else the client's CPU and Redis
 the held records of a chunk are read after every chunk but the one before it is
 acknowledged, and after that one too when it names one of its players (a player named
 again one or two chunks later is replaced, not taken for new); a
-transaction Redis refuses fails the import with its error and leaves nothing in flight."""
+command Redis refuses (a chunk's write or its held-records read) fails the import with its
+error and leaves nothing in flight."""
 
 from __future__ import annotations
 
@@ -76,11 +77,14 @@ async def test_a_player_named_again_a_chunk_or_two_later_is_replaced(redis_url, 
         await client.aclose()
 
 
-async def test_a_refused_transaction_fails_the_import_with_nothing_in_flight(redis_url, key_prefix):
-    keys = StreamKeys(f"{key_prefix}.refused")
+@pytest.mark.parametrize("wrong", ["ranking", "players"])  # a chunk's write, its held records
+async def test_a_refused_command_fails_the_import_with_nothing_in_flight(
+    redis_url, key_prefix, wrong
+):
+    keys = StreamKeys(f"{key_prefix}.refused{wrong}")
     client = aioredis.Redis.from_url(redis_url)
     try:
-        await client.set(keys.ranking("cfc", "regular"), "not a sorted set")
+        await client.set(getattr(keys, wrong)("cfc", "regular"), "not a sorted set or hash")
         with pytest.raises(ResponseError, match="WRONGTYPE"):
             await import_records(client, keys, rated_list("cfc", 500, seed=5), batch=100)
         await asyncio.sleep(0)  # a task cancelled is gone at the next turn of the loop
