@@ -348,11 +348,14 @@ def _row_problems(
     command line's, a player the list has already (recorded in `seen`), else whatever the
     engines refuse about it (`rules`; `derived`: the status derived for it, if it was)."""
     problems = []
-    for name, wanted in (("system", system), ("pool", pool)):
-        if wanted is not None and getattr(record, name) != wanted:
-            problems.append(
-                f"{location}: $.{name}: {getattr(record, name)!r}, but --{name} is {wanted!r}"
-            )
+    if (system is not None and record.system != system) or (
+        pool is not None and record.pool != pool
+    ):
+        for name, wanted in (("system", system), ("pool", pool)):
+            if wanted is not None and getattr(record, name) != wanted:
+                problems.append(
+                    f"{location}: $.{name}: {getattr(record, name)!r}, but --{name} is {wanted!r}"
+                )
     ids = seen.setdefault((record.system, record.pool), set())
     if record.id in ids:
         problems.append(
@@ -389,7 +392,8 @@ def _derivation(status: str, record: PlayerRecord) -> str:
 
 
 def _derive(document: dict, rules: RecordRules) -> str | None:
-    system, pool, rating, games = (document.get(k) for k in ("system", "pool", "rating", "games"))
+    get = document.get
+    system, pool, rating, games = get("system"), get("pool"), get("rating"), get("games")
     if not isinstance(system, str) or not isinstance(pool, str):
         return None
     if not (rating is None or isinstance(rating, int)) or not isinstance(games, (int, type(None))):
@@ -539,37 +543,39 @@ def _csv_documents(
     and `pool` from the command line unless a cell gives them; an empty cell (and FIDE's
     B-day 0000) leaves the field to its default. A bad row's problems are appended to
     `problems` and the row is left out."""
-    converters = [_converter(name) for name in fields]
+    prefix = f"{path}:"
+    columns = [(n, name, _converter(name)) for n, name in enumerate(fields) if name is not None]
+    inside = [(name, state) for name, state in _INSIDE.items() if name in fields]
     for line, row in rows:
-        location = f"{path}:{line}"
-        if not any(cell.strip() for cell in row):
+        if not "".join(row).strip():  # every cell blank
             continue
+        location = f"{prefix}{line}"
         if len(row) != width:
             problems.append(f"{location}: {len(row)} cells, the header has {width}")
             continue
         document: dict = {"system": system, "pool": pool}
         bad = False
-        for name, convert, cell in zip(fields, converters, row):
-            if name is None:
-                continue
-            cell = cell.strip()
-            if cell == "" or (
-                name == "birth_year" and cell.strip("0") == ""
-            ):  # FIDE's B-day 0000: unknown
+        for n, name, convert in columns:
+            cell = row[n].strip()
+            if not cell or (name == "birth_year" and not cell.strip("0")):  # FIDE's 0000: unknown
                 if name in _LISTS or (name in ("system", "pool") and document[name] is not None):
                     continue
                 document.pop(name, None)
                 continue
+            if convert is str:  # a text field: the cell as it is
+                document[name] = cell
+                continue
             try:
                 value = convert(cell)
-                if isinstance(value, list):  # titles: several columns add to them
-                    had = document.get(name, [])
-                    value = had + [v for v in value if v not in had]
-                document[name] = value
             except ValueError as exc:
                 problems.append(f"{location}: $.{name}: {exc}")
                 bad = True
-        for name, state in _INSIDE.items():
+                continue
+            if isinstance(value, list):  # titles: several columns add to them
+                had = document.get(name, [])
+                value = had + [v for v in value if v not in had]
+            document[name] = value
+        for name, state in inside:
             if not bad and name in document and not _put_inside(document, name, state):
                 problems.append(
                     f"{location}: $.{name}: {document[name]!r}, but the {state} cell has"

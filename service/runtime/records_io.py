@@ -11,7 +11,7 @@ import itertools
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from operator import itemgetter
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
@@ -29,6 +29,7 @@ from service.runtime.store import (
 )
 
 EXPORT_PAGE = 2_000  # records per HMGET of an export
+MAKE_SLICE = 500  # an import's rows made between turns of the event loop (D134)
 
 
 class _Period(msgspec.Struct, gc=False):
@@ -56,10 +57,35 @@ class _Indexed(msgspec.Struct, gc=False):
     fide: _Fide | None = None
 
 
+def _stored_type() -> type:
+    """PlayerRecord's fields, in its order, with its defaults, tag and omit_defaults, each of
+    any type (D132): decoded from a packed record unchecked (the reader checked it) and
+    encoded as JSON, the same bytes `encode` writes of the record (a nested state stays the
+    packed map, in its fields' order without their defaults, as D111's untyped map)."""
+    fields: list[Any] = []
+    for field in msgspec.structs.fields(PlayerRecord):
+        if field.default is not msgspec.NODEFAULT:
+            fields.append((field.name, Any, field.default))
+        elif field.default_factory is not msgspec.NODEFAULT:
+            fields.append((field.name, Any, msgspec.field(default_factory=field.default_factory)))
+        else:
+            fields.append((field.name, Any))
+    config = PlayerRecord.__struct_config__
+    return msgspec.defstruct(
+        "_Stored",
+        fields,
+        tag_field=config.tag_field,
+        tag=config.tag,
+        omit_defaults=config.omit_defaults,
+        gc=False,
+    )
+
+
 _indexed = msgspec.msgpack.Decoder(_Indexed)
-_untyped = msgspec.msgpack.Decoder()
+_stored: msgspec.msgpack.Decoder[Any] = msgspec.msgpack.Decoder(_stored_type())
 _json = msgspec.json.Encoder()
 Row = tuple[bytes, PlayerRecord, tuple[str, str], str]  # stored JSON, record (or view), pool, id
+Item = tuple[Any, tuple[str, str], str]  # a packed record (bytes) or a record, pool, id
 
 
 @runtime_checkable
@@ -70,48 +96,91 @@ class Packed(Protocol):
     def packed(self) -> Iterator[tuple[bytes, tuple[str, str], str]]: ...
 
 
-def _rows(records: Sequence[PlayerRecord], batch: int) -> Iterator[list[Row]]:
-    """The records `batch` at a time as rows. A list's packed records are not made into
-    records (D111): the stored JSON is the packed map's (the same bytes `encode` writes of
-    the record), the indexes read an `_Indexed` view."""
+def _chunks(records: Sequence[PlayerRecord], batch: int) -> Iterator[list[Item]]:
+    """The records `batch` at a time, each with its pool and id: a list's packed records as
+    they are packed (D111), others as records."""
     if isinstance(records, Packed):
         packed = records.packed()
         while chunk := list(itertools.islice(packed, batch)):
-            yield [
-                (
-                    _json.encode(_untyped.decode(raw)),
-                    cast(PlayerRecord, _indexed.decode(raw)),
-                    where,
-                    pid,
-                )
-                for raw, where, pid in chunk
-            ]
+            yield chunk
         return
     for start in range(0, len(records), batch):
-        yield [(encode(r), r, (r.system, r.pool), r.id) for r in records[start : start + batch]]
+        yield [(r, (r.system, r.pool), r.id) for r in records[start : start + batch]]
 
 
-async def _held(
-    client: Any, keys: StreamKeys, rows: list[Row], touched: set[tuple[str, str]]
-) -> tuple[list[PlayerRecord | None], list[tuple[str, str]]]:
-    """The records the pool holds of the rows' players (None: new), and the rows' pools
-    not in `touched` that do not exist yet."""
-    by_pool: dict[tuple[str, str], list[int]] = {}
-    for n, row in enumerate(rows):
-        by_pool.setdefault(row[2], []).append(n)
-    unseen = [where for where in by_pool if where not in touched]
-    async with client.pipeline(transaction=False) as pipe:
-        for where, mine in by_pool.items():
-            pipe.hmget(keys.players(*where), [rows[n][3] for n in mine])
-        for where in unseen:
-            pipe.exists(keys.players(*where))
-        replies = await pipe.execute()
-    olds: list[PlayerRecord | None] = [None] * len(rows)
-    for mine, raws in zip(by_pool.values(), replies):
-        for n, raw in zip(mine, raws):
-            if raw is not None:
-                olds[n] = decode_record(raw)
-    return olds, [w for w, held in zip(unseen, replies[len(by_pool) :]) if not held]
+def _rows(items: list[Item]) -> list[Row]:
+    """Items as rows. A list's packed record is not made into a record (D111): it is decoded
+    once, unchecked, as a `_Stored` (D132), whose JSON is the stored record and which the
+    indexes read (an `_Indexed` view for a record with a FIDE state, whose periods the
+    close index reads)."""
+    rows: list[Row] = []
+    for item, where, pid in items:
+        if isinstance(item, bytes):
+            view = _stored.decode(item)
+            stored = _json.encode(view)
+            if view.fide is not None:
+                view = _indexed.decode(item)
+            rows.append((stored, view, where, pid))
+        else:
+            rows.append((encode(item), item, where, pid))
+    return rows
+
+
+async def _made(items: list[Item]) -> list[Row]:
+    """`_rows` a slice at a time, the event loop run between slices: the transaction in
+    flight goes on being written to Redis meanwhile (D134)."""
+    rows: list[Row] = []
+    for first in range(0, len(items), MAKE_SLICE):
+        rows += _rows(items[first : first + MAKE_SLICE])
+        await asyncio.sleep(0)
+    return rows
+
+
+class _Held:
+    """A chunk's held-records read: the records its pools hold of its players (None: new)
+    and which of its pools no chunk before it has and do not exist yet (a new pool's close
+    index is marked built, D60). Read alone (a chunk before any write), or carried by a
+    chunk's transaction, answered right after its EXEC (D130). `result` is its answer."""
+
+    def __init__(self, keys: StreamKeys, items: list[Item], earlier: set[tuple[str, str]]):
+        self.by_pool: dict[tuple[str, str], list[int]] = {}
+        for n, (_, where, _) in enumerate(items):
+            self.by_pool.setdefault(where, []).append(n)
+        self.unseen = [where for where in self.by_pool if where not in earlier]
+        self.size = len(items)
+        self.commands: list[Command] = [
+            ("HMGET", keys.players(*where), *[items[n][2] for n in mine])
+            for where, mine in self.by_pool.items()
+        ]
+        self.commands += [("EXISTS", keys.players(*where)) for where in self.unseen]
+        self.requested = False
+        self.result: asyncio.Future[tuple[list[PlayerRecord | None], list[tuple[str, str]]]]
+        self.result = asyncio.get_running_loop().create_future()
+
+    def answered(self, replies: list[Any]) -> None:
+        olds: list[PlayerRecord | None] = [None] * self.size
+        for mine, raws in zip(self.by_pool.values(), replies):
+            for n, raw in zip(mine, raws):
+                if raw is not None:
+                    olds[n] = decode_record(raw)
+        held = replies[len(self.by_pool) :]
+        if not self.result.done():
+            self.result.set_result((olds, [w for w, there in zip(self.unseen, held) if not there]))
+
+    def failed(self, exc: BaseException) -> None:
+        if not self.result.done():
+            self.result.set_exception(exc)
+
+
+async def _read_alone(client: Any, keys: StreamKeys, held: _Held) -> None:
+    """A held-records read on its own (before the import has written anything)."""
+    try:
+        async with client.pipeline(transaction=False) as pipe:
+            queue(pipe, held.commands)
+            held.answered(await pipe.execute())
+    except BaseException as exc:
+        held.failed(exc)
+        raise
 
 
 def _chunk_writes(
@@ -127,8 +196,11 @@ def _chunk_writes(
         ("ZADD", keys.due(*where), 0, BUILT) for where in new_pools if where[0] in PERIOD_SYSTEMS
     ]
     fields: dict[tuple[str, str], list[Any]] = {}
-    for stored, _, where, pid in rows:
-        fields.setdefault(where, []).extend((pid, stored))
+    if len({row[2] for row in rows}) == 1:  # one pool (a list's chunk): its fields at once
+        fields[rows[0][2]] = [x for stored, _, _, pid in rows for x in (pid, stored)]
+    else:
+        for stored, _, where, pid in rows:
+            fields.setdefault(where, []).extend((pid, stored))
     commands += [("HSET", keys.players(*where), *items) for where, items in fields.items()]
     commands += index_writes(keys, ((old, row[1]) for old, row in zip(olds, rows)))
     catalog = [x for where in fields for x in (f"{where[0]}:{where[1]}", stamp)]
@@ -136,15 +208,75 @@ def _chunk_writes(
     return commands
 
 
-async def _commit(client: Any, keys: StreamKeys, commands: list[Command]) -> None:
-    from service.runtime.connection import on_owner  # imports redis: not for the offline commands
+class _Commit:
+    """A chunk's MULTI/EXEC in flight (D110, D130): `sent` once its bytes are in the socket,
+    `done` once Redis has run it. Sent and answered on a connection of its own from the
+    owner's pool, so that the client can make the next chunk while Redis runs this one:
+    a redis-py pipeline sends only when the event loop runs it, which a chunk's making
+    (CPU, no await) holds off until the client waits for the reply, and the two CPUs add up."""
 
-    async def write(owner: Any) -> None:
-        async with owner.pipeline(transaction=True) as pipe:
-            queue(pipe, commands)
-            await pipe.execute()
+    def __init__(
+        self, client: Any, keys: StreamKeys, commands: list[Command], reads: list[_Held]
+    ) -> None:
+        from service.runtime.connection import on_owner  # redis: not for the offline commands
 
-    await on_owner(client, keys.catalog, write)
+        self.commands = commands
+        self.reads = reads  # answered after the EXEC, on the same connection
+        self.sent = asyncio.get_running_loop().create_future()
+        self.done = asyncio.ensure_future(on_owner(client, keys.catalog, self._write))
+
+    async def wait_sent(self) -> None:
+        """Until the transaction is in the socket (or failed: its error is raised)."""
+        await asyncio.wait([self.sent, self.done], return_when=asyncio.FIRST_COMPLETED)
+        if self.done.done():
+            self.done.result()
+
+    async def _write(self, owner: Any) -> None:
+        pool = owner.connection_pool
+        conn = await pool.get_connection()
+        try:
+
+            async def fail(_error: Exception) -> None:
+                await conn.disconnect()  # a half-sent MULTI is dropped with its connection
+
+            await conn.retry.call_with_retry(lambda: self._transaction(conn), fail)
+        except BaseException as exc:
+            await conn.disconnect()  # cancelled or failed: its replies are not read
+            for held in self.reads:
+                held.failed(exc)
+            raise
+        finally:
+            await pool.release(conn)
+
+    async def _transaction(self, conn: Any) -> None:
+        """MULTI, the commands, EXEC, then the held-records reads it carries; the first
+        error raised as a redis-py pipeline does (a command refused when queued: its own
+        error, which on_owner tries again on a moving slot)."""
+        reads = [command for held in self.reads for command in held.commands]
+        await conn.send_packed_command(
+            conn.pack_commands([("MULTI",), *self.commands, ("EXEC",), *reads])
+        )
+        if not self.sent.done():
+            self.sent.set_result(None)
+        from redis.exceptions import ExecAbortError, ResponseError
+
+        errors: list[ResponseError] = []
+        for _ in range(len(self.commands) + 1):  # MULTI's OK, each command's QUEUED
+            try:
+                await conn.read_response()
+            except ResponseError as exc:
+                errors.append(exc)
+        try:
+            replies = await conn.read_response()
+        except ExecAbortError as exc:
+            if errors:
+                raise errors[0] from exc
+            raise
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        for held in self.reads:
+            held.answered([await conn.read_response() for _ in held.commands])
 
 
 async def import_records(
@@ -159,41 +291,52 @@ async def import_records(
     close index marked built (D60), so the start-up back-fill leaves it alone); `stamp` (ms,
     default now) is the pools' last update. Returns (new, replaced).
 
-    A transaction a chunk of `batch` records; the next chunk's held records are read and
-    its transaction made while Redis runs this one's (D110): the client and Redis work at
-    once. A chunk naming a player of the one before waits for its commit."""
+    A transaction a chunk of `batch` records, one in flight: the client makes chunk N+1's
+    transaction while Redis runs chunk N's (D110); chunk N+2's held records are read right
+    after chunk N's EXEC, on its connection (chunk N+1's too when it names a player of
+    chunk N); chunk N+1's rows are made while chunk N is written (D134), and chunk N is in
+    the socket before chunk N+1's transaction is made (D130)."""
     stamp = time.time_ns() // 1_000_000 if stamp is None else stamp
     new = replaced = 0
-    touched: set[tuple[str, str]] = set()
-    chunks = _rows(records, batch)
-    rows = next(chunks, None)
-    reading = asyncio.ensure_future(_held(client, keys, rows, touched)) if rows else None
-    writing: asyncio.Future | None = None
+    touched: set[tuple[str, str]] = set()  # the pools of the chunks taken so far
+    chunks = _chunks(records, batch)
+
+    def take() -> tuple[list[Item], _Held] | None:
+        items = next(chunks, None)
+        if items is None:
+            return None
+        held = _Held(keys, items, touched)
+        touched.update(held.by_pool)
+        return items, held
+
+    current = take()
+    following = take() if current is not None else None
+    alone = [  # nothing written yet: the first two chunks' reads alone
+        asyncio.ensure_future(_read_alone(client, keys, held))
+        for held in _carried(current, following)
+    ]
+    writing: _Commit | None = None
     try:
-        while rows is not None and reading is not None:
-            olds, new_pools = await reading
-            ahead = next(chunks, None)
-            pools = {row[2] for row in rows}
-            after = ahead is not None and not _players(rows).isdisjoint(_players(ahead))
-            reading = None
-            if ahead is not None and not after:
-                reading = asyncio.ensure_future(_held(client, keys, ahead, touched | pools))
-            commands = _chunk_writes(keys, rows, olds, new_pools, stamp)
-            await _settle(writing)
-            writing = asyncio.ensure_future(_commit(client, keys, commands))
-            touched.update(pools)
-            replaced += sum(old is not None for old in olds)
-            new += sum(old is None for old in olds)
-            if ahead is not None and after:  # its held records are this chunk's: read after
-                await _settle(writing)
-                reading = asyncio.ensure_future(_held(client, keys, ahead, touched))
-            rows = ahead
-        await _settle(writing)
+        rows = _rows(current[0]) if current is not None else []
+        while current is not None:
+            olds, new_pools = await current[1].result
+            commands = _chunk_writes(keys, rows, olds, new_pools, stamp)  # Redis runs N-1
+            after = take() if following is not None else None
+            if writing is not None:
+                await writing.done
+            writing = _Commit(client, keys, commands, _carried(following, after))
+            rows = await _made(following[0]) if following is not None else []  # N is written
+            await writing.wait_sent()
+            fresh = olds.count(None)
+            new, replaced = new + fresh, replaced + len(olds) - fresh
+            current, following = following, after
+        if writing is not None:
+            await writing.done
     finally:
-        for pending in (reading, writing):
-            if pending is not None and not pending.done():
-                pending.cancel()
-                await asyncio.gather(pending, return_exceptions=True)
+        await _settled([*alone, *([writing.done] if writing is not None else [])])
+        for chunk in (current, following):
+            if chunk is not None and chunk[1].result.done() and not chunk[1].result.cancelled():
+                chunk[1].result.exception()  # retrieved: a failure is raised once, above
 
     async def list_dates(owner: Any) -> None:  # the rankings' scores: index_writes (ZADD XX)
         async with owner.pipeline(transaction=True) as pipe:
@@ -208,13 +351,39 @@ async def import_records(
     return new, replaced
 
 
-def _players(rows: list[Row]) -> set[tuple[tuple[str, str], str]]:
-    return set(zip(map(itemgetter(2), rows), map(itemgetter(3), rows)))
+def _carried(
+    following: tuple[list[Item], _Held] | None, after: tuple[list[Item], _Held] | None
+) -> list[_Held]:
+    """The held-records reads to send now, with a chunk's transaction (or, before the
+    first, alone): the next chunk's if not yet asked for (it names a player of this
+    chunk), and the one after it unless it names a player of the next (then it is read
+    after the next one's EXEC). Each sees every chunk written before it."""
+    reads = []
+    if following is not None and not following[1].requested:
+        reads.append(following[1])
+    if following is not None and after is not None and not _overlap(following[0], after[0]):
+        reads.append(after[1])
+    for held in reads:
+        held.requested = True
+    return reads
 
 
-async def _settle(pending: asyncio.Future | None) -> None:
-    if pending is not None:
-        await pending
+async def _settled(pending: list[asyncio.Future]) -> None:
+    """The tasks still running cancelled, and each awaited (nothing left in flight)."""
+    for task in pending:
+        if not task.done():
+            task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
+def _overlap(items: list[Item], later: list[Item]) -> bool:
+    """Whether `later` names a player of `items` (the same id in the same pool): the ids
+    first, the pools only where an id is in both (rarely: a list's ids are distinct)."""
+    if set(map(itemgetter(2), items)).isdisjoint(map(itemgetter(2), later)):
+        return False
+    players = set(zip(map(itemgetter(1), items), map(itemgetter(2), items)))
+    return not players.isdisjoint(zip(map(itemgetter(1), later), map(itemgetter(2), later)))
 
 
 async def pool_ids(client: Any, keys: StreamKeys, system: str, pool: str) -> list[str]:
