@@ -21,6 +21,7 @@ held by the processor and reached through it (ensure_group, index_existing, ...)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -42,6 +43,7 @@ from service.rating import (
 )
 from service.runtime.backfill import index_stream
 from service.runtime.closes import MORE, PagedClose, is_paged_close
+from service.runtime.collector import collector_paused
 from service.runtime.commitsize import CommitLimits, CommitWrites
 from service.runtime.connection import on_owner
 from service.runtime.entries import Decision, Entry, EntryDecoder
@@ -293,15 +295,18 @@ class StreamProcessor:
             # moving slot is tried again (connection.on_owner): forgiven, as any Redis failure.
             forgiven, self._forgiven = self._forgiven == head, None
             tried = Attempt(client, entries, wants, expected_cursor, handed, forgiven, None, None)
-            if self.lease is None:
-                return await self._commit_watched(tried)
-            async with self.lease.lock:  # a release waits for the commit in progress
-                fence = self.lease.value
-                if fence is None:
-                    raise LeaseLost(self.stream)
-                return await self._commit_watched(
-                    tried._replace(fence=fence, fence_key=self.lease.fence_key)
-                )
+            # A cascade pauses the cyclic collector (D135) until the try has returned: what it
+            # made is freed by then, so the next collection does not walk it.
+            with contextlib.ExitStack() as pausing:
+                if self.lease is None:
+                    return await self._commit_watched(tried, pausing)
+                async with self.lease.lock:  # a release waits for the commit in progress
+                    fence = self.lease.value
+                    if fence is None:
+                        raise LeaseLost(self.stream)
+                    return await self._commit_watched(
+                        tried._replace(fence=fence, fence_key=self.lease.fence_key), pausing
+                    )
 
         return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
 
@@ -335,8 +340,9 @@ class StreamProcessor:
             error=f"{type(exc).__name__}: {exc}",
         )
 
-    async def _commit_watched(self, attempt: Attempt) -> int | None:
-        """One try of a commit (see _commit): WATCH, read and check, rate, MULTI ... EXEC."""
+    async def _commit_watched(self, attempt: Attempt, pausing: contextlib.ExitStack) -> int | None:
+        """One try of a commit (see _commit): WATCH, read and check, rate, MULTI ... EXEC
+        (`pausing`: where a cascade pauses the cyclic collector, D135)."""
         client, head = attempt.client, attempt.head
         fenced = [attempt.fence_key] if attempt.fence_key is not None else []
         clock = CommitClock()
@@ -356,7 +362,7 @@ class StreamProcessor:
                     await client.hdel(self.keys.attempts, head)
                     return None
                 ledger, decisions = await self._decide(
-                    pipe, attempt, checks.attempts, build_ledger, clock
+                    pipe, attempt, checks.attempts, build_ledger, clock, pausing
                 )
                 writes = within_limits(self, attempt.entries, build_ledger, ledger, decisions)
                 clock.lap("rate")
@@ -383,11 +389,13 @@ class StreamProcessor:
         attempts: int,
         build_ledger: Callable[[], MemoryLedger],
         clock: CommitClock,
+        pausing: contextlib.ExitStack,
     ) -> tuple[MemoryLedger, list[Decision]]:
         """What the try commits, with the ledger it writes: the head entry dead-lettered as
         poison after `max_deliveries` tries; the head entry alone, re-rated from its place,
         when it is late (a late event, a correction or a withdrawal: what that needs is read
-        under the same WATCH); else the entries in order (the head alone after a failed try)."""
+        under the same WATCH, with the cyclic collector paused in `pausing`, D135); else the
+        entries in order (the head alone after a failed try)."""
         entries = attempt.entries
         first = entries[0]
         if attempts > self.settings.max_deliveries:
@@ -400,6 +408,7 @@ class StreamProcessor:
             ledger, first.message, arrival_of(first.id), self.registry
         ):
             assert first.want is not None
+            pausing.enter_context(collector_paused())
             await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
             ledger = await load_cascade(
                 attempt.client,
