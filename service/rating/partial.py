@@ -59,6 +59,12 @@ class PartialReads:
         self.paused: Any = None  # service/rating/cascade.py's Walk
         self.stops = 0  # how many times the walk asked for more (a count for tests and logs)
 
+    def made(self) -> list:
+        """The messages the paused walk made so far, in order (none: no walk is paused). The
+        commit publishes them unless the walk is begun again (another try): a runtime may
+        start encoding them while it reads (D136)."""
+        return list(self.paused.outputs) if self.paused is not None else []
+
     def loaded(self, ids: Iterable[str], histories: Mapping[PlayerKey, list[bytes]]) -> None:
         """The players `ids` were read (their histories are in `histories`)."""
         for pid in ids:

@@ -56,6 +56,7 @@ from service.runtime.outputs import outputs_of, queue_encoded
 from service.runtime.readbudget import ReadBudget, StreamEntry, read_budgeted
 from service.runtime.replies import text
 from service.runtime.report import CommitClock, CommitReport
+from service.runtime.resultpacking import ResultPacking
 from service.runtime.settings import Settings
 from service.runtime.store import (
     ledger_writes,
@@ -361,10 +362,13 @@ class StreamProcessor:
                 if checks.gap or checks.gone:  # read the stream again from the cursor
                     await client.hdel(self.keys.attempts, head)
                     return None
+                packing = ResultPacking()  # this try's messages, packed ahead (D136)
                 ledger, decisions = await self._decide(
-                    pipe, attempt, checks.attempts, build_ledger, clock, pausing
+                    pipe, attempt, checks.attempts, build_ledger, clock, pausing, packing
                 )
-                writes = within_limits(self, attempt.entries, build_ledger, ledger, decisions)
+                writes = within_limits(
+                    self, attempt.entries, build_ledger, ledger, decisions, packing
+                )
                 clock.lap("rate")
                 decisions = self._queue_writes(pipe, writes)
                 clock.lap("encode")
@@ -390,11 +394,13 @@ class StreamProcessor:
         build_ledger: Callable[[], MemoryLedger],
         clock: CommitClock,
         pausing: contextlib.ExitStack,
+        packing: ResultPacking,
     ) -> tuple[MemoryLedger, list[Decision]]:
         """What the try commits, with the ledger it writes: the head entry dead-lettered as
         poison after `max_deliveries` tries; the head entry alone, re-rated from its place,
         when it is late (a late event, a correction or a withdrawal: what that needs is read
-        under the same WATCH, with the cyclic collector paused in `pausing`, D135); else the
+        under the same WATCH, with the cyclic collector paused in `pausing`, D135, and the
+        messages its walk made packed ahead by `packing` while it reads, D136); else the
         entries in order (the head alone after a failed try)."""
         entries = attempt.entries
         first = entries[0]
@@ -420,7 +426,11 @@ class StreamProcessor:
             )
             clock.lap("read")
             return ledger, await apply_reading(
-                attempt.client, self.keys, ledger, lambda: self.apply_entries([first], ledger)
+                attempt.client,
+                self.keys,
+                ledger,
+                lambda: self.apply_entries([first], ledger),
+                packing,
             )
         clock.lap("read")
         return ledger, self.apply_entries(chosen, ledger)
@@ -464,16 +474,22 @@ async def read_after(
 
 
 def commit_writes(
-    processor: StreamProcessor, ledger: MemoryLedger, decisions: list[Decision]
+    processor: StreamProcessor,
+    ledger: MemoryLedger,
+    decisions: list[Decision],
+    packing: ResultPacking | None = None,
 ) -> Writes:
-    """What committing `decisions` on `ledger` writes, built in full (commitsize.py)."""
+    """What committing `decisions` on `ledger` writes, built in full (commitsize.py); the
+    large messages' results packed by worker threads meanwhile (`packing`, D136)."""
+    packing = packing or ResultPacking()
+    packing.start(ledger.changes.published)
     outputs, owners = [], []
     for n, decision in enumerate(decisions):
         made = outputs_of(processor.partition, processor.stream, [decision])
         outputs += made
         owners += [n] * len(made)
     stamp = entry_ms(decisions[-1].entry.id)
-    commands = list(ledger_writes(processor.keys, ledger.changes, stamp=stamp))
+    commands = list(ledger_writes(processor.keys, ledger.changes, stamp, packed=packing.packed))
     return Writes(CommitWrites(commands, outputs, owners), decisions)
 
 
@@ -483,6 +499,7 @@ def within_limits(
     build_ledger: Callable[[], MemoryLedger],
     ledger: MemoryLedger,
     decisions: list[Decision],
+    packing: ResultPacking | None = None,
 ) -> Writes:
     """A commit's writes within RATING_MAX_MESSAGE_BYTES and RATING_MAX_COMMIT_BYTES (D91):
     over one, the entries before the one over it (or fewer, in proportion to the bytes) are
@@ -490,7 +507,7 @@ def within_limits(
     `too_large` and its commit writes the dead letter only. A lone rejection is written
     whatever it weighs (its entry's bytes, kept verbatim)."""
     while True:
-        writes = commit_writes(processor, ledger, decisions)
+        writes = commit_writes(processor, ledger, decisions, packing)
         lone_rejection = len(decisions) == 1 and isinstance(decisions[0].outcome, Rejected)
         over = None if lone_rejection else processor.limits.over(writes.writes, len(decisions))
         if over is None:
@@ -506,14 +523,21 @@ def within_limits(
 
 
 async def apply_reading(
-    client: Any, keys: StreamKeys, ledger: MemoryLedger, apply: Callable[[], list[Decision]]
+    client: Any,
+    keys: StreamKeys,
+    ledger: MemoryLedger,
+    apply: Callable[[], list[Decision]],
+    packing: ResultPacking | None = None,
 ) -> list[Decision]:
     """`apply` on a ledger read in part (a cascade, D65): each time the walk asks for more,
-    read it (under the same WATCH) and apply again; the walk resumes."""
+    read it (under the same WATCH) and apply again; the walk resumes. Meanwhile `packing`
+    packs the messages the walk made so far (D136)."""
     while True:
         try:
             return apply()
         except Missing as missing:
+            if packing is not None and ledger.partial is not None:
+                packing.start(ledger.partial.made())
             if not await load_missing(client, keys, ledger, missing):
                 raise RuntimeError(
                     f"a cascade needs what the store does not hold: {missing}"

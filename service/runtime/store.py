@@ -308,13 +308,18 @@ def queue(pipe: Any, commands: Iterable[Command]) -> None:
 
 
 def ledger_writes(
-    keys: StreamKeys, changes: Changes, stamp: int | None = None, staged: bool = False
+    keys: StreamKeys,
+    changes: Changes,
+    stamp: int | None = None,
+    staged: bool = False,
+    packed: Callable[[Any], bytes] = pack_message,
 ) -> Iterator[Command]:
     """The Redis writes of a ledger's change set (MemoryLedger.changes after a commit, or
     `whole_state()` for a replay): records, pool states, markers, the archive, timelines and
     histories, and the read model (`stamp`: the time, in ms, of the last input entry, kept as
     the pools' last update; `staged`: a page of a paged close, whose list's changes go to the
-    staged key, D60). The one place a ledger becomes Redis writes."""
+    staged key, D60; `packed`: how the results' messages are packed, result_writes). The one
+    place a ledger becomes Redis writes."""
     by_key: dict[str, list[Any]] = {}
     for (system, pool, pid), record in changes.records.items():
         by_key.setdefault(keys.players(system, pool), []).extend((pid, encode(record)))
@@ -328,7 +333,7 @@ def ledger_writes(
     for domain, members in changes.timelines.items():
         yield from _member_changes(keys.timeline(domain), members)
     yield from _history_writes(keys, changes)
-    yield from read_model_writes(keys, changes, stamp, staged)
+    yield from read_model_writes(keys, changes, stamp, staged, packed)
 
 
 def _hset(key: str, fields: list[Any], per: int = WRITE_CHUNK) -> Iterator[Command]:
@@ -364,19 +369,22 @@ def revision_field(event_id: str, revision: int) -> str:
     return f"{event_id}/{revision}"
 
 
-def result_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
+def result_writes(
+    keys: StreamKeys, changes: Changes, packed: Callable[[Any], bytes] = pack_message
+) -> Iterator[Command]:
     """The events' last messages (`{S}:results`) and each revision's kept (`{S}:revisions`,
     with the message it replaced: D101), by one script a RESULTS_PER_HSET messages: every
     message the commit published, in order, then any last message not among them (a
-    replay's whole state)."""
+    replay's whole state). `packed`: pack_message, or what gives its bytes packed ahead
+    (service/runtime/resultpacking.py, D136)."""
     args: list[Any] = []
     seen = set()
     for message in changes.published:
         seen.add(id(message))
-        args += (message.event_id, pack_message(message), message.revision or "")
+        args += (message.event_id, packed(message), message.revision or "")
     for event_id, message in changes.results.items():
         if id(message) not in seen:
-            args += (event_id, pack_message(message), message.revision or "")
+            args += (event_id, packed(message), message.revision or "")
     for chunk in _chunks(args, 3 * RESULTS_PER_HSET):
         yield ("EVAL", _KEEP_RESULTS, 2, keys.results, keys.revisions, *chunk)
 
@@ -414,12 +422,16 @@ def queue_ledger_writes(
 
 
 def read_model_writes(
-    keys: StreamKeys, changes: Changes, stamp: int | None, staged: bool = False
+    keys: StreamKeys,
+    changes: Changes,
+    stamp: int | None,
+    staged: bool = False,
+    packed: Callable[[Any], bytes] = pack_message,
 ) -> Iterator[Command]:
     """The read model's writes of a change set (service/readmodel.py): the events' last
     messages, the players' history lines, the pools' rankings and name indexes, the last
     updates."""
-    yield from result_writes(keys, changes)
+    yield from result_writes(keys, changes, packed)
     lines: list[tuple[str, Any, Any]] = []
     for (system, pool, pid), fields in changes.entries.items():
         key = keys.entries(system, pool, pid)
