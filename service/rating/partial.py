@@ -36,12 +36,15 @@ class Read(NamedTuple):
 
 class Missing(Exception):
     """The walk stopped for want of these archives (event ids) and these players' records and
-    histories (player ids): read them into the ledger, then apply again (it resumes)."""
+    histories (player ids): read them into the ledger, then apply again (it resumes). `at`:
+    the order key of the step it stopped at; the walk only goes on from there, so the
+    players' histories are needed from it on, not from the cascade's start (D137)."""
 
-    def __init__(self, archives: list[str], players: list[str]):
+    def __init__(self, archives: list[str], players: list[str], at: bytes = b""):
         super().__init__(f"{len(archives)} archives and {len(players)} players to read")
         self.archives = archives
         self.players = players
+        self.at = at
 
 
 class PartialReads:
@@ -122,7 +125,7 @@ class PartialReads:
                 stored = read.state_at(who, at, read.engine_of(archived.event))
                 if stored is None or pack_state(stored) != pack_state(state):
                     players.update(p.id for p in archived.event.players)
-        return Missing(sorted(archives), sorted(players - self.players))
+        return Missing(sorted(archives), sorted(players - self.players), key)
 
     def _next(
         self,

@@ -180,7 +180,7 @@ async def load_cascade(
     if max_cascade and len(members) > max_cascade + 1:  # at most one of them is the event
         return ledger
     ledger.partial = PartialReads(start, want.domain_pools)
-    await _load_players(client, keys, ledger, sorted(players))
+    await _load_players(client, keys, ledger, sorted(players), start)
     return ledger
 
 
@@ -199,7 +199,7 @@ async def load_missing(
                 ledger.load_archive(decode_archived(raw))
                 found += 1
     players = [p for p in missing.players if p not in partial.players]
-    await _load_players(client, keys, ledger, players)
+    await _load_players(client, keys, ledger, players, missing.at or partial.start)
     return bool(found or players)
 
 
@@ -246,15 +246,16 @@ async def _load_pools(
 
 
 async def _load_players(
-    client: Any, keys: StreamKeys, ledger: MemoryLedger, players: list[str]
+    client: Any, keys: StreamKeys, ledger: MemoryLedger, players: list[str], at: bytes
 ) -> None:
-    """The players' records and histories from the ledger's start on, in each pool of the
-    domain (PartialReads), into the ledger."""
+    """The players' records and histories from the order key `at` on (the cascade's start,
+    or the step its walk stopped at: it never looks back, D137), in each pool of the domain
+    (PartialReads), into the ledger."""
     partial = ledger.partial
     assert partial is not None
     if not players:
         return
-    start = b"[" + partial.start
+    start = b"[" + at
     chunks = list(_chunks(players, HISTORIES_PER_SCRIPT))
     async with client.pipeline(transaction=False) as reads:
         for system, pool in partial.pools:

@@ -63,7 +63,7 @@ class Store:
             if (system, pool) in whole.pools:
                 ledger.load_pool(whole.pools[(system, pool)])
         ledger.partial = PartialReads(start, want.domain_pools)
-        self._players(ledger, sorted(players))
+        self._players(ledger, sorted(players), start)
         return ledger
 
     def load(self, ledger: MemoryLedger, missing: Missing) -> None:
@@ -71,9 +71,11 @@ class Store:
             ledger.load_archive(self.whole.archives[event_id])
             self.archives_read += 1
         assert ledger.partial is not None
-        self._players(ledger, [p for p in missing.players if p not in ledger.partial.players])
+        assert missing.at >= ledger.partial.start
+        players = [p for p in missing.players if p not in ledger.partial.players]
+        self._players(ledger, players, missing.at)  # from where the walk stopped on (D137)
 
-    def _players(self, ledger: MemoryLedger, players: list[str]) -> None:
+    def _players(self, ledger: MemoryLedger, players: list[str], at: bytes) -> None:
         partial = ledger.partial
         assert partial is not None
         for system, pool in partial.pools:
@@ -81,11 +83,7 @@ class Store:
                 record = self.whole.record(system, pool, pid)
                 if record is not None:
                     ledger.load_records([record])
-                members = [
-                    m
-                    for m in self.whole.histories.get((system, pool, pid), [])
-                    if m >= partial.start
-                ]
+                members = [m for m in self.whole.histories.get((system, pool, pid), []) if m >= at]
                 if members:
                     ledger.load_history((system, pool, pid), members)
         self.players_read += len(players)
