@@ -292,6 +292,10 @@ Command = tuple[Any, ...]  # one Redis command: its name, then its arguments
 # 4,096 players, or one event of up to RATING_MAX_PLAYERS 5,000 alone), so a commit writes one
 # command per key and kind; a replay's whole state goes in several, none of tens of MB.
 WRITE_CHUNK = 8_192
+# History lines per _HSET_EACH script (a key and two arguments each): at most 20,000 arguments
+# a command, which hiredis packs (service/runtime/packing.py LARGE_COMMAND; redis-py's own
+# packing of a cascade's two commands of 24,000 took 24 ms of the 33 ms of packing them all).
+LINES_PER_SCRIPT = 6_000
 # Events' messages per HSET of {S}:results: a commit's (64 entries) in one; a correction's
 # cascade (hundreds of revisions of tens of kB) in several.
 RESULTS_PER_HSET = 64
@@ -440,7 +444,7 @@ def read_model_writes(
         if gone:
             yield ("HDEL", key, *gone)
         lines.extend((key, f, v) for f, v in fields.items() if v is not None)
-    for chunk in _chunks(lines, WRITE_CHUNK):
+    for chunk in _chunks(lines, LINES_PER_SCRIPT):
         args = [x for _, f, v in chunk for x in (f, v)]
         yield ("EVAL", _HSET_EACH, len(chunk), *(k for k, _, _ in chunk), *args)
     yield from index_writes(
