@@ -52,7 +52,7 @@ class PartialReads:
     are loaded (in every pool of the domain, `pools`), the order keys at which each loaded
     player has a history member, and the walk that stopped for want of more (`paused`)."""
 
-    __slots__ = ("start", "pools", "players", "at", "paused", "stops")
+    __slots__ = ("start", "pools", "players", "at", "paused", "stops", "_complete")
 
     def __init__(self, start: bytes, pools: Iterable[tuple[str, str]]):
         self.start = start
@@ -61,6 +61,9 @@ class PartialReads:
         self.at: dict[bytes, list[str]] = {}
         self.paused: Any = None  # service/rating/cascade.py's Walk
         self.stops = 0  # how many times the walk asked for more (a count for tests and logs)
+        # The archived events whose players are all loaded (by id(event), the event held): a
+        # loaded player stays loaded, so `lacks` tests each event until it is complete.
+        self._complete: dict[int, EventFinished] = {}
 
     def made(self) -> list:
         """The messages the paused walk made so far, in order (none: no walk is paused). The
@@ -90,8 +93,14 @@ class PartialReads:
 
     def lacks(self, archived: Archived) -> bool:
         """Whether a player of the event is not loaded."""
+        event = archived.event
+        if self._complete.get(id(event)) is event:
+            return False
         players = self.players
-        return any(p.id not in players for p in archived.event.players)
+        if any(p.id not in players for p in event.players):
+            return True
+        self._complete[id(event)] = event
+        return False
 
     def missing(
         self,

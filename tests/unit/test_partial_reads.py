@@ -218,3 +218,22 @@ def test_a_correction_reads_the_archives_of_the_events_it_looks_at_only():
     reference = copy.deepcopy(whole)
     theirs = applied(reference, message, 401)
     assert outcome(result) == outcome(theirs)
+
+
+def test_one_search_gives_the_member_at_a_key_and_the_state_after_it():
+    """MemoryLedger.member_and_after is member_at and packed_after (D138), at every key of a
+    history, between them, before and after it, and for a player with no history."""
+    players = [f"p{i}" for i in range(6)]
+    start = [
+        PlayerRecord(system="cfc", pool="regular", id=p, rating=1500 + i, status="established")
+        for i, p in enumerate(players)
+    ]
+    whole = MemoryLedger(start)
+    for arrival, raw in enumerate(_history(players, 30), 1):
+        assert isinstance(applied(whole, decoded(raw), arrival), Applied)
+    keys = sorted({split_member(m)[0] for h in whole.histories.values() for m in h})
+    probes = [b"\x00" * 17, *keys, *(k[:-1] + b"\x00" for k in keys), b"\xff" * 17]
+    for who in [*whole.histories, ("cfc", "regular", "nobody")]:
+        for key in probes:
+            expected = (whole.member_at(who, key), whole.packed_after(who, key))
+            assert whole.member_and_after(who, key) == expected
