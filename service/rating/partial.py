@@ -65,11 +65,14 @@ class PartialReads:
         # loaded player stays loaded, so `lacks` tests each event until it is complete.
         self._complete: dict[int, EventFinished] = {}
 
-    def made(self) -> list:
-        """The messages the paused walk made so far, in order (none: no walk is paused). The
-        commit publishes them unless the walk is begun again (another try): a runtime may
-        start encoding them while it reads (D136)."""
-        return list(self.paused.outputs) if self.paused is not None else []
+    def made(self) -> tuple[list, list]:
+        """The messages and archived events the paused walk made so far (none: no walk is
+        paused). The commit writes them unless the walk is begun again (another try): a
+        runtime may start encoding them while it reads (D136)."""
+        walk = self.paused
+        if walk is None:
+            return [], []
+        return list(walk.outputs), list(walk.archives.values())
 
     def loaded(self, ids: Iterable[str], histories: Mapping[PlayerKey, list[bytes]]) -> None:
         """The players `ids` were read (their histories are in `histories`)."""

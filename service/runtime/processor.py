@@ -53,10 +53,10 @@ from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.outage import failure_reason
 from service.runtime.outputs import outputs_of, queue_encoded
+from service.runtime.packahead import PackAhead
 from service.runtime.readbudget import ReadBudget, StreamEntry, read_budgeted
 from service.runtime.replies import text
 from service.runtime.report import CommitClock, CommitReport
-from service.runtime.resultpacking import ResultPacking
 from service.runtime.settings import Settings
 from service.runtime.store import (
     ledger_writes,
@@ -362,7 +362,7 @@ class StreamProcessor:
                 if checks.gap or checks.gone:  # read the stream again from the cursor
                     await client.hdel(self.keys.attempts, head)
                     return None
-                packing = ResultPacking()  # this try's messages, packed ahead (D136)
+                packing = PackAhead()  # this try's messages, packed ahead (D136)
                 ledger, decisions = await self._decide(
                     pipe, attempt, checks.attempts, build_ledger, clock, pausing, packing
                 )
@@ -394,13 +394,14 @@ class StreamProcessor:
         build_ledger: Callable[[], MemoryLedger],
         clock: CommitClock,
         pausing: contextlib.ExitStack,
-        packing: ResultPacking,
+        packing: PackAhead,
     ) -> tuple[MemoryLedger, list[Decision]]:
         """What the try commits, with the ledger it writes: the head entry dead-lettered as
         poison after `max_deliveries` tries; the head entry alone, re-rated from its place,
         when it is late (a late event, a correction or a withdrawal: what that needs is read
         under the same WATCH, with the cyclic collector paused in `pausing`, D135, and the
-        messages its walk made packed ahead by `packing` while it reads, D136); else the
+        messages and archives its walk made packed ahead by `packing` while it reads, D136);
+        else the
         entries in order (the head alone after a failed try)."""
         entries = attempt.entries
         first = entries[0]
@@ -477,19 +478,23 @@ def commit_writes(
     processor: StreamProcessor,
     ledger: MemoryLedger,
     decisions: list[Decision],
-    packing: ResultPacking | None = None,
+    packing: PackAhead | None = None,
 ) -> Writes:
     """What committing `decisions` on `ledger` writes, built in full (commitsize.py); the
-    large messages' results packed by worker threads meanwhile (`packing`, D136)."""
-    packing = packing or ResultPacking()
-    packing.start(ledger.changes.published)
+    large messages and archives packed by worker threads meanwhile (`packing`, D136)."""
+    packing = packing or PackAhead()
+    packing.start(ledger.changes.published, ledger.changes.archives.values())
     outputs, owners = [], []
     for n, decision in enumerate(decisions):
         made = outputs_of(processor.partition, processor.stream, [decision])
         outputs += made
         owners += [n] * len(made)
     stamp = entry_ms(decisions[-1].entry.id)
-    commands = list(ledger_writes(processor.keys, ledger.changes, stamp, packed=packing.packed))
+    commands = list(
+        ledger_writes(
+            processor.keys, ledger.changes, stamp, packed=packing.packed, archived=packing.archived
+        )
+    )
     return Writes(CommitWrites(commands, outputs, owners), decisions)
 
 
@@ -499,7 +504,7 @@ def within_limits(
     build_ledger: Callable[[], MemoryLedger],
     ledger: MemoryLedger,
     decisions: list[Decision],
-    packing: ResultPacking | None = None,
+    packing: PackAhead | None = None,
 ) -> Writes:
     """A commit's writes within RATING_MAX_MESSAGE_BYTES and RATING_MAX_COMMIT_BYTES (D91):
     over one, the entries before the one over it (or fewer, in proportion to the bytes) are
@@ -527,7 +532,7 @@ async def apply_reading(
     keys: StreamKeys,
     ledger: MemoryLedger,
     apply: Callable[[], list[Decision]],
-    packing: ResultPacking | None = None,
+    packing: PackAhead | None = None,
 ) -> list[Decision]:
     """`apply` on a ledger read in part (a cascade, D65): each time the walk asks for more,
     read it (under the same WATCH) and apply again; the walk resumes. Meanwhile `packing`
@@ -537,7 +542,7 @@ async def apply_reading(
             return apply()
         except Missing as missing:
             if packing is not None and ledger.partial is not None:
-                packing.start(ledger.partial.made())
+                packing.start(*ledger.partial.made())
             if not await load_missing(client, keys, ledger, missing):
                 raise RuntimeError(
                     f"a cascade needs what the store does not hold: {missing}"

@@ -31,7 +31,7 @@ from service.rating.partial import Missing, PartialReads
 from service.readmodel import list_key, name_members, pack_message, rank_score, unpack_entry
 from service.runtime.keys import StreamKeys
 from service.runtime.replies import text
-from service.timeline import KEY_LEN, decode_archived, encode_archived, order_key
+from service.timeline import KEY_LEN, Archived, decode_archived, encode_archived, order_key
 
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -318,12 +318,14 @@ def ledger_writes(
     stamp: int | None = None,
     staged: bool = False,
     packed: Callable[[Any], bytes] = pack_message,
+    archived: Callable[[Archived], bytes] = encode_archived,
 ) -> Iterator[Command]:
     """The Redis writes of a ledger's change set (MemoryLedger.changes after a commit, or
     `whole_state()` for a replay): records, pool states, markers, the archive, timelines and
     histories, and the read model (`stamp`: the time, in ms, of the last input entry, kept as
     the pools' last update; `staged`: a page of a paged close, whose list's changes go to the
-    staged key, D60; `packed`: how the results' messages are packed, result_writes). The one
+    staged key, D60; `packed`, `archived`: how the results' messages and the archived events
+    are packed, pack_message and encode_archived or their bytes packed ahead, D136). The one
     place a ledger becomes Redis writes."""
     by_key: dict[str, list[Any]] = {}
     for (system, pool, pid), record in changes.records.items():
@@ -333,8 +335,8 @@ def ledger_writes(
     pools = [x for (s, p), v in changes.pools.items() for x in (f"{s}:{p}", encode(v))]
     yield from _hset(keys.pools, pools)
     yield from _hset(keys.markers, [x for pair in changes.markers.items() for x in pair])
-    archived = [x for e, a in changes.archives.items() for x in (e, encode_archived(a))]
-    yield from _hset(keys.events, archived)
+    events = [x for e, a in changes.archives.items() for x in (e, archived(a))]
+    yield from _hset(keys.events, events)
     for domain, members in changes.timelines.items():
         yield from _member_changes(keys.timeline(domain), members)
     yield from _history_writes(keys, changes)
@@ -381,7 +383,7 @@ def result_writes(
     with the message it replaced: D101), by one script a RESULTS_PER_HSET messages: every
     message the commit published, in order, then any last message not among them (a
     replay's whole state). `packed`: pack_message, or what gives its bytes packed ahead
-    (service/runtime/resultpacking.py, D136)."""
+    (service/runtime/packahead.py, D136)."""
     args: list[Any] = []
     seen = set()
     for message in changes.published:
