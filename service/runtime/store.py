@@ -180,7 +180,10 @@ async def load_cascade(
     if max_cascade and len(members) > max_cascade + 1:  # at most one of them is the event
         return ledger
     ledger.partial = PartialReads(start, want.domain_pools)
-    await _load_players(client, keys, ledger, sorted(players), start)
+    async with client.pipeline(transaction=False) as reads:
+        load_players = _queue_players(reads, keys, ledger, sorted(players), start)
+        reply = iter(await reads.execute())
+    load_players(reply)
     return ledger
 
 
@@ -193,13 +196,20 @@ async def load_missing(
     partial = ledger.partial
     assert partial is not None
     ids, found = missing.archives, 0
-    for first in range(0, len(ids), 1_000):
-        for raw in await client.hmget(keys.events, ids[first : first + 1_000]):
+    players = [p for p in missing.players if p not in partial.players]
+    if not ids and not players:
+        return False
+    async with client.pipeline(transaction=False) as reads:  # one round trip (D137)
+        for first in range(0, len(ids), 1_000):
+            reads.hmget(keys.events, ids[first : first + 1_000])
+        load_players = _queue_players(reads, keys, ledger, players, missing.at or partial.start)
+        reply = iter(await reads.execute())
+    for _ in range(0, len(ids), 1_000):
+        for raw in next(reply):
             if raw is not None:
                 ledger.load_archive(decode_archived(raw))
                 found += 1
-    players = [p for p in missing.players if p not in partial.players]
-    await _load_players(client, keys, ledger, players, missing.at or partial.start)
+    load_players(reply)
     return bool(found or players)
 
 
@@ -245,32 +255,36 @@ async def _load_pools(
             ledger.load_pool(_pool_decoder.decode(raw))
 
 
-async def _load_players(
-    client: Any, keys: StreamKeys, ledger: MemoryLedger, players: list[str], at: bytes
-) -> None:
-    """The players' records and histories from the order key `at` on (the cascade's start,
-    or the step its walk stopped at: it never looks back, D137), in each pool of the domain
-    (PartialReads), into the ledger."""
+def _queue_players(
+    pipe: Any, keys: StreamKeys, ledger: MemoryLedger, players: list[str], at: bytes
+) -> Callable[[Iterator[Any]], None]:
+    """Queue on `pipe` the reads of the players' records and histories from the order key
+    `at` on (the cascade's start, or the step its walk stopped at: it never looks back, D137),
+    in each pool of the domain (PartialReads); returns what loads them into the ledger from
+    the replies (in order, after those queued before)."""
     partial = ledger.partial
     assert partial is not None
     if not players:
-        return
+        return lambda reply: None
     start = b"[" + at
     chunks = list(_chunks(players, HISTORIES_PER_SCRIPT))
-    async with client.pipeline(transaction=False) as reads:
-        for system, pool in partial.pools:
-            reads.hmget(keys.players(system, pool), players)
-            for chunk in chunks:
-                histories = [keys.history(system, pool, pid) for pid in chunk]
-                reads.eval(_HISTORIES, len(histories), *histories, start)
-        reply = iter(await reads.execute())
     for system, pool in partial.pools:
-        ledger.load_records(decode_record(raw) for raw in next(reply) if raw is not None)
+        pipe.hmget(keys.players(system, pool), players)
         for chunk in chunks:
-            for pid, history in zip(chunk, next(reply)):
-                if history:
-                    ledger.load_history((system, pool, pid), history)
-    partial.loaded(players, ledger.histories)
+            histories = [keys.history(system, pool, pid) for pid in chunk]
+            pipe.eval(_HISTORIES, len(histories), *histories, start)
+
+    def load(reply: Iterator[Any]) -> None:
+        assert partial is not None
+        for system, pool in partial.pools:
+            ledger.load_records(decode_record(raw) for raw in next(reply) if raw is not None)
+            for chunk in chunks:
+                for pid, history in zip(chunk, next(reply)):
+                    if history:
+                        ledger.load_history((system, pool, pid), history)
+        partial.loaded(players, ledger.histories)
+
+    return load
 
 
 # The histories of a cascade's players from its start (ARGV[1], "[key"): one reply for many
