@@ -94,3 +94,16 @@ def test_a_cascades_history_lines_go_in_commands_hiredis_packs():
     assert len(scripts) == 5  # 4 * LINES_PER_SCRIPT + 2 lines
     assert all(len(command) <= LARGE_COMMAND for command in scripts)
     assert sum(command[2] for command in scripts) == 4 * LINES_PER_SCRIPT + 2
+
+
+def test_a_large_argument_is_sent_as_it_is():
+    """A message of more than LARGE_ARGUMENT bytes is one of redis-py's pieces, the very
+    object, not copied into a buffer (D139); the bytes on the wire are the same."""
+    from service.runtime.packing import LARGE_ARGUMENT
+
+    message = b"{" + b"x" * LARGE_ARGUMENT + b"}"
+    pieces = PACKED.pack_command("XADD", "out", "*", "__data__", message)
+    assert any(piece is message for piece in pieces)
+    assert b"".join(pieces) == b"".join(PLAIN.pack_command("XADD", "out", "*", "__data__", message))
+    small = b"{" + b"x" * 100 + b"}"
+    assert len(PACKED.pack_command("XADD", "out", "*", "__data__", small)) == 1  # hiredis's
