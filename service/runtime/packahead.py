@@ -12,6 +12,11 @@ makes them (each time the walk stops to read, the messages and archives it made 
 waiting for the worker if need be; a value not started (or small) is packed there and then.
 The bytes are those `pack_message` and `encode_archived` give: only where and when they run
 changes.
+
+The messages' JSON for the output stream (`store.encode`) cannot be made by a worker (the
+encoder holds the interpreter's lock); a cascade's are made while Redis reads what its walk
+stopped for (`encode`, processor.apply_reading), time the event loop would spend waiting;
+`json` gives them, or encodes a message made after the last stop.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from schemas.ratings import RatingsUpdated
 from service.readmodel import pack_message
+from service.runtime.store import encode
 from service.timeline import Archived, encode_archived
 
 # A message or event of fewer players is packed where it is needed: handing it to a thread
@@ -51,11 +57,12 @@ class PackAhead:
     """One commit's try's messages and archives, packed ahead by worker threads (none on a
     single CPU)."""
 
-    __slots__ = ("_ahead",)
+    __slots__ = ("_ahead", "_json")
 
     def __init__(self) -> None:
         # id(value) -> (value, its packing): the value is held, so its id stays its own
         self._ahead: dict[int, tuple[RatingsUpdated | Archived, Future[bytes]]] = {}
+        self._json: dict[int, tuple[RatingsUpdated, bytes]] = {}  # the same, JSON made here
 
     def start(self, messages: Iterable[RatingsUpdated], archives: Iterable[Archived] = ()) -> None:
         """Have the large ones of `messages` and `archives` not started yet packed by a
@@ -84,3 +91,17 @@ class PackAhead:
         if found is not None and found[0] is archived:
             return found[1].result()
         return encode_archived(archived)
+
+    def encode(self, messages: Iterable[RatingsUpdated]) -> None:
+        """Make the JSON of the messages not encoded yet, here and now."""
+        made = self._json
+        for message in messages:
+            if id(message) not in made:
+                made[id(message)] = (message, encode(message))
+
+    def json(self, message: RatingsUpdated) -> bytes:
+        """`store.encode(message)`: made ahead, or here."""
+        found = self._json.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1]
+        return encode(message)

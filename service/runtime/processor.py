@@ -89,6 +89,14 @@ class Attempt(NamedTuple):
         return self.entries[0].id
 
 
+class Aside(NamedTuple):
+    """What one try keeps beside its ledger: where a cascade pauses the cyclic collector until
+    the try has returned (D135), and the large values it writes, packed ahead (D136)."""
+
+    pausing: contextlib.ExitStack
+    packing: PackAhead
+
+
 class Writes(NamedTuple):
     """A commit's writes and the decisions they are of."""
 
@@ -299,14 +307,15 @@ class StreamProcessor:
             # A cascade pauses the cyclic collector (D135) until the try has returned: what it
             # made is freed by then, so the next collection does not walk it.
             with contextlib.ExitStack() as pausing:
+                aside = Aside(pausing, PackAhead())
                 if self.lease is None:
-                    return await self._commit_watched(tried, pausing)
+                    return await self._commit_watched(tried, aside)
                 async with self.lease.lock:  # a release waits for the commit in progress
                     fence = self.lease.value
                     if fence is None:
                         raise LeaseLost(self.stream)
                     return await self._commit_watched(
-                        tried._replace(fence=fence, fence_key=self.lease.fence_key), pausing
+                        tried._replace(fence=fence, fence_key=self.lease.fence_key), aside
                     )
 
         return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
@@ -341,9 +350,8 @@ class StreamProcessor:
             error=f"{type(exc).__name__}: {exc}",
         )
 
-    async def _commit_watched(self, attempt: Attempt, pausing: contextlib.ExitStack) -> int | None:
-        """One try of a commit (see _commit): WATCH, read and check, rate, MULTI ... EXEC
-        (`pausing`: where a cascade pauses the cyclic collector, D135)."""
+    async def _commit_watched(self, attempt: Attempt, aside: Aside) -> int | None:
+        """One try of a commit (see _commit): WATCH, read and check, rate, MULTI ... EXEC."""
         client, head = attempt.client, attempt.head
         fenced = [attempt.fence_key] if attempt.fence_key is not None else []
         clock = CommitClock()
@@ -362,12 +370,11 @@ class StreamProcessor:
                 if checks.gap or checks.gone:  # read the stream again from the cursor
                     await client.hdel(self.keys.attempts, head)
                     return None
-                packing = PackAhead()  # this try's messages, packed ahead (D136)
                 ledger, decisions = await self._decide(
-                    pipe, attempt, checks.attempts, build_ledger, clock, pausing, packing
+                    pipe, attempt, checks.attempts, build_ledger, clock, aside
                 )
                 writes = within_limits(
-                    self, attempt.entries, build_ledger, ledger, decisions, packing
+                    self, attempt.entries, build_ledger, ledger, decisions, aside.packing
                 )
                 clock.lap("rate")
                 decisions = self._queue_writes(pipe, writes)
@@ -393,16 +400,12 @@ class StreamProcessor:
         attempts: int,
         build_ledger: Callable[[], MemoryLedger],
         clock: CommitClock,
-        pausing: contextlib.ExitStack,
-        packing: PackAhead,
+        aside: Aside,
     ) -> tuple[MemoryLedger, list[Decision]]:
         """What the try commits, with the ledger it writes: the head entry dead-lettered as
         poison after `max_deliveries` tries; the head entry alone, re-rated from its place,
-        when it is late (a late event, a correction or a withdrawal: what that needs is read
-        under the same WATCH, with the cyclic collector paused in `pausing`, D135, and the
-        messages and archives its walk made packed ahead by `packing` while it reads, D136);
-        else the
-        entries in order (the head alone after a failed try)."""
+        when it is late (a late event, a correction or a withdrawal: `read_and_cascade`);
+        else the entries in order (the head alone after a failed try)."""
         entries = attempt.entries
         first = entries[0]
         if attempts > self.settings.max_deliveries:
@@ -414,25 +417,7 @@ class StreamProcessor:
         if first.message is not None and not in_order(
             ledger, first.message, arrival_of(first.id), self.registry
         ):
-            assert first.want is not None
-            pausing.enter_context(collector_paused())
-            await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
-            ledger = await load_cascade(
-                attempt.client,
-                self.keys,
-                first.message,
-                first.want,
-                arrival_of(first.id),
-                self.settings.max_cascade_events,
-            )
-            clock.lap("read")
-            return ledger, await apply_reading(
-                attempt.client,
-                self.keys,
-                ledger,
-                lambda: self.apply_entries([first], ledger),
-                packing,
-            )
+            return await read_and_cascade(self, pipe, attempt, clock, aside)
         clock.lap("read")
         return ledger, self.apply_entries(chosen, ledger)
 
@@ -456,6 +441,35 @@ class StreamProcessor:
         # applied) is moot.
         pipe.delete(self.keys.attempts)
         return decisions
+
+
+async def read_and_cascade(
+    processor: StreamProcessor, pipe: Any, attempt: Attempt, clock: CommitClock, aside: Aside
+) -> tuple[MemoryLedger, list[Decision]]:
+    """The head entry of a try, late: re-rated from its place, what that needs read under the
+    same WATCH (load_cascade, then apply_reading), the cyclic collector paused until the try
+    has returned (D135) and the large values its walk makes packed ahead (D136)."""
+    first = attempt.entries[0]
+    assert first.message is not None and first.want is not None
+    aside.pausing.enter_context(collector_paused())
+    keys, settings = processor.keys, processor.settings
+    await pipe.watch(*watched_keys(keys, [first.want], cascade=True))
+    ledger = await load_cascade(
+        attempt.client,
+        keys,
+        first.message,
+        first.want,
+        arrival_of(first.id),
+        settings.max_cascade_events,
+    )
+    clock.lap("read")
+    return ledger, await apply_reading(
+        attempt.client,
+        keys,
+        ledger,
+        lambda: processor.apply_entries([first], ledger),
+        aside.packing,
+    )
 
 
 async def read_after(
@@ -486,7 +500,7 @@ def commit_writes(
     packing.start(ledger.changes.published, ledger.changes.archives.values())
     outputs, owners = [], []
     for n, decision in enumerate(decisions):
-        made = outputs_of(processor.partition, processor.stream, [decision])
+        made = outputs_of(processor.partition, processor.stream, [decision], packing.json)
         outputs += made
         owners += [n] * len(made)
     stamp = entry_ms(decisions[-1].entry.id)
@@ -536,14 +550,24 @@ async def apply_reading(
 ) -> list[Decision]:
     """`apply` on a ledger read in part (a cascade, D65): each time the walk asks for more,
     read it (under the same WATCH) and apply again; the walk resumes. Meanwhile `packing`
-    packs the messages the walk made so far (D136)."""
+    packs the messages and archives the walk made so far (a worker), and makes their JSON
+    while Redis reads (D136)."""
     while True:
         try:
             return apply()
         except Missing as missing:
-            if packing is not None and ledger.partial is not None:
-                packing.start(*ledger.partial.made())
-            if not await load_missing(client, keys, ledger, missing):
+            if packing is None or ledger.partial is None:
+                found = await load_missing(client, keys, ledger, missing)
+            else:
+                messages, archives = ledger.partial.made()
+                packing.start(messages, archives)
+                reading = asyncio.ensure_future(load_missing(client, keys, ledger, missing))
+                try:
+                    await asyncio.sleep(0)  # the read goes out: the JSON is made meanwhile
+                    packing.encode(messages)
+                finally:
+                    found = await reading
+            if not found:
                 raise RuntimeError(
                     f"a cascade needs what the store does not hold: {missing}"
                     f" (archives {missing.archives[:5]}, players {missing.players[:5]})"

@@ -87,3 +87,15 @@ def test_without_a_worker_everything_is_packed_where_needed(made, monkeypatch):
     assert packing._ahead == {}
     assert [packing.packed(m) for m in messages] == [pack_message(m) for m in messages]
     assert [packing.archived(a) for a in archives] == [encode_archived(a) for a in archives]
+
+
+def test_the_json_made_ahead_is_store_encodes(made):
+    """A message's JSON made while Redis reads (D136) is the output stream's bytes."""
+    from service.runtime.store import encode as json_encode
+
+    messages, _ = made
+    packing = PackAhead()
+    packing.encode(messages[:1])
+    packing.encode(messages[:1])  # made once
+    assert [packing.json(m) for m in messages] == [json_encode(m) for m in messages]
+    assert len(packing._json) == 1
