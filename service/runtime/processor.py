@@ -565,8 +565,10 @@ async def apply_reading(
                 try:
                     await asyncio.sleep(0)  # the read goes out: the JSON is made meanwhile
                     packing.encode(messages)
-                finally:
-                    found = await reading
+                except BaseException:  # cancelled (a stop): the read is not waited for
+                    reading.cancel()
+                    raise
+                found = await reading
             if not found:
                 raise RuntimeError(
                     f"a cascade needs what the store does not hold: {missing}"
