@@ -68,7 +68,7 @@ class PartialReads:
     def made(self) -> tuple[list, list]:
         """The messages and archived events the paused walk made so far (none: no walk is
         paused). The commit writes them unless the walk is begun again (another try): a
-        runtime may start encoding them while it reads (D136)."""
+        runtime may encode them while it reads (D136)."""
         walk = self.paused
         if walk is None:
             return [], []

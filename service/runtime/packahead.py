@@ -1,107 +1,86 @@
-"""A commit's large values packed ahead of its encoding, in worker threads (D136): the
-published messages as `{S}:results` keeps them and the archived events as `{S}:events` does.
+"""A cascade's large values encoded ahead, while Redis reads what its walk stopped for
+(D136): the messages' JSON for the output stream, the messages packed as `{S}:results`
+keeps them and the archived events as `{S}:events` does.
 
-A message is packed (`readmodel.pack_message`: MessagePack, deflated by service/compact.py)
-once, for the results script (`store.result_writes`), and an archived event once
-(`timeline.encode_archived`, also deflated). Deflating is most of it (a 40-player 7-round
-revision: ~45 kB of MessagePack; the bench's correction: 432 of them, ~0.2 s, and as many
-archives, ~0.03 s) and zlib lets other threads run while it deflates. So a commit's large
-values are packed by a worker while the service does something else: a cascade's as its walk
-makes them (each time the walk stops to read, the messages and archives it made so far:
-`start`), the rest when the commit's writes are built. `packed` and `archived` give the bytes,
-waiting for the worker if need be; a value not started (or small) is packed there and then.
-The bytes are those `pack_message` and `encode_archived` give: only where and when they run
-changes.
-
-The messages' JSON for the output stream (`store.encode`) cannot be made by a worker (the
-encoder holds the interpreter's lock); a cascade's are made while Redis reads what its walk
-stopped for (`encode`, processor.apply_reading), time the event loop would spend waiting;
-`json` gives them, or encodes a message made after the last stop.
+Each of these is made once per try of a commit: the JSON by `store.encode`, the results by
+`readmodel.pack_message` (MessagePack, deflated by service/compact.py), the archives by
+`timeline.encode_archived`. For the bench's correction that is 27 MB of JSON (~0.06 s),
+432 revisions of ~45 kB of MessagePack deflated (~0.2 s) and 436 archives (~0.03 s), all
+made after the walk. Each time the walk stops to read, the event loop waits for Redis: the
+values of the messages and archives the walk made so far are made then, one at a time,
+until the read is done (`while_reading`). `json`, `packed` and `archived` give them, or make
+one not made yet there and then. The bytes are the encoders' own: only when they run changes.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+import asyncio
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from schemas.ratings import RatingsUpdated
 from service.readmodel import pack_message
 from service.runtime.store import encode
 from service.timeline import Archived, encode_archived
 
-# A message or event of fewer players is packed where it is needed: handing it to a thread
-# costs about what deflating it does (a two-player message: ~1.5 kB).
-AHEAD_PLAYERS = 16
-
-_pool: ThreadPoolExecutor | None = None
+_Made = dict[
+    int, tuple[Any, bytes]
+]  # id(value) -> (value, bytes): the value is held, so its id stays its own
 
 
-def _workers() -> int:
-    """Threads that deflate: the CPUs this process may use but one (the event loop's)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(0, min(4, cpus - 1))
-
-
-def _executor() -> ThreadPoolExecutor | None:
-    global _pool
-    if _pool is None and _workers():
-        _pool = ThreadPoolExecutor(_workers(), thread_name_prefix="pack-ahead")
-    return _pool
+def _get(made: _Made, value: Any, make: Callable[[Any], bytes]) -> bytes:
+    found = made.get(id(value))
+    if found is not None and found[0] is value:
+        return found[1]
+    return make(value)
 
 
 class PackAhead:
-    """One commit's try's messages and archives, packed ahead by worker threads (none on a
-    single CPU)."""
+    """One try's messages and archives, encoded ahead while Redis reads."""
 
-    __slots__ = ("_ahead", "_json")
+    __slots__ = ("_json", "_packed", "_archived")
 
     def __init__(self) -> None:
-        # id(value) -> (value, its packing): the value is held, so its id stays its own
-        self._ahead: dict[int, tuple[RatingsUpdated | Archived, Future[bytes]]] = {}
-        self._json: dict[int, tuple[RatingsUpdated, bytes]] = {}  # the same, JSON made here
+        self._json: _Made = {}
+        self._packed: _Made = {}
+        self._archived: _Made = {}
 
-    def start(self, messages: Iterable[RatingsUpdated], archives: Iterable[Archived] = ()) -> None:
-        """Have the large ones of `messages` and `archives` not started yet packed by a
-        worker."""
-        pool = _executor()
-        if pool is None:
-            return
-        ahead = self._ahead
-        for message in messages:
-            if id(message) not in ahead and len(message.players) >= AHEAD_PLAYERS:
-                ahead[id(message)] = (message, pool.submit(pack_message, message))
-        for archived in archives:
-            if id(archived) not in ahead and len(archived.event.players) >= AHEAD_PLAYERS:
-                ahead[id(archived)] = (archived, pool.submit(encode_archived, archived))
+    def _todo(
+        self, messages: Iterable[RatingsUpdated], archives: Iterable[Archived]
+    ) -> Iterator[tuple[_Made, Any, Callable[[Any], bytes]]]:
+        """What is not made yet: the messages' JSON, then their packing, then the archives."""
+        messages = list(messages)
+        for made, values, make in (
+            (self._json, messages, encode),
+            (self._packed, messages, pack_message),
+            (self._archived, archives, encode_archived),
+        ):
+            for value in values:
+                if id(value) not in made:
+                    yield made, value, make
 
-    def packed(self, message: RatingsUpdated) -> bytes:
-        """`pack_message(message)`: the worker's, or made here."""
-        found = self._ahead.get(id(message))
-        if found is not None and found[0] is message:
-            return found[1].result()
-        return pack_message(message)
-
-    def archived(self, archived: Archived) -> bytes:
-        """`encode_archived(archived)`: the worker's, or made here."""
-        found = self._ahead.get(id(archived))
-        if found is not None and found[0] is archived:
-            return found[1].result()
-        return encode_archived(archived)
-
-    def encode(self, messages: Iterable[RatingsUpdated]) -> None:
-        """Make the JSON of the messages not encoded yet, here and now."""
-        made = self._json
-        for message in messages:
-            if id(message) not in made:
-                made[id(message)] = (message, encode(message))
+    async def while_reading(
+        self,
+        messages: Iterable[RatingsUpdated],
+        archives: Iterable[Archived],
+        reading: asyncio.Future,
+    ) -> None:
+        """Make the values of `messages` and `archives` not made yet, one at a time, letting
+        the event loop run between two, until `reading` is done."""
+        for made, value, make in self._todo(messages, archives):
+            if reading.done():
+                return
+            made[id(value)] = (value, make(value))
+            await asyncio.sleep(0)
 
     def json(self, message: RatingsUpdated) -> bytes:
         """`store.encode(message)`: made ahead, or here."""
-        found = self._json.get(id(message))
-        if found is not None and found[0] is message:
-            return found[1]
-        return encode(message)
+        return _get(self._json, message, encode)
+
+    def packed(self, message: RatingsUpdated) -> bytes:
+        """`pack_message(message)`: made ahead, or here."""
+        return _get(self._packed, message, pack_message)
+
+    def archived(self, archived: Archived) -> bytes:
+        """`encode_archived(archived)`: made ahead, or here."""
+        return _get(self._archived, archived, encode_archived)

@@ -91,7 +91,7 @@ class Attempt(NamedTuple):
 
 class Aside(NamedTuple):
     """What one try keeps beside its ledger: where a cascade pauses the cyclic collector until
-    the try has returned (D135), and the large values it writes, packed ahead (D136)."""
+    the try has returned (D135), and the large values it writes, encoded ahead (D136)."""
 
     pausing: contextlib.ExitStack
     packing: PackAhead
@@ -448,7 +448,7 @@ async def read_and_cascade(
 ) -> tuple[MemoryLedger, list[Decision]]:
     """The head entry of a try, late: re-rated from its place, what that needs read under the
     same WATCH (load_cascade, then apply_reading), the cyclic collector paused until the try
-    has returned (D135) and the large values its walk makes packed ahead (D136)."""
+    has returned (D135) and the large values its walk makes encoded while Redis reads (D136)."""
     first = attempt.entries[0]
     assert first.message is not None and first.want is not None
     aside.pausing.enter_context(collector_paused())
@@ -494,10 +494,9 @@ def commit_writes(
     decisions: list[Decision],
     packing: PackAhead | None = None,
 ) -> Writes:
-    """What committing `decisions` on `ledger` writes, built in full (commitsize.py); the
-    large messages and archives packed by worker threads meanwhile (`packing`, D136)."""
+    """What committing `decisions` on `ledger` writes, built in full (commitsize.py); what
+    `packing` encoded ahead is taken from it (D136)."""
     packing = packing or PackAhead()
-    packing.start(ledger.changes.published, ledger.changes.archives.values())
     outputs, owners = [], []
     for n, decision in enumerate(decisions):
         made = outputs_of(processor.partition, processor.stream, [decision], packing.json)
@@ -549,9 +548,8 @@ async def apply_reading(
     packing: PackAhead | None = None,
 ) -> list[Decision]:
     """`apply` on a ledger read in part (a cascade, D65): each time the walk asks for more,
-    read it (under the same WATCH) and apply again; the walk resumes. Meanwhile `packing`
-    packs the messages and archives the walk made so far (a worker), and makes their JSON
-    while Redis reads (D136)."""
+    read it (under the same WATCH) and apply again; the walk resumes. While Redis reads,
+    `packing` encodes the messages and archives the walk made so far (D136)."""
     while True:
         try:
             return apply()
@@ -559,12 +557,10 @@ async def apply_reading(
             if packing is None or ledger.partial is None:
                 found = await load_missing(client, keys, ledger, missing)
             else:
-                messages, archives = ledger.partial.made()
-                packing.start(messages, archives)
                 reading = asyncio.ensure_future(load_missing(client, keys, ledger, missing))
                 try:
-                    await asyncio.sleep(0)  # the read goes out: the JSON is made meanwhile
-                    packing.encode(messages)
+                    await asyncio.sleep(0)  # the read goes out; meanwhile, encode ahead
+                    await packing.while_reading(*ledger.partial.made(), reading)
                 except BaseException:  # cancelled (a stop): the read is not waited for
                     reading.cancel()
                     raise

@@ -1,9 +1,10 @@
-"""Messages and archived events packed ahead by worker threads (D136): the bytes are
-pack_message's and encode_archived's, whether a worker packed them, they were packed where
-needed, or there is no worker at all."""
+"""A cascade's messages and archives encoded while Redis reads (D136): the bytes are the
+encoders' own, whether made ahead or where needed, and the making stops when the read is
+done."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -14,19 +15,10 @@ from service.engine.registry import default_registry
 from service.rating import Applied, MemoryLedger, apply_message
 from service.readmodel import pack_message
 from service.runtime import packahead
-from service.runtime.packahead import AHEAD_PLAYERS, PackAhead
+from service.runtime.packahead import PackAhead
+from service.runtime.store import encode as json_encode
 from service.timeline import encode_archived
 from tests.messages import encode
-
-
-@pytest.fixture
-def one_worker(monkeypatch):
-    """A worker thread whatever the machine's CPUs (its own pool, shut down after)."""
-    monkeypatch.setattr(packahead, "_workers", lambda: 1)
-    monkeypatch.setattr(packahead, "_pool", None)
-    yield
-    if packahead._pool is not None:
-        packahead._pool.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -44,58 +36,61 @@ def made() -> tuple[list, list]:
     return list(ledger.changes.published), list(ledger.changes.archives.values())
 
 
-def test_packed_ahead_or_not_the_bytes_are_the_encoders(made, one_worker):
+def expected(messages: list, archives: list) -> tuple:
+    return (
+        [json_encode(m) for m in messages],
+        [pack_message(m) for m in messages],
+        [encode_archived(a) for a in archives],
+    )
+
+
+def given(packing: PackAhead, messages: list, archives: list) -> tuple:
+    return (
+        [packing.json(m) for m in messages],
+        [packing.packed(m) for m in messages],
+        [packing.archived(a) for a in archives],
+    )
+
+
+def test_made_while_reading_or_not_the_bytes_are_the_encoders(made):
     messages, archives = made
-    assert [len(m.players) >= AHEAD_PLAYERS for m in messages] == [True, False, True]
-    packing = PackAhead()
-    packing.start(messages[:2], archives[:2])  # the second are small: packed where needed
-    assert [packing.packed(m) for m in messages] == [pack_message(m) for m in messages]
-    assert [packing.archived(a) for a in archives] == [encode_archived(a) for a in archives]
-    assert len(packing._ahead) == 2  # only the large message and archive went to a worker
+
+    async def read_that_never_ends() -> PackAhead:
+        packing = PackAhead()
+        reading = asyncio.get_running_loop().create_future()
+        await packing.while_reading(messages[:2], archives[:1], reading)
+        reading.cancel()
+        return packing
+
+    packing = asyncio.run(read_that_never_ends())
+    assert len(packing._json) == len(packing._packed) == 2 and len(packing._archived) == 1
+    assert given(packing, messages, archives) == expected(messages, archives)
+    assert given(PackAhead(), messages, archives) == expected(messages, archives)
 
 
-def test_started_twice_packed_once(made, one_worker, monkeypatch):
+def test_the_making_stops_when_the_read_is_done_and_goes_on_at_the_next(made, monkeypatch):
     messages, archives = made
-    calls = []
-    real_message, real_archive = packahead.pack_message, packahead.encode_archived
+    calls: list[str] = []
+    real = packahead.encode
 
-    def counting_message(message):
+    def counting(message):
         calls.append(message.event_id)
-        return real_message(message)
+        return real(message)
 
-    def counting_archive(archived):
-        calls.append("archive " + archived.event.event_id)
-        return real_archive(archived)
+    monkeypatch.setattr(packahead, "encode", counting)
 
-    monkeypatch.setattr(packahead, "pack_message", counting_message)
-    monkeypatch.setattr(packahead, "encode_archived", counting_archive)
-    packing = PackAhead()
-    packing.start(messages, archives)
-    packing.start(messages, archives)  # a walk that stops again hands over the same again
-    assert [packing.packed(m) for m in messages] == [real_message(m) for m in messages]
-    assert [packing.archived(a) for a in archives] == [real_archive(a) for a in archives]
-    made_once = ["swiss-1", "swiss-2", "two-1"]
-    assert sorted(calls) == sorted(made_once + [f"archive {e}" for e in made_once])
+    async def reads() -> PackAhead:
+        packing = PackAhead()
+        reading = asyncio.ensure_future(asyncio.sleep(0))  # done after one turn of the loop
+        await packing.while_reading(messages, archives, reading)
+        assert reading.done() and len(calls) < len(messages)  # stopped early
+        made_first = len(calls)
+        never = asyncio.get_running_loop().create_future()
+        await packing.while_reading(messages, archives, never)  # the next stop: the rest
+        assert len(calls) == len(messages) and made_first >= 1
+        never.cancel()
+        return packing
 
-
-def test_without_a_worker_everything_is_packed_where_needed(made, monkeypatch):
-    messages, archives = made
-    monkeypatch.setattr(packahead, "_workers", lambda: 0)
-    monkeypatch.setattr(packahead, "_pool", None)
-    packing = PackAhead()
-    packing.start(messages, archives)
-    assert packing._ahead == {}
-    assert [packing.packed(m) for m in messages] == [pack_message(m) for m in messages]
-    assert [packing.archived(a) for a in archives] == [encode_archived(a) for a in archives]
-
-
-def test_the_json_made_ahead_is_store_encodes(made):
-    """A message's JSON made while Redis reads (D136) is the output stream's bytes."""
-    from service.runtime.store import encode as json_encode
-
-    messages, _ = made
-    packing = PackAhead()
-    packing.encode(messages[:1])
-    packing.encode(messages[:1])  # made once
-    assert [packing.json(m) for m in messages] == [json_encode(m) for m in messages]
-    assert len(packing._json) == 1
+    packing = asyncio.run(reads())
+    assert given(packing, messages, archives) == expected(messages, archives)
+    assert sorted(calls) == sorted(m.event_id for m in messages)  # each made once
