@@ -306,15 +306,13 @@ class Walk:
         for p in event.players:
             who = (event.system, pool, p.id)
             state = after[p.id]
-            if (
-                self.ledger.packed_after(who, key) == pack_state(state)
-                and engine.catch_up(state, pool_state) is state
-            ):
+            at, packed_after = self.ledger.member_and_after(who, key)
+            if packed_after == pack_state(state) and engine.catch_up(state, pool_state) is state:
                 self.dirty.pop(who, None)
             else:
                 self.dirty[who] = state
             member = key + pack_state(data.records[p.id])
-            stored = None if changed else self.ledger.member_at(who, key)
+            stored = None if changed else at
             if stored != member:
                 changes = self.history.setdefault(who, MemberChanges())
                 if stored is not None:

@@ -191,6 +191,23 @@ class MemoryLedger:
         record = self.record(*who)
         return pack_state(record) if record is not None else None
 
+    def member_and_after(self, who: PlayerKey, key: bytes) -> tuple[bytes | None, bytes | None]:
+        """`member_at(who, key)` and `packed_after(who, key)`, by one search."""
+        history = self.histories.get(who)
+        if history:
+            i = first_at_or_after(history, key)
+            n = len(history)
+            member = None
+            if i < n and history[i][:KEY_LEN] == key:
+                member = history[i]
+                i += 1
+            if i < n:
+                return member, history[i][KEY_LEN:]
+        else:
+            member = None
+        record = self.record(*who)
+        return member, pack_state(record) if record is not None else None
+
     def state_at(self, who: PlayerKey, key: bytes, engine: Engine) -> PlayerRecord | None:
         """The player's stored state at `key` with the period closings it missed applied
         (`Engine.catch_up`): where a re-rate starts from."""

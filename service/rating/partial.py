@@ -36,12 +36,15 @@ class Read(NamedTuple):
 
 class Missing(Exception):
     """The walk stopped for want of these archives (event ids) and these players' records and
-    histories (player ids): read them into the ledger, then apply again (it resumes)."""
+    histories (player ids): read them into the ledger, then apply again (it resumes). `at`:
+    the order key of the step it stopped at; the walk only goes on from there, so the
+    players' histories are needed from it on, not from the cascade's start (D137)."""
 
-    def __init__(self, archives: list[str], players: list[str]):
+    def __init__(self, archives: list[str], players: list[str], at: bytes = b""):
         super().__init__(f"{len(archives)} archives and {len(players)} players to read")
         self.archives = archives
         self.players = players
+        self.at = at
 
 
 class PartialReads:
@@ -49,7 +52,7 @@ class PartialReads:
     are loaded (in every pool of the domain, `pools`), the order keys at which each loaded
     player has a history member, and the walk that stopped for want of more (`paused`)."""
 
-    __slots__ = ("start", "pools", "players", "at", "paused", "stops")
+    __slots__ = ("start", "pools", "players", "at", "paused", "stops", "_complete")
 
     def __init__(self, start: bytes, pools: Iterable[tuple[str, str]]):
         self.start = start
@@ -58,6 +61,18 @@ class PartialReads:
         self.at: dict[bytes, list[str]] = {}
         self.paused: Any = None  # service/rating/cascade.py's Walk
         self.stops = 0  # how many times the walk asked for more (a count for tests and logs)
+        # The archived events whose players are all loaded (by id(event), the event held): a
+        # loaded player stays loaded, so `lacks` tests each event until it is complete.
+        self._complete: dict[int, EventFinished] = {}
+
+    def made(self) -> tuple[list, list]:
+        """The messages and archived events the paused walk made so far (none: no walk is
+        paused). The commit writes them unless the walk is begun again (another try): a
+        runtime may encode them while it reads (D136)."""
+        walk = self.paused
+        if walk is None:
+            return [], []
+        return list(walk.outputs), list(walk.archives.values())
 
     def loaded(self, ids: Iterable[str], histories: Mapping[PlayerKey, list[bytes]]) -> None:
         """The players `ids` were read (their histories are in `histories`)."""
@@ -81,8 +96,14 @@ class PartialReads:
 
     def lacks(self, archived: Archived) -> bool:
         """Whether a player of the event is not loaded."""
+        event = archived.event
+        if self._complete.get(id(event)) is event:
+            return False
         players = self.players
-        return any(p.id not in players for p in archived.event.players)
+        if any(p.id not in players for p in event.players):
+            return True
+        self._complete[id(event)] = event
+        return False
 
     def missing(
         self,
@@ -116,7 +137,7 @@ class PartialReads:
                 stored = read.state_at(who, at, read.engine_of(archived.event))
                 if stored is None or pack_state(stored) != pack_state(state):
                     players.update(p.id for p in archived.event.players)
-        return Missing(sorted(archives), sorted(players - self.players))
+        return Missing(sorted(archives), sorted(players - self.players), key)
 
     def _next(
         self,

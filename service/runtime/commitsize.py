@@ -42,8 +42,20 @@ class CommitWrites(NamedTuple):
 
     @property
     def bytes(self) -> int:
-        """The arguments' bytes: every command's, and each output's message and stream name."""
-        written = sum(argument_bytes(a) for command in self.commands for a in command)
+        """The arguments' bytes: every command's, and each output's message and stream name
+        (argument_bytes, its common cases inline: a cascade's commit has ~130,000 arguments)."""
+        written = 0
+        for command in self.commands:
+            for a in command:
+                kind = type(a)
+                if kind is str:
+                    written += len(a) if a.isascii() else len(a.encode())
+                elif kind is bytes:
+                    written += len(a)
+                elif kind is int:
+                    written += len(repr(a))
+                else:
+                    written += argument_bytes(a)
         return written + sum(len(o.data) + len(o.stream) for o in self.outputs)
 
 

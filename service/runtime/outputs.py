@@ -5,6 +5,7 @@ rejected entry on its dead-letter stream, in the entries' order (docs/design/gua
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from service.rating import Applied, Rejected
@@ -23,14 +24,19 @@ class Output(NamedTuple):
     rated: bool
 
 
-def outputs_of(partition: Partition, stream: str, decisions: list[Decision]) -> list[Output]:
+def outputs_of(
+    partition: Partition,
+    stream: str,
+    decisions: list[Decision],
+    encoded: Callable[[Any], bytes] = encode,
+) -> list[Output]:
     """The ratings.updated and event.rejected entries of `decisions` (entries of `stream`),
-    encoded, in order."""
+    encoded, in order (`encoded`: store.encode, or what gives its bytes made ahead, D136)."""
     found: list[Output] = []
     for decision in decisions:
         outcome = decision.outcome
         if isinstance(outcome, Applied):
-            found += [Output(partition.output, encode(o), True) for o in outcome.outputs]
+            found += [Output(partition.output, encoded(o), True) for o in outcome.outputs]
         elif isinstance(outcome, Rejected):
             rejected = rejection_message(outcome, stream, decision.entry)
             found.append(Output(partition.dead_letter, encode(rejected), False))

@@ -5,10 +5,11 @@ redis-py's synchronous client packs with hiredis when it is installed; its async
 Python, about a sixth of the service's time per commit (`rating-service bench --profile`).
 `use_hiredis_packing(client)` gives a client's connection pool a connection class that packs
 with `hiredis.pack_command` and falls back to redis-py's own packing for what hiredis does not
-take (a memoryview, or a type both refuse: redis-py then raises its DataError) and for a
-command of very many arguments (LARGE_COMMAND), and is not used for a client whose encoding is
-not strict UTF-8 (hiredis encodes text as strict UTF-8). The bytes on the wire are the same
-(tests/unit/test_packing.py).
+take (a memoryview, or a type both refuse: redis-py then raises its DataError), for a
+command of very many arguments (LARGE_COMMAND) and for one with a large argument
+(LARGE_ARGUMENT: redis-py sends it without a copy), and is not used for a client whose
+encoding is not strict UTF-8 (hiredis encodes text as strict UTF-8). The bytes on the wire
+are the same (tests/unit/test_packing.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ _classes: dict[type, type] = {}
 # cascade of 9,999 events peaked 35 MB higher with hiredis packing every command; at 2,000
 # the 64x7 events' commits lost a seventh of their throughput).
 LARGE_COMMAND = 20_000
+# A command of a few arguments, one longer than this (a 40-player event's message on the
+# output stream: ~62 kB of JSON), is packed by redis-py too: it sends such an argument as it
+# is, where hiredis copies it into the command's buffer. A cascade's 432 revisions are 27 MB,
+# held twice until they were sent: fresh memory, paid in page faults (D139). (The commands of
+# many arguments are not looked at: 160,000 arguments of a cascade's commit.)
+LARGE_ARGUMENT = 16_384
+FEW_ARGUMENTS = 64  # only a command of at most so many is looked at for a large argument
 SEND_GROUP = 1 << 20  # bytes written to the socket (and drained) at a time
 
 
@@ -35,7 +43,10 @@ class HiredisPacking:
     """Mixin for a redis.asyncio connection class: pack_command / pack_commands by hiredis."""
 
     def pack_command(self, *args: Any) -> list[bytes]:
-        if len(args) > LARGE_COMMAND:
+        if len(args) > LARGE_COMMAND or (
+            len(args) <= FEW_ARGUMENTS
+            and any(type(a) is bytes and len(a) > LARGE_ARGUMENT for a in args)
+        ):
             return super().pack_command(*args)  # type: ignore[misc]  # a mixin: super() is the connection class it is mixed into
         name = args[0]
         if isinstance(name, str):  # "CONFIG GET": the words go as separate arguments (as redis-py)

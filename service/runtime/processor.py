@@ -21,6 +21,7 @@ held by the processor and reached through it (ensure_group, index_existing, ...)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -42,6 +43,7 @@ from service.rating import (
 )
 from service.runtime.backfill import index_stream
 from service.runtime.closes import MORE, PagedClose, is_paged_close
+from service.runtime.collector import collector_paused
 from service.runtime.commitsize import CommitLimits, CommitWrites
 from service.runtime.connection import on_owner
 from service.runtime.entries import Decision, Entry, EntryDecoder
@@ -51,6 +53,7 @@ from service.runtime.leases import LeaseLost, StreamLease, token_of
 from service.runtime.metrics import Metrics
 from service.runtime.outage import failure_reason
 from service.runtime.outputs import outputs_of, queue_encoded
+from service.runtime.packahead import PackAhead
 from service.runtime.readbudget import ReadBudget, StreamEntry, read_budgeted
 from service.runtime.replies import text
 from service.runtime.report import CommitClock, CommitReport
@@ -84,6 +87,14 @@ class Attempt(NamedTuple):
     @property
     def head(self) -> str:
         return self.entries[0].id
+
+
+class Aside(NamedTuple):
+    """What one try keeps beside its ledger: where a cascade pauses the cyclic collector until
+    the try has returned (D135), and the large values it writes, encoded ahead (D136)."""
+
+    pausing: contextlib.ExitStack
+    packing: PackAhead
 
 
 class Writes(NamedTuple):
@@ -293,15 +304,19 @@ class StreamProcessor:
             # moving slot is tried again (connection.on_owner): forgiven, as any Redis failure.
             forgiven, self._forgiven = self._forgiven == head, None
             tried = Attempt(client, entries, wants, expected_cursor, handed, forgiven, None, None)
-            if self.lease is None:
-                return await self._commit_watched(tried)
-            async with self.lease.lock:  # a release waits for the commit in progress
-                fence = self.lease.value
-                if fence is None:
-                    raise LeaseLost(self.stream)
-                return await self._commit_watched(
-                    tried._replace(fence=fence, fence_key=self.lease.fence_key)
-                )
+            # A cascade pauses the cyclic collector (D135) until the try has returned: what it
+            # made is freed by then, so the next collection does not walk it.
+            with contextlib.ExitStack() as pausing:
+                aside = Aside(pausing, PackAhead())
+                if self.lease is None:
+                    return await self._commit_watched(tried, aside)
+                async with self.lease.lock:  # a release waits for the commit in progress
+                    fence = self.lease.value
+                    if fence is None:
+                        raise LeaseLost(self.stream)
+                    return await self._commit_watched(
+                        tried._replace(fence=fence, fence_key=self.lease.fence_key), aside
+                    )
 
         return await on_owner(self.client, self.keys.cursor, attempt, retried=self._redirected)
 
@@ -335,7 +350,7 @@ class StreamProcessor:
             error=f"{type(exc).__name__}: {exc}",
         )
 
-    async def _commit_watched(self, attempt: Attempt) -> int | None:
+    async def _commit_watched(self, attempt: Attempt, aside: Aside) -> int | None:
         """One try of a commit (see _commit): WATCH, read and check, rate, MULTI ... EXEC."""
         client, head = attempt.client, attempt.head
         fenced = [attempt.fence_key] if attempt.fence_key is not None else []
@@ -356,9 +371,11 @@ class StreamProcessor:
                     await client.hdel(self.keys.attempts, head)
                     return None
                 ledger, decisions = await self._decide(
-                    pipe, attempt, checks.attempts, build_ledger, clock
+                    pipe, attempt, checks.attempts, build_ledger, clock, aside
                 )
-                writes = within_limits(self, attempt.entries, build_ledger, ledger, decisions)
+                writes = within_limits(
+                    self, attempt.entries, build_ledger, ledger, decisions, aside.packing
+                )
                 clock.lap("rate")
                 decisions = self._queue_writes(pipe, writes)
                 clock.lap("encode")
@@ -383,11 +400,12 @@ class StreamProcessor:
         attempts: int,
         build_ledger: Callable[[], MemoryLedger],
         clock: CommitClock,
+        aside: Aside,
     ) -> tuple[MemoryLedger, list[Decision]]:
         """What the try commits, with the ledger it writes: the head entry dead-lettered as
         poison after `max_deliveries` tries; the head entry alone, re-rated from its place,
-        when it is late (a late event, a correction or a withdrawal: what that needs is read
-        under the same WATCH); else the entries in order (the head alone after a failed try)."""
+        when it is late (a late event, a correction or a withdrawal: `read_and_cascade`);
+        else the entries in order (the head alone after a failed try)."""
         entries = attempt.entries
         first = entries[0]
         if attempts > self.settings.max_deliveries:
@@ -399,20 +417,7 @@ class StreamProcessor:
         if first.message is not None and not in_order(
             ledger, first.message, arrival_of(first.id), self.registry
         ):
-            assert first.want is not None
-            await pipe.watch(*watched_keys(self.keys, [first.want], cascade=True))
-            ledger = await load_cascade(
-                attempt.client,
-                self.keys,
-                first.message,
-                first.want,
-                arrival_of(first.id),
-                self.settings.max_cascade_events,
-            )
-            clock.lap("read")
-            return ledger, await apply_reading(
-                attempt.client, self.keys, ledger, lambda: self.apply_entries([first], ledger)
-            )
+            return await read_and_cascade(self, pipe, attempt, clock, aside)
         clock.lap("read")
         return ledger, self.apply_entries(chosen, ledger)
 
@@ -438,6 +443,35 @@ class StreamProcessor:
         return decisions
 
 
+async def read_and_cascade(
+    processor: StreamProcessor, pipe: Any, attempt: Attempt, clock: CommitClock, aside: Aside
+) -> tuple[MemoryLedger, list[Decision]]:
+    """The head entry of a try, late: re-rated from its place, what that needs read under the
+    same WATCH (load_cascade, then apply_reading), the cyclic collector paused until the try
+    has returned (D135) and the large values its walk makes encoded while Redis reads (D136)."""
+    first = attempt.entries[0]
+    assert first.message is not None and first.want is not None
+    aside.pausing.enter_context(collector_paused())
+    keys, settings = processor.keys, processor.settings
+    await pipe.watch(*watched_keys(keys, [first.want], cascade=True))
+    ledger = await load_cascade(
+        attempt.client,
+        keys,
+        first.message,
+        first.want,
+        arrival_of(first.id),
+        settings.max_cascade_events,
+    )
+    clock.lap("read")
+    return ledger, await apply_reading(
+        attempt.client,
+        keys,
+        ledger,
+        lambda: processor.apply_entries([first], ledger),
+        aside.packing,
+    )
+
+
 async def read_after(
     client: Any, stream: str, cursor: str, budget: ReadBudget
 ) -> list[StreamEntry]:
@@ -455,16 +489,25 @@ async def read_after(
 
 
 def commit_writes(
-    processor: StreamProcessor, ledger: MemoryLedger, decisions: list[Decision]
+    processor: StreamProcessor,
+    ledger: MemoryLedger,
+    decisions: list[Decision],
+    packing: PackAhead | None = None,
 ) -> Writes:
-    """What committing `decisions` on `ledger` writes, built in full (commitsize.py)."""
+    """What committing `decisions` on `ledger` writes, built in full (commitsize.py); what
+    `packing` encoded ahead is taken from it (D136)."""
+    packing = packing or PackAhead()
     outputs, owners = [], []
     for n, decision in enumerate(decisions):
-        made = outputs_of(processor.partition, processor.stream, [decision])
+        made = outputs_of(processor.partition, processor.stream, [decision], packing.json)
         outputs += made
         owners += [n] * len(made)
     stamp = entry_ms(decisions[-1].entry.id)
-    commands = list(ledger_writes(processor.keys, ledger.changes, stamp=stamp))
+    commands = list(
+        ledger_writes(
+            processor.keys, ledger.changes, stamp, packed=packing.packed, archived=packing.archived
+        )
+    )
     return Writes(CommitWrites(commands, outputs, owners), decisions)
 
 
@@ -474,6 +517,7 @@ def within_limits(
     build_ledger: Callable[[], MemoryLedger],
     ledger: MemoryLedger,
     decisions: list[Decision],
+    packing: PackAhead | None = None,
 ) -> Writes:
     """A commit's writes within RATING_MAX_MESSAGE_BYTES and RATING_MAX_COMMIT_BYTES (D91):
     over one, the entries before the one over it (or fewer, in proportion to the bytes) are
@@ -481,7 +525,7 @@ def within_limits(
     `too_large` and its commit writes the dead letter only. A lone rejection is written
     whatever it weighs (its entry's bytes, kept verbatim)."""
     while True:
-        writes = commit_writes(processor, ledger, decisions)
+        writes = commit_writes(processor, ledger, decisions, packing)
         lone_rejection = len(decisions) == 1 and isinstance(decisions[0].outcome, Rejected)
         over = None if lone_rejection else processor.limits.over(writes.writes, len(decisions))
         if over is None:
@@ -497,15 +541,31 @@ def within_limits(
 
 
 async def apply_reading(
-    client: Any, keys: StreamKeys, ledger: MemoryLedger, apply: Callable[[], list[Decision]]
+    client: Any,
+    keys: StreamKeys,
+    ledger: MemoryLedger,
+    apply: Callable[[], list[Decision]],
+    packing: PackAhead | None = None,
 ) -> list[Decision]:
     """`apply` on a ledger read in part (a cascade, D65): each time the walk asks for more,
-    read it (under the same WATCH) and apply again; the walk resumes."""
+    read it (under the same WATCH) and apply again; the walk resumes. While Redis reads,
+    `packing` encodes the messages and archives the walk made so far (D136)."""
     while True:
         try:
             return apply()
         except Missing as missing:
-            if not await load_missing(client, keys, ledger, missing):
+            if packing is None or ledger.partial is None:
+                found = await load_missing(client, keys, ledger, missing)
+            else:
+                reading = asyncio.ensure_future(load_missing(client, keys, ledger, missing))
+                try:
+                    await asyncio.sleep(0)  # the read goes out; meanwhile, encode ahead
+                    await packing.while_reading(*ledger.partial.made(), reading)
+                except BaseException:  # cancelled (a stop): the read is not waited for
+                    reading.cancel()
+                    raise
+                found = await reading
+            if not found:
                 raise RuntimeError(
                     f"a cascade needs what the store does not hold: {missing}"
                     f" (archives {missing.archives[:5]}, players {missing.players[:5]})"

@@ -42,7 +42,7 @@ from service.readmodel import (
 from service.runtime.histories import FROM_KEYS, history_writes, members_from, queue_from
 from service.runtime.keys import StreamKeys, glob_escape
 from service.runtime.replies import text
-from service.timeline import KEY_LEN, decode_archived, encode_archived, order_key
+from service.timeline import KEY_LEN, Archived, decode_archived, encode_archived, order_key
 
 _record_decoder = msgspec.json.Decoder(PlayerRecord)
 _pool_decoder = msgspec.json.Decoder(PoolState)
@@ -217,7 +217,10 @@ async def load_cascade(
     if max_cascade and len(members) > max_cascade + 1:  # at most one of them is the event
         return ledger
     ledger.partial = PartialReads(start, want.domain_pools)
-    await _load_players(client, keys, ledger, sorted(players))
+    async with client.pipeline(transaction=False) as reads:
+        load_players = _queue_players(reads, keys, ledger, sorted(players), start)
+        reply = iter(await reads.execute())
+    load_players(reply)
     return ledger
 
 
@@ -230,13 +233,20 @@ async def load_missing(
     partial = ledger.partial
     assert partial is not None
     ids, found = missing.archives, 0
-    for first in range(0, len(ids), 1_000):
-        for raw in await client.hmget(keys.events, ids[first : first + 1_000]):
+    players = [p for p in missing.players if p not in partial.players]
+    if not ids and not players:
+        return False
+    async with client.pipeline(transaction=False) as reads:  # one round trip (D137)
+        for first in range(0, len(ids), 1_000):
+            reads.hmget(keys.events, ids[first : first + 1_000])
+        load_players = _queue_players(reads, keys, ledger, players, missing.at or partial.start)
+        reply = iter(await reads.execute())
+    for _ in range(0, len(ids), 1_000):
+        for raw in next(reply):
             if raw is not None:
                 ledger.load_archive(decode_archived(raw))
                 found += 1
-    players = [p for p in missing.players if p not in partial.players]
-    await _load_players(client, keys, ledger, players)
+    load_players(reply)
     return bool(found or players)
 
 
@@ -283,26 +293,31 @@ async def _load_pools(
             ledger.load_pool(_pool_decoder.decode(raw))
 
 
-async def _load_players(
-    client: Any, keys: StreamKeys, ledger: MemoryLedger, players: list[str]
-) -> None:
-    """The players' records and histories from the ledger's start on, in each pool of the
-    domain (PartialReads), into the ledger."""
+def _queue_players(
+    pipe: Any, keys: StreamKeys, ledger: MemoryLedger, players: list[str], at: bytes
+) -> Callable[[Iterator[Any]], None]:
+    """Queue on `pipe` the reads of the players' records and histories from the order key
+    `at` on (the cascade's start, or the step its walk stopped at: it never looks back, D137),
+    in each pool of the domain (PartialReads); returns what loads them into the ledger from
+    the replies (in order, after those queued before)."""
     partial = ledger.partial
     assert partial is not None
     if not players:
-        return
-    async with client.pipeline(transaction=False) as reads:
-        for system, pool in partial.pools:
-            reads.hmget(keys.players(system, pool), players)
-            queue_from(reads, [keys.history(system, pool, pid) for pid in players], partial.start)
-        reply = iter(await reads.execute())
+        return lambda reply: None
     for system, pool in partial.pools:
-        ledger.load_records(decode_record(raw) for raw in next(reply) if raw is not None)
-        for pid, history in zip(players, members_from(reply, len(players))):
-            if history:
-                ledger.load_history((system, pool, pid), history)
-    partial.loaded(players, ledger.histories)
+        pipe.hmget(keys.players(system, pool), players)
+        queue_from(pipe, [keys.history(system, pool, pid) for pid in players], at)  # D121
+
+    def load(reply: Iterator[Any]) -> None:
+        assert partial is not None
+        for system, pool in partial.pools:
+            ledger.load_records(decode_record(raw) for raw in next(reply) if raw is not None)
+            for pid, history in zip(players, members_from(reply, len(players))):
+                if history:
+                    ledger.load_history((system, pool, pid), history)
+        partial.loaded(players, ledger.histories)
+
+    return load
 
 
 # ------------------------------------------------------------------ writes
@@ -313,6 +328,10 @@ Command = tuple[Any, ...]  # one Redis command: its name, then its arguments
 # 4,096 players, or one event of up to RATING_MAX_PLAYERS 5,000 alone), so a commit writes one
 # command per key and kind; a replay's whole state goes in several, none of tens of MB.
 WRITE_CHUNK = 8_192
+# History lines per _HSET_EACH script (a key and two arguments each): at most 20,000 arguments
+# a command, which hiredis packs (service/runtime/packing.py LARGE_COMMAND; redis-py's own
+# packing of a cascade's two commands of 24,000 took 24 ms of the 33 ms of packing them all).
+LINES_PER_SCRIPT = 6_000
 # Events' messages per HSET of {S}:results: a commit's (64 entries) in one; a correction's
 # cascade (hundreds of revisions of tens of kB) in several.
 RESULTS_PER_HSET = 64
@@ -330,13 +349,20 @@ def queue(pipe: Any, commands: Iterable[Command]) -> None:
 
 
 def ledger_writes(
-    keys: StreamKeys, changes: Changes, stamp: int | None = None, staged: bool = False
+    keys: StreamKeys,
+    changes: Changes,
+    stamp: int | None = None,
+    staged: bool = False,
+    packed: Callable[[Any], bytes] = pack_message,
+    archived: Callable[[Archived], bytes] = encode_archived,
 ) -> Iterator[Command]:
     """The Redis writes of a ledger's change set (MemoryLedger.changes after a commit, or
     `whole_state()` for a replay): records, pool states, markers, the archive, timelines and
     histories, and the read model (`stamp`: the time, in ms, of the last input entry, kept as
     the pools' last update; `staged`: a page of a paged close, whose list's changes go to the
-    staged key, D60). The one place a ledger becomes Redis writes."""
+    staged key, D60; `packed`, `archived`: how the results' messages and the archived events
+    are packed, pack_message and encode_archived or their bytes packed ahead, D136). The one
+    place a ledger becomes Redis writes."""
     by_key: dict[str, list[Any]] = {}
     for (system, pool, pid), record in changes.records.items():
         by_key.setdefault(keys.players(system, pool), []).extend((pid, encode(record)))
@@ -345,12 +371,12 @@ def ledger_writes(
     pools = [x for (s, p), v in changes.pools.items() for x in (f"{s}:{p}", encode(v))]
     yield from _hset(keys.pools, pools)
     yield from _hset(keys.markers, [x for pair in changes.markers.items() for x in pair])
-    archived = [x for e, a in changes.archives.items() for x in (e, encode_archived(a))]
-    yield from _hset(keys.events, archived)
+    events = [x for e, a in changes.archives.items() for x in (e, archived(a))]
+    yield from _hset(keys.events, events)
     for domain, members in changes.timelines.items():
         yield from _member_changes(keys.timeline(domain), members)
     yield from history_writes(keys, changes)  # D121
-    yield from read_model_writes(keys, changes, stamp, staged)
+    yield from read_model_writes(keys, changes, stamp, staged, packed)
 
 
 def _hset(key: str, fields: list[Any], per: int = WRITE_CHUNK) -> Iterator[Command]:
@@ -386,19 +412,22 @@ def revision_field(event_id: str, revision: int) -> str:
     return f"{event_id}/{revision}"
 
 
-def result_writes(keys: StreamKeys, changes: Changes) -> Iterator[Command]:
+def result_writes(
+    keys: StreamKeys, changes: Changes, packed: Callable[[Any], bytes] = pack_message
+) -> Iterator[Command]:
     """The events' last messages (`{S}:results`) and each revision's kept (`{S}:revisions`,
     with the message it replaced: D101), by one script a RESULTS_PER_HSET messages: every
     message the commit published, in order, then any last message not among them (a
-    replay's whole state)."""
+    replay's whole state). `packed`: pack_message, or what gives its bytes packed ahead
+    (service/runtime/packahead.py, D136)."""
     args: list[Any] = []
     seen = set()
     for message in changes.published:
         seen.add(id(message))
-        args += (message.event_id, pack_message(message), message.revision or "")
+        args += (message.event_id, packed(message), message.revision or "")
     for event_id, message in changes.results.items():
         if id(message) not in seen:
-            args += (event_id, pack_message(message), message.revision or "")
+            args += (event_id, packed(message), message.revision or "")
     for chunk in _chunks(args, 3 * RESULTS_PER_HSET):
         yield ("EVAL", _KEEP_RESULTS, 2, keys.results, keys.revisions, *chunk)
 
@@ -422,12 +451,16 @@ def queue_ledger_writes(
 
 
 def read_model_writes(
-    keys: StreamKeys, changes: Changes, stamp: int | None, staged: bool = False
+    keys: StreamKeys,
+    changes: Changes,
+    stamp: int | None,
+    staged: bool = False,
+    packed: Callable[[Any], bytes] = pack_message,
 ) -> Iterator[Command]:
     """The read model's writes of a change set (service/readmodel.py): the events' last
     messages, the players' history lines, the pools' rankings and name indexes, the last
     updates."""
-    yield from result_writes(keys, changes)
+    yield from result_writes(keys, changes, packed)
     yield from _hset(keys.event_names, [x for pair in changes.names.items() for x in pair])  # D122
     lines: list[tuple[str, Any, Any]] = []
     for (system, pool, pid), fields in changes.entries.items():
@@ -436,7 +469,7 @@ def read_model_writes(
         if gone:
             yield ("HDEL", key, *gone)
         lines.extend((key, f, v) for f, v in fields.items() if v is not None)
-    for chunk in _chunks(lines, WRITE_CHUNK):
+    for chunk in _chunks(lines, LINES_PER_SCRIPT):
         args = [x for _, f, v in chunk for x in (f, v)]
         yield ("EVAL", _HSET_EACH, len(chunk), *(k for k, _, _ in chunk), *args)
     yield from index_writes(

@@ -11,6 +11,8 @@ lines with rated games.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from service.bench.cascade import history
@@ -55,17 +57,22 @@ async def test_a_correction_reads_what_it_re_rates_and_ends_as_the_offline_fold(
     assert before == EVENTS
 
     decoded_archives: list[str] = []
+    collecting: list[bool] = []  # whether the cyclic collector runs as each is read (D135)
     real = store.decode_archived
 
     def counting(raw: bytes):
         archived = real(raw)
         decoded_archives.append(archived.event.event_id)
+        collecting.append(gc.isenabled())
         return archived
 
     monkeypatch.setattr(store, "decode_archived", counting)
     [entry] = await publish(client, settings, flipped(messages[0]))
+    assert gc.isenabled()
     await processor.handle(entry)
     assert await rejections(client, settings) == []
+    assert collecting and not any(collecting)  # paused through the cascade's reads
+    assert gc.isenabled()  # and given back after its commit
     revisions = (await outputs(client, settings))[before:]
     assert revisions and all(o.kind == "revision" for o in revisions)
     # Read: the corrected event's archive, then only the later events a dirty player plays

@@ -95,6 +95,14 @@ def test_a_commit_over_its_limit_is_made_of_fewer_entries_then_refused():
     assert argument_bytes("é") == 2 and argument_bytes(12345) == 5 and argument_bytes(b"ab") == 2
 
 
+def test_a_commits_bytes_are_its_arguments_bytes_of_every_kind():
+    arguments = ["HSET", "ascii", "é-ß", b"\x00raw", bytearray(b"ab"), memoryview(b"abc")]
+    arguments += [0, -12, 2**70, True, False, 1.5, 1e-7]
+    commands = [tuple(arguments), ("EVAL", "return 1", 0, *arguments[::-1])]
+    expected = sum(argument_bytes(a) for command in commands for a in command)
+    assert CommitWrites(commands, [], []).bytes == expected == 2 * 66 + 13
+
+
 def test_the_limits_are_settings():
     settings = load_settings(
         {

@@ -73,3 +73,37 @@ def test_a_command_with_very_many_arguments_is_packed_by_redis_py_in_pieces():
     pieces = PACKED.pack_command(*command)
     assert len(pieces) > 1  # redis-py's pieces of at most 6 kB, not one buffer
     assert b"".join(pieces) == b"".join(PLAIN.pack_command(*command))
+
+
+def test_a_cascades_history_lines_go_in_commands_hiredis_packs():
+    """A commit's history lines are written by scripts of at most LARGE_COMMAND arguments,
+    so that hiredis packs them (store.LINES_PER_SCRIPT)."""
+    from service.rating.ledger import Changes
+    from service.runtime.keys import StreamKeys
+    from service.runtime.packing import LARGE_COMMAND
+    from service.runtime.store import LINES_PER_SCRIPT, read_model_writes
+
+    changes = Changes()
+    for n in range(2 * LINES_PER_SCRIPT + 1):
+        changes.entries[("cfc", "regular", f"p{n}")] = {"e1": b"line", "e2": b"line"}
+    scripts = [
+        command
+        for command in read_model_writes(StreamKeys("s"), changes, None)
+        if command[0] == "EVAL" and "HSET" in command[1]
+    ]
+    assert len(scripts) == 5  # 4 * LINES_PER_SCRIPT + 2 lines
+    assert all(len(command) <= LARGE_COMMAND for command in scripts)
+    assert sum(command[2] for command in scripts) == 4 * LINES_PER_SCRIPT + 2
+
+
+def test_a_large_argument_is_sent_as_it_is():
+    """A message of more than LARGE_ARGUMENT bytes is one of redis-py's pieces, the very
+    object, not copied into a buffer (D139); the bytes on the wire are the same."""
+    from service.runtime.packing import LARGE_ARGUMENT
+
+    message = b"{" + b"x" * LARGE_ARGUMENT + b"}"
+    pieces = PACKED.pack_command("XADD", "out", "*", "__data__", message)
+    assert any(piece is message for piece in pieces)
+    assert b"".join(pieces) == b"".join(PLAIN.pack_command("XADD", "out", "*", "__data__", message))
+    small = b"{" + b"x" * 100 + b"}"
+    assert len(PACKED.pack_command("XADD", "out", "*", "__data__", small)) == 1  # hiredis's

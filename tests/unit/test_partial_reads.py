@@ -63,7 +63,7 @@ class Store:
             if (system, pool) in whole.pools:
                 ledger.load_pool(whole.pools[(system, pool)])
         ledger.partial = PartialReads(start, want.domain_pools)
-        self._players(ledger, sorted(players))
+        self._players(ledger, sorted(players), start)
         return ledger
 
     def load(self, ledger: MemoryLedger, missing: Missing) -> None:
@@ -71,9 +71,11 @@ class Store:
             ledger.load_archive(self.whole.archives[event_id])
             self.archives_read += 1
         assert ledger.partial is not None
-        self._players(ledger, [p for p in missing.players if p not in ledger.partial.players])
+        assert missing.at >= ledger.partial.start
+        players = [p for p in missing.players if p not in ledger.partial.players]
+        self._players(ledger, players, missing.at)  # from where the walk stopped on (D137)
 
-    def _players(self, ledger: MemoryLedger, players: list[str]) -> None:
+    def _players(self, ledger: MemoryLedger, players: list[str], at: bytes) -> None:
         partial = ledger.partial
         assert partial is not None
         for system, pool in partial.pools:
@@ -81,11 +83,7 @@ class Store:
                 record = self.whole.record(system, pool, pid)
                 if record is not None:
                     ledger.load_records([record])
-                members = [
-                    m
-                    for m in self.whole.histories.get((system, pool, pid), [])
-                    if m >= partial.start
-                ]
+                members = [m for m in self.whole.histories.get((system, pool, pid), []) if m >= at]
                 if members:
                     ledger.load_history((system, pool, pid), members)
         self.players_read += len(players)
@@ -220,3 +218,22 @@ def test_a_correction_reads_the_archives_of_the_events_it_looks_at_only():
     reference = copy.deepcopy(whole)
     theirs = applied(reference, message, 401)
     assert outcome(result) == outcome(theirs)
+
+
+def test_one_search_gives_the_member_at_a_key_and_the_state_after_it():
+    """MemoryLedger.member_and_after is member_at and packed_after (D138), at every key of a
+    history, between them, before and after it, and for a player with no history."""
+    players = [f"p{i}" for i in range(6)]
+    start = [
+        PlayerRecord(system="cfc", pool="regular", id=p, rating=1500 + i, status="established")
+        for i, p in enumerate(players)
+    ]
+    whole = MemoryLedger(start)
+    for arrival, raw in enumerate(_history(players, 30), 1):
+        assert isinstance(applied(whole, decoded(raw), arrival), Applied)
+    keys = sorted({split_member(m)[0] for h in whole.histories.values() for m in h})
+    probes = [b"\x00" * 17, *keys, *(k[:-1] + b"\x00" for k in keys), b"\xff" * 17]
+    for who in [*whole.histories, ("cfc", "regular", "nobody")]:
+        for key in probes:
+            expected = (whole.member_at(who, key), whole.packed_after(who, key))
+            assert whole.member_and_after(who, key) == expected
