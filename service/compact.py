@@ -29,11 +29,16 @@ class CompactError(ValueError):
     """A compact value this version cannot read (an unknown version, or damaged bytes)."""
 
 
+# A compressor with the dictionary already loaded, copied for each value: the same bytes as
+# a new one, without loading the 9 kB dictionary each time (a history state: 15 -> 9 µs).
+_PRIMED = zlib.compressobj(LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, V1)
+
+
 def compact(raw: bytes) -> bytes:
     """`raw` (MessagePack) as stored: compact when that is shorter, else `raw` itself."""
     if len(raw) < SMALLEST:
         return raw
-    deflate = zlib.compressobj(LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, V1)
+    deflate = _PRIMED.copy()
     packed = _HEAD + deflate.compress(raw) + deflate.flush()
     return packed if len(packed) < len(raw) else raw
 

@@ -7,6 +7,7 @@ import hashlib
 import json
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import msgspec
@@ -167,3 +168,15 @@ def test_a_fide_state_packed_as_arrays_reads_back(state, rating):
         [rating, 2 if rating else 0, 30, None, None, False, False, None, None, state]
     )
     assert unpack_state("fide", "standard", "9", before) == record  # packed before D123
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=3_000) | st.builds(lambda n: bytes(range(256)) * n, st.integers(0, 40)))
+def test_the_primed_compressor_writes_what_a_new_one_writes(raw):
+    """compact() copies a compressor with the dictionary loaded: its bytes are a new one's (a
+    stored value is compared as bytes, D100), one value after another."""
+    deflate = zlib.compressobj(6, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, V1)
+    fresh = bytes((TAG, 1)) + deflate.compress(raw) + deflate.flush()
+    assert compact(raw) == (fresh if len(fresh) < len(raw) and len(raw) >= 24 else raw)
+    if raw[:1] != bytes((TAG,)):  # MessagePack never starts with it
+        assert expand(compact(raw)) == raw
