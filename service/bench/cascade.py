@@ -28,6 +28,7 @@ from schemas.records import PlayerRecord
 from service.bench.machine import TICKS
 from service.bench.workloads import encode, rated_list, swiss_event, two_player_event
 from service.runtime.keys import StreamKeys
+from service.runtime.replies import text
 from service.runtime.store import DATA_FIELD
 
 FIRST_DAY = dt.date(2020, 1, 1)
@@ -220,7 +221,7 @@ def _correct_first(
     correction["games"] = [{**first["games"][0], "score": 0}]
     before = client.xlen(names["output"])
     last = client.xrevrange(names["output"], count=1)
-    after = bytes(last[0][0]) if last else b"0-0"
+    after = text(last[0][0]) if last else "0-0"
     cpu, redis_before = process_cpu(pid), redis_counts(client)
     started = time.perf_counter()
     entry = client.xadd(names["input"], {DATA_FIELD: encode(correction)})
