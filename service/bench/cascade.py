@@ -221,7 +221,7 @@ def _correct_first(
     correction["games"] = [{**first["games"][0], "score": 0}]
     before = client.xlen(names["output"])
     last = client.xrevrange(names["output"], count=1)
-    after = text(last[0][0]) if last else "0-0"
+    after = (text(last[0][0]) or "0-0") if last else "0-0"
     cpu, redis_before = process_cpu(pid), redis_counts(client)
     started = time.perf_counter()
     entry = client.xadd(names["input"], {DATA_FIELD: encode(correction)})
