@@ -32,13 +32,17 @@ class CompactError(ValueError):
 # A compressor with the dictionary already loaded, copied for each value: the same bytes as
 # a new one, without loading the 9 kB dictionary each time (a history state: 15 -> 9 µs).
 _PRIMED = zlib.compressobj(LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, V1)
+# A value of LARGE bytes or more (an event's message of a dozen players and up) at level 5 and
+# memory level 8 (D124): a 40x7 message 530 -> 360 µs, 6.7 -> 7.1 kB. Any level reads back.
+LARGE = 16_384
+_PRIMED_LARGE = zlib.compressobj(5, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY, V1)
 
 
 def compact(raw: bytes) -> bytes:
     """`raw` (MessagePack) as stored: compact when that is shorter, else `raw` itself."""
     if len(raw) < SMALLEST:
         return raw
-    deflate = _PRIMED.copy()
+    deflate = _PRIMED_LARGE.copy() if len(raw) >= LARGE else _PRIMED.copy()
     packed = _HEAD + deflate.compress(raw) + deflate.flush()
     return packed if len(packed) < len(raw) else raw
 
