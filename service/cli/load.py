@@ -22,7 +22,15 @@ def peak_rss_mib() -> float:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    """load EVENTS --stream S [--ratings LIST]: the history into S's store (see the module)."""
+    """load EVENTS --stream S [--ratings LIST]: the history into S's store (see the module).
+    Without the cyclic garbage collector (D140): each chunk's end collects (onboard.settle)."""
+    from service.cli.data import no_cycle_collection
+
+    with no_cycle_collection():
+        return _load(args)
+
+
+def _load(args: argparse.Namespace) -> int:
     from service.cli.data import list_rules
     from service.engine.registry import default_registry
     from service.formats.ratinglists import read_list
