@@ -9,13 +9,14 @@ applied with the service's use case (`apply_message`) to one resident MemoryLedg
 (`queue_ledger_writes`), the applied cursor and the checkpoint in one MULTI/EXEC, and the
 ledger forgets what only the store needs now (`MemoryLedger.written`): it keeps the records,
 pool states, markers and each timeline's last member, so its memory is the pool's, not the
-history's (D115). A late event, a correction, a withdrawal or a reopen is committed alone
+history's (D115). A chunk's transaction is in flight while the next chunk is rated (D141). A late event, a correction, a withdrawal or a reopen is committed alone
 the service's way, from what it reads of the store (`load_cascade`, D117). A second run
 after a crash continues after the checkpoint (D118).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import gc
 import hashlib
@@ -26,6 +27,7 @@ from typing import Any, TextIO
 
 import msgspec
 
+from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
 from service.engine.registry import Registry
 from service.entryids import entry_ms
@@ -127,6 +129,7 @@ class Loader:
         self.ledger = MemoryLedger()
         self.at = Checkpoint(file="", base=0)
         self.pending = 0  # messages applied to the resident ledger since the last write
+        self.inflight: asyncio.Future | None = None  # the last chunk's transaction (D141)
         self.today = dt.date.today()  # the current entry's UTC date (its plausible dates, D14)
         self.decoder = EntryDecoder(
             settings, registry, settings.layout.of_stream(keys.stream), clock=lambda: self.today
@@ -189,6 +192,21 @@ class Loader:
 
     async def run(self, path: Path, progress: Callable[[Checkpoint], None]) -> Checkpoint:
         """Read the file from the checkpoint on; write the last chunk and mark it finished."""
+        try:
+            at = await self.read(path, progress)
+            at.finished = True
+            await self.write(self.ledger, at)
+            await self.landed()
+        except BaseException:
+            if self.inflight is not None:  # the store keeps the chunk before it, or this one
+                self.inflight.cancel()
+            raise
+        progress(at)
+        return at
+
+    async def read(self, path: Path, progress: Callable[[Checkpoint], None]) -> Checkpoint:
+        """Take each message of the file from the checkpoint on, a chunk written every
+        `chunk` messages applied."""
         at = self.at
         for offset, line in read_lines(path, at.offset):
             before = msgspec.structs.replace(at)  # where a resume starts if this line is not done
@@ -203,9 +221,8 @@ class Loader:
             if self.pending >= self.chunk:
                 await self.write(self.ledger, at)
                 progress(at)
-        at.finished = True
-        await self.write(self.ledger, at)
-        progress(at)
+            elif self.inflight is not None:
+                await self.tend()
         return at
 
     def entry(self, raw: bytes) -> Entry:
@@ -220,6 +237,10 @@ class Loader:
         if entry.rejected is not None:
             return self.rejected(where, entry.rejected)
         assert entry.message is not None
+        if isinstance(entry.message, PeriodClosed):
+            # A FIDE close rates for a second or more without giving the event loop a turn:
+            # no reply is left to wait through it (redis-py's socket timeout runs meanwhile).
+            await self.landed()
         arrival = arrival_of(entry.id)
         if not in_order(self.ledger, entry.message, arrival, self.registry):
             await self.write(self.ledger, before)  # what it reads must be in the store first
@@ -255,6 +276,7 @@ class Loader:
         assert entry.message is not None and entry.want is not None
         want, client, keys = entry.want, self.client, self.keys
         cascade = self.settings.max_cascade_events
+        await self.landed()  # what it reads is in the store
         ledger = await load_cascade(
             client, keys, entry.message, want, arrival_of(entry.id), cascade
         )
@@ -269,6 +291,7 @@ class Loader:
         self.counted(decision.outcome)
         changes = ledger.changes
         await self.write(ledger, self.at, force=True)
+        await self.landed()
         resident = self.ledger
         for (system, pool, pid), record in changes.records.items():
             resident.records.setdefault((system, pool), {})[pid] = record
@@ -279,22 +302,52 @@ class Loader:
 
     async def write(self, ledger: MemoryLedger, at: Checkpoint, force: bool = False) -> None:
         """One chunk: the ledger's changes, the cursor (the last message `at` counts) and the
-        checkpoint `at` in one MULTI/EXEC; then the ledger forgets what the store holds."""
+        checkpoint `at` in one MULTI/EXEC; then the ledger forgets what the store holds.
+
+        The transaction is sent without waiting for its reply (D141): the next chunk is
+        rated while Redis runs it (`tend` gives it the event loop between messages), and
+        waits for it (`landed`) before its own is sent, as does anything that reads the
+        store. A failure is raised there; the store then holds the chunk before it, whose
+        checkpoint a second run resumes from (D118)."""
         if not (force or at.finished or (ledger is self.ledger and self.pending)):
             return
+        await self.landed()
         self.at.chunks += 1
         at.chunks = self.at.chunks
-        async with self.client.pipeline(transaction=True) as pipe:
-            if at.messages:
-                last = entry_id(at.base, at.messages)
-                queue_ledger_writes(pipe, self.keys, ledger, stamp=entry_ms(last))
-                pipe.set(self.keys.cursor, last)
-            pipe.set(self.keys.loading, msgspec.json.encode(at))
-            await pipe.execute()
+        pipe = self.client.pipeline(transaction=True)
+        if at.messages:
+            last = entry_id(at.base, at.messages)
+            queue_ledger_writes(pipe, self.keys, ledger, stamp=entry_ms(last))
+            pipe.set(self.keys.cursor, last)
+        pipe.set(self.keys.loading, msgspec.json.encode(at))
+        self.inflight = asyncio.ensure_future(_commit(pipe))
         ledger.written()
         if ledger is self.ledger:
             self.pending = 0
+        await asyncio.sleep(0)  # the transaction packed and on its way before the collection
         settle()
+
+    async def tend(self) -> None:
+        """Give the transaction in flight a turn of the event loop (its bytes written, its
+        reply read) between two messages; once answered, its outcome (an error raised)."""
+        assert self.inflight is not None
+        if self.inflight.done():
+            await self.landed()
+        else:
+            await asyncio.sleep(0)
+
+    async def landed(self) -> None:
+        """Wait for the transaction in flight, if any: its reply, or its error raised."""
+        inflight, self.inflight = self.inflight, None
+        if inflight is not None:
+            await inflight
+
+
+async def _commit(pipe: Any) -> None:
+    """Send a chunk's MULTI/EXEC and read its reply (a failure drops the connection: a
+    half-sent transaction is discarded by the server)."""
+    async with pipe:
+        await pipe.execute()
 
 
 def settle() -> None:
