@@ -165,11 +165,13 @@ class Loader:
             self.at = found
             if found.messages:
                 await self.resume_state()
+                self.ledger.track_closing()
                 settle()
                 return True
         if records:  # none applied yet: importing again replaces them with themselves
             await import_records(self.client, self.keys, records, stamp=self.at.base)
             self.ledger.load_records(records)
+        self.ledger.track_closing()  # a FIDE close reads the players it may change (D142)
         settle()
         return True
 
@@ -293,8 +295,7 @@ class Loader:
         await self.write(ledger, self.at, force=True)
         await self.landed()
         resident = self.ledger
-        for (system, pool, pid), record in changes.records.items():
-            resident.records.setdefault((system, pool), {})[pid] = record
+        resident.load_records(changes.records.values())  # into its close index too (D142)
         resident.pools.update(changes.pools)
         resident.markers.update(changes.markers)
         tail = await client.zrange(keys.timeline(want.domain), -1, -1)
