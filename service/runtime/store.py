@@ -30,6 +30,7 @@ from service.rating import Changes, MemberChanges, MemoryLedger, Needs
 from service.rating.partial import Missing, PartialReads
 from service.readmodel import list_key, name_members, pack_message, rank_score, unpack_entry
 from service.runtime.keys import StreamKeys
+from service.runtime.packing import LARGE_COMMAND
 from service.runtime.replies import text
 from service.timeline import KEY_LEN, decode_archived, encode_archived, order_key
 
@@ -291,6 +292,10 @@ Command = tuple[Any, ...]  # one Redis command: its name, then its arguments
 # 4,096 players, or one event of up to RATING_MAX_PLAYERS 5,000 alone), so a commit writes one
 # command per key and kind; a replay's whole state goes in several, none of tens of MB.
 WRITE_CHUNK = 8_192
+# History lines per EVAL of _HSET_EACH (three arguments each: key, field, value): as many as
+# keep the command under packing.LARGE_COMMAND, so hiredis packs it (redis-py's Python packing
+# of 8,192 lines took 24 ms against 5; a load's chunk writes tens of thousands).
+LINES_PER_EVAL = (LARGE_COMMAND - 3) // 3
 # Events' messages per HSET of {S}:results: a commit's (64 entries) in one; a correction's
 # cascade (hundreds of revisions of tens of kB) in several.
 RESULTS_PER_HSET = 64
@@ -427,7 +432,7 @@ def read_model_writes(
         if gone:
             yield ("HDEL", key, *gone)
         lines.extend((key, f, v) for f, v in fields.items() if v is not None)
-    for chunk in _chunks(lines, WRITE_CHUNK):
+    for chunk in _chunks(lines, LINES_PER_EVAL):
         args = [x for _, f, v in chunk for x in (f, v)]
         yield ("EVAL", _HSET_EACH, len(chunk), *(k for k, _, _ in chunk), *args)
     yield from index_writes(
