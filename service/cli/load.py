@@ -35,7 +35,7 @@ def _load(args: argparse.Namespace) -> int:
     from service.engine.registry import default_registry
     from service.formats.ratinglists import read_list
     from service.runtime.keys import StreamKeys
-    from service.runtime.onboard import Loader, LoadProgress, LoadRefused
+    from service.runtime.onboard import REPLY_TIMEOUT, Loader, LoadProgress, LoadRefused
 
     path = Path(args.events)
     if not path.is_file():
@@ -78,7 +78,7 @@ def _load(args: argparse.Namespace) -> int:
             f" peak RSS {peak_rss_mib():,.0f} MiB",
         ]
 
-    for line in run_redis(args, work):
+    for line in run_redis(args, work, socket_timeout=REPLY_TIMEOUT):
         print(line)
     return EXIT_OK
 

@@ -50,6 +50,10 @@ from service.runtime.store import (
 from service.timeline import arrival_of
 
 SEQ = 65_536  # entry ids per millisecond: arrival_of keeps 16 bits of the sequence
+# Seconds a reply may take (the load's client's socket timeout, D141): Redis runs a chunk of
+# about 25 MB of commands while the loader rates the next, so on a busy machine it may take
+# longer than redis-py's default 5 s (measured: up to 4.1 s at load average 4.5).
+REPLY_TIMEOUT = 120.0
 _pool_decoder = msgspec.json.Decoder(PoolState)
 
 
@@ -241,7 +245,7 @@ class Loader:
         assert entry.message is not None
         if isinstance(entry.message, PeriodClosed):
             # A FIDE close rates for a second or more without giving the event loop a turn:
-            # no reply is left to wait through it (redis-py's socket timeout runs meanwhile).
+            # no reply is left to wait through it (the socket timeout runs meanwhile).
             await self.landed()
         arrival = arrival_of(entry.id)
         if not in_order(self.ledger, entry.message, arrival, self.registry):
