@@ -9,9 +9,10 @@ applied with the service's use case (`apply_message`) to one resident MemoryLedg
 (`queue_ledger_writes`), the applied cursor and the checkpoint in one MULTI/EXEC, and the
 ledger forgets what only the store needs now (`MemoryLedger.written`): it keeps the records,
 pool states, markers and each timeline's last member, so its memory is the pool's, not the
-history's (D115). A chunk's transaction is in flight while the next chunk is rated (D141). A late event, a correction, a withdrawal or a reopen is committed alone
-the service's way, from what it reads of the store (`load_cascade`, D117). A second run
-after a crash continues after the checkpoint (D118).
+history's (D115). A chunk's transaction is in flight while the next chunk is rated (D141).
+A late event, a correction, a withdrawal or a reopen is committed alone the service's way,
+from what it reads of the store (`load_cascade`, D117). A second run after a crash
+continues after the checkpoint (D118).
 """
 
 from __future__ import annotations
