@@ -7,7 +7,9 @@ The decade: DECADE_EVENTS Swiss tournaments of 40 players and 7 rounds (140 game
 its events, among a starting list of POOL_PLAYERS rated players (bench.workloads.rated_list).
 A run writes `periods` months of it (the decade's events per month) to a JSON Lines file, one
 event at a time, and times `rating-service load` of it as a child process against the
-bench's Redis: its wall time, user CPU and peak RSS (the child's ru_maxrss). Two lengths
+bench's Redis: its wall time, user and system CPU, peak RSS (the child's ru_maxrss) and the
+CPU Redis spent meanwhile (INFO: the whole server's, so only the load's on the bench's
+private server). Two lengths
 among the same pool show the memory flat in the history's length; the decade's time is the
 shorter run's plus the rest of the decade's events at the marginal rate between the two
 (the pool, and so the memory, is the decade's already).
@@ -28,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import redis
 
 from schemas.periods import add_months, first_day
+from service.bench.machine import redis_cpu_seconds
 from service.bench.sizing import Shape, shape_event
 from service.bench.workloads import rated_list
 
@@ -68,8 +72,10 @@ def write_history(path: Path, pool: list[Any], periods: int, seed: int = 29) -> 
 
 def timed_load(url: str, stream: str, history: Path, ratings: Path) -> dict[str, Any]:
     """`rating-service load` of the history as a child process: wall seconds, user and
-    system CPU, peak RSS (MB, the child's ru_maxrss)."""
+    system CPU, peak RSS (MB, the child's ru_maxrss), Redis's CPU seconds meanwhile."""
     env = dict(os.environ, RATING_REDIS_URL=url, RATING_INPUT_STREAMS=stream)
+    client = redis.Redis.from_url(url)
+    redis_before = redis_cpu_seconds(client)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run(
@@ -82,10 +88,13 @@ def timed_load(url: str, stream: str, history: Path, ratings: Path) -> dict[str,
     if done.returncode != 0:
         raise RuntimeError(f"rating-service load failed: {done.stderr.strip()[-2000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    redis_cpu = redis_cpu_seconds(client) - redis_before
+    client.close()
     return {
         "seconds": seconds,
         "user_cpu_seconds": after.ru_utime - before.ru_utime,
         "system_cpu_seconds": after.ru_stime - before.ru_stime,
+        "redis_cpu_seconds": redis_cpu,
         "peak_rss_mb": after.ru_maxrss / 1024,  # the largest child's so far (KiB on Linux)
         "output": done.stdout.strip().splitlines(),
     }
@@ -130,9 +139,11 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         (long["events"] - short["events"]) / added if added > 0 else long["events_per_second"]
     )
     decade_seconds = short["seconds"] + (DECADE_EVENTS - short["events"]) / marginal
-    cpu_per_event = (long["user_cpu_seconds"] - short["user_cpu_seconds"]) / max(
-        long["events"] - short["events"], 1
-    )
+    added_events = max(long["events"] - short["events"], 1)
+
+    def marginal_ms(key: str) -> float:
+        return 1000 * (long[key] - short[key]) / added_events
+
     return {
         "pool_players": POOL_PLAYERS,
         "runs": runs,
@@ -140,7 +151,9 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "decade_events": DECADE_EVENTS,
         "decade_games": DECADE_EVENTS * SHAPE.players * SHAPE.rounds // 2,
         "marginal_events_per_second": marginal,
-        "user_cpu_ms_per_event": 1000 * cpu_per_event,
+        "user_cpu_ms_per_event": marginal_ms("user_cpu_seconds"),
+        "system_cpu_ms_per_event": marginal_ms("system_cpu_seconds"),
+        "redis_cpu_ms_per_event": marginal_ms("redis_cpu_seconds"),
         "decade_seconds": decade_seconds,
         "decade_minutes": decade_seconds / 60,
         "peak_rss_mb": long["peak_rss_mb"],
@@ -159,12 +172,14 @@ def render_load(load: dict[str, Any]) -> list[str]:
         lines.append(
             f"  {r['periods']:3d} periods, {r['events']:7,} events ({r['games']:,} games,"
             f" {r['file_mb']:,.0f} MB): {r['seconds']:7.1f} s, {r['events_per_second']:6.1f} events/s,"
-            f" user CPU {r['user_cpu_seconds']:.1f} s, peak RSS {r['peak_rss_mb']:,.0f} MB"
+            f" user CPU {r['user_cpu_seconds']:.1f} s, system {r['system_cpu_seconds']:.1f} s,"
+            f" Redis {r['redis_cpu_seconds']:.1f} s, peak RSS {r['peak_rss_mb']:,.0f} MB"
         )
     lines += [
         f"  RSS x{load['rss_ratio']:.2f} for a history x{load['length_ratio']:.1f} as long",
         f"  marginal rate {load['marginal_events_per_second']:.1f} events/s, user CPU"
-        f" {load['user_cpu_ms_per_event']:.1f} ms an event (load average {load['load_average']:.2f})",
+        f" {load['user_cpu_ms_per_event']:.1f} ms an event, system {load['system_cpu_ms_per_event']:.1f},"
+        f" Redis {load['redis_cpu_ms_per_event']:.1f} (load average {load['load_average']:.2f})",
         f"  a decade ({load['decade_events']:,} events, {load['decade_games']:,} games; the longer run"
         f" {load['fraction']:.1%} of it): the shorter run's {load['runs'][0]['seconds']:.0f} s + the"
         f" rest at the marginal rate = {load['decade_minutes']:.1f} min",

@@ -22,12 +22,20 @@ def peak_rss_mib() -> float:
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    """load EVENTS --stream S [--ratings LIST]: the history into S's store (see the module)."""
+    """load EVENTS --stream S [--ratings LIST]: the history into S's store (see the module).
+    Without the cyclic garbage collector (D140): each chunk's end collects (onboard.settle)."""
+    from service.cli.data import no_cycle_collection
+
+    with no_cycle_collection():
+        return _load(args)
+
+
+def _load(args: argparse.Namespace) -> int:
     from service.cli.data import list_rules
     from service.engine.registry import default_registry
     from service.formats.ratinglists import read_list
     from service.runtime.keys import StreamKeys
-    from service.runtime.onboard import Loader, LoadProgress, LoadRefused
+    from service.runtime.onboard import REPLY_TIMEOUT, Loader, LoadProgress, LoadRefused
 
     path = Path(args.events)
     if not path.is_file():
@@ -70,7 +78,7 @@ def cmd_load(args: argparse.Namespace) -> int:
             f" peak RSS {peak_rss_mib():,.0f} MiB",
         ]
 
-    for line in run_redis(args, work):
+    for line in run_redis(args, work, socket_timeout=REPLY_TIMEOUT):
         print(line)
     return EXIT_OK
 

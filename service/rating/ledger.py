@@ -15,6 +15,8 @@ import msgspec
 from schemas.ratings import RatingsUpdated
 from schemas.reads import HistoryEntry
 from schemas.records import PlayerRecord, PoolState
+from schemas.systems import BY_NAME
+from service.closeindex import due_members
 from service.engine.contract import Engine
 from service.rating.partial import PartialReads
 from service.rating.projection import PlayerKey, Projection
@@ -103,6 +105,9 @@ class MemoryLedger:
     - `changes`: what was changed since the ledger was made (Changes).
     - `partial`: None when the ledger holds all the commit may need; for a cascade read in
       part (D65), what it holds (service/rating/partial.py).
+    - `closing`: None, or (`track_closing`, a streamed load's resident ledger, D142) per pool
+      whose close changes only the players with games (D60: FIDE), the ids of the records a
+      close must read.
     """
 
     def __init__(
@@ -121,13 +126,30 @@ class MemoryLedger:
         )
         self.partial: PartialReads | None = None
         self._states: dict[tuple[PlayerKey, bytes], PlayerRecord] = {}
+        self.closing: dict[tuple[str, str], set[str]] | None = None
         self.load_records(records)
 
     # ------------------------------------------------------------------ loading (the store)
 
     def load_records(self, records: Iterable[PlayerRecord]) -> None:
+        closing = self.closing
         for record in records:
             self.records.setdefault((record.system, record.pool), {})[record.id] = record
+            if closing is not None and BY_NAME[record.system].paged_close:
+                _closing_ids(closing, record).add(record.id)
+
+    def track_closing(self) -> None:
+        """Keep, from now on, the close index in memory (D142): for each pool whose close
+        changes only the players with games in the period (D60's paged close, FIDE), the ids
+        of every record with members in the close index (service/closeindex.py: games in an
+        open period, pooled games, an imported K), and of any record loaded or stored since
+        the pool's last close. A close then reads those records only (`closing_records`):
+        what D60's close index gives the service's paged close."""
+        self.closing = {
+            where: {pid for pid, record in records.items() if due_members(record)}
+            for where, records in self.records.items()
+            if BY_NAME[where[0]].paged_close
+        }
 
     def load_pool(self, state: PoolState) -> None:
         self.pools[(state.system, state.pool)] = state
@@ -229,6 +251,25 @@ class MemoryLedger:
         """The player's history lines in date order (service/readmodel.py)."""
         return self.projection.history(system, pool, player_id)
 
+    def closing_records(self, system: str, pool: str) -> dict[str, PlayerRecord]:
+        """The records a close of the pool reads: every one, or with `track_closing` those
+        that may have members in the close index (a superset of those that do, D142)."""
+        records = self.records.get((system, pool), {})
+        ids = self.closing.get((system, pool)) if self.closing is not None else None
+        if ids is None:
+            return dict(records)
+        return {pid: records[pid] for pid in ids if pid in records}
+
+    def closed(self, system: str, pool: str) -> None:
+        """After a close of the pool: keep in `closing` only the records still in the close
+        index (D142)."""
+        if self.closing is None or (system, pool) not in self.closing:
+            return
+        records = self.records.get((system, pool), {})
+        self.closing[(system, pool)] = {
+            pid for pid in self.closing[(system, pool)] if due_members(records.get(pid))
+        }
+
     def all_records(self) -> list[PlayerRecord]:
         return [r for key in sorted(self.records) for _, r in sorted(self.records[key].items())]
 
@@ -238,6 +279,7 @@ class MemoryLedger:
         """Keep new records (a state from a history has no name nor labels: the current
         record's stay, D35)."""
         previous, changed = self.changes.previous_records, self.changes.records
+        closing = self.closing
         for record in records:
             pool = self.records.get((record.system, record.pool))
             if pool is None:
@@ -249,6 +291,8 @@ class MemoryLedger:
             if who not in previous:
                 previous[who] = current
             pool[record.id] = changed[who] = record
+            if closing is not None and BY_NAME[record.system].paged_close:
+                _closing_ids(closing, record).add(record.id)
 
     def set_pool(self, state: PoolState) -> None:
         self.pools[(state.system, state.pool)] = self.changes.pools[(state.system, state.pool)] = (
@@ -364,6 +408,13 @@ class SortedChanges:
         if i < len(self.members) and self.members[i] == member:
             del self.members[i]
         self.changes.remove(member)
+
+
+def _closing_ids(closing: dict[tuple[str, str], set[str]], record: PlayerRecord) -> set[str]:
+    ids = closing.get((record.system, record.pool))
+    if ids is None:
+        ids = closing[(record.system, record.pool)] = set()
+    return ids
 
 
 LABELS = ("name", "titles", "federation", "sex")  # what a state from a history does not hold

@@ -35,7 +35,9 @@ def close(
     ledger: MemoryLedger, message: PeriodClosed, registry: Registry, source_id: str
 ) -> Applied | Duplicate:
     """A period's close: the engine decides whether it is due, from the pool's records
-    and the end date of the pool's last rated event (its timeline's tail)."""
+    and the end date of the pool's last rated event (its timeline's tail). The records are
+    the pool's, or those of the close index a streamed load keeps in memory (D142: the same
+    outcome, as the service's paged close reads only the index's players, D60)."""
     key, digest = marker_key(message), content_digest(message)
     known = ledger.markers.get(key)
     if known == digest:
@@ -49,7 +51,7 @@ def close(
     try:
         outcome = engine.close_period(
             message,
-            dict(ledger.records.get((system, pool), {})),
+            ledger.closing_records(system, pool),  # D142: the close index's, when kept
             state,
             end_date_of(tail) if tail else None,
         )
@@ -66,6 +68,7 @@ def close(
     reopen_to = [*state.reopen_to, state.closed_through]
     ledger.set_pool(msgspec.structs.replace(outcome.pool, reopen_to=reopen_to))
     ledger.set_marker(key, digest)
+    ledger.closed(system, pool)
     outputs = list_outputs(message, engine, outcome.results, source_id)
     for output in outputs:
         ledger.publish(output, at)

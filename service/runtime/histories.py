@@ -145,9 +145,10 @@ return out
 """
 )
 
-# Keys and members a MERGE call: a commit's (one member per player of up to RATING_COMMIT_
-# PLAYERS 4,096 players, or one event of up to 5,000) in one; a replay's whole state in several.
-MERGE_ITEMS = 8_192
+# Keys and members a MERGE call (at most three arguments each: under packing.LARGE_COMMAND,
+# so hiredis packs it): a commit's (one member per player of RATING_COMMIT_PLAYERS 4,096
+# players) in one or two; a replay's whole state and a load's chunk in several.
+MERGE_ITEMS = 6_000
 # Histories a FROM call: about 13 ms of Redis for 1,000 short histories (a cascade's players).
 FROM_KEYS = 1_000
 

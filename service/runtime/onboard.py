@@ -9,13 +9,15 @@ applied with the service's use case (`apply_message`) to one resident MemoryLedg
 (`queue_ledger_writes`), the applied cursor and the checkpoint in one MULTI/EXEC, and the
 ledger forgets what only the store needs now (`MemoryLedger.written`): it keeps the records,
 pool states, markers and each timeline's last member, so its memory is the pool's, not the
-history's (D115). A late event, a correction, a withdrawal or a reopen is committed alone
-the service's way, from what it reads of the store (`load_cascade`, D117). A second run
-after a crash continues after the checkpoint (D118).
+history's (D115). A chunk's transaction is in flight while the next chunk is rated (D141).
+A late event, a correction, a withdrawal or a reopen is committed alone the service's way,
+from what it reads of the store (`load_cascade`, D117). A second run after a crash
+continues after the checkpoint (D118).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import gc
 import hashlib
@@ -26,6 +28,7 @@ from typing import Any, TextIO
 
 import msgspec
 
+from schemas.events import PeriodClosed
 from schemas.records import PlayerRecord, PoolState
 from service.engine.registry import Registry
 from service.entryids import entry_ms
@@ -48,6 +51,10 @@ from service.runtime.store import (
 from service.timeline import arrival_of
 
 SEQ = 65_536  # entry ids per millisecond: arrival_of keeps 16 bits of the sequence
+# Seconds a reply may take (the load's client's socket timeout, D141): Redis runs a chunk of
+# about 25 MB of commands while the loader rates the next, so on a busy machine it may take
+# longer than redis-py's default 5 s (measured: up to 4.1 s at load average 4.5).
+REPLY_TIMEOUT = 120.0
 _pool_decoder = msgspec.json.Decoder(PoolState)
 
 
@@ -127,6 +134,7 @@ class Loader:
         self.ledger = MemoryLedger()
         self.at = Checkpoint(file="", base=0)
         self.pending = 0  # messages applied to the resident ledger since the last write
+        self.inflight: asyncio.Future | None = None  # the last chunk's transaction (D141)
         self.today = dt.date.today()  # the current entry's UTC date (its plausible dates, D14)
         self.decoder = EntryDecoder(
             settings, registry, settings.layout.of_stream(keys.stream), clock=lambda: self.today
@@ -162,11 +170,13 @@ class Loader:
             self.at = found
             if found.messages:
                 await self.resume_state()
+                self.ledger.track_closing()
                 settle()
                 return True
         if records:  # none applied yet: importing again replaces them with themselves
             await import_records(self.client, self.keys, records, stamp=self.at.base)
             self.ledger.load_records(records)
+        self.ledger.track_closing()  # a FIDE close reads the players it may change (D142)
         settle()
         return True
 
@@ -189,6 +199,21 @@ class Loader:
 
     async def run(self, path: Path, progress: Callable[[Checkpoint], None]) -> Checkpoint:
         """Read the file from the checkpoint on; write the last chunk and mark it finished."""
+        try:
+            at = await self.read(path, progress)
+            at.finished = True
+            await self.write(self.ledger, at)
+            await self.landed()
+        except BaseException:
+            if self.inflight is not None:  # the store keeps the chunk before it, or this one
+                self.inflight.cancel()
+            raise
+        progress(at)
+        return at
+
+    async def read(self, path: Path, progress: Callable[[Checkpoint], None]) -> Checkpoint:
+        """Take each message of the file from the checkpoint on, a chunk written every
+        `chunk` messages applied."""
         at = self.at
         for offset, line in read_lines(path, at.offset):
             before = msgspec.structs.replace(at)  # where a resume starts if this line is not done
@@ -203,9 +228,8 @@ class Loader:
             if self.pending >= self.chunk:
                 await self.write(self.ledger, at)
                 progress(at)
-        at.finished = True
-        await self.write(self.ledger, at)
-        progress(at)
+            elif self.inflight is not None:
+                await self.tend()
         return at
 
     def entry(self, raw: bytes) -> Entry:
@@ -220,6 +244,10 @@ class Loader:
         if entry.rejected is not None:
             return self.rejected(where, entry.rejected)
         assert entry.message is not None
+        if isinstance(entry.message, PeriodClosed):
+            # A FIDE close rates for a second or more without giving the event loop a turn:
+            # no reply is left to wait through it (the socket timeout runs meanwhile).
+            await self.landed()
         arrival = arrival_of(entry.id)
         if not in_order(self.ledger, entry.message, arrival, self.registry):
             await self.write(self.ledger, before)  # what it reads must be in the store first
@@ -255,6 +283,7 @@ class Loader:
         assert entry.message is not None and entry.want is not None
         want, client, keys = entry.want, self.client, self.keys
         cascade = self.settings.max_cascade_events
+        await self.landed()  # what it reads is in the store
         ledger = await load_cascade(
             client, keys, entry.message, want, arrival_of(entry.id), cascade
         )
@@ -269,9 +298,9 @@ class Loader:
         self.counted(decision.outcome)
         changes = ledger.changes
         await self.write(ledger, self.at, force=True)
+        await self.landed()
         resident = self.ledger
-        for (system, pool, pid), record in changes.records.items():
-            resident.records.setdefault((system, pool), {})[pid] = record
+        resident.load_records(changes.records.values())  # into its close index too (D142)
         resident.pools.update(changes.pools)
         resident.markers.update(changes.markers)
         tail = await client.zrange(keys.timeline(want.domain), -1, -1)
@@ -279,29 +308,61 @@ class Loader:
 
     async def write(self, ledger: MemoryLedger, at: Checkpoint, force: bool = False) -> None:
         """One chunk: the ledger's changes, the cursor (the last message `at` counts) and the
-        checkpoint `at` in one MULTI/EXEC; then the ledger forgets what the store holds."""
+        checkpoint `at` in one MULTI/EXEC; then the ledger forgets what the store holds.
+
+        The transaction is sent without waiting for its reply (D141): the next chunk is
+        rated while Redis runs it (`tend` gives it the event loop between messages), and
+        waits for it (`landed`) before its own is sent, as does anything that reads the
+        store. A failure is raised there; the store then holds the chunk before it, whose
+        checkpoint a second run resumes from (D118)."""
         if not (force or at.finished or (ledger is self.ledger and self.pending)):
             return
+        await self.landed()
         self.at.chunks += 1
         at.chunks = self.at.chunks
-        async with self.client.pipeline(transaction=True) as pipe:
-            if at.messages:
-                last = entry_id(at.base, at.messages)
-                queue_ledger_writes(pipe, self.keys, ledger, stamp=entry_ms(last))
-                pipe.set(self.keys.cursor, last)
-            pipe.set(self.keys.loading, msgspec.json.encode(at))
-            await pipe.execute()
+        pipe = self.client.pipeline(transaction=True)
+        if at.messages:
+            last = entry_id(at.base, at.messages)
+            queue_ledger_writes(pipe, self.keys, ledger, stamp=entry_ms(last))
+            pipe.set(self.keys.cursor, last)
+        pipe.set(self.keys.loading, msgspec.json.encode(at))
+        self.inflight = asyncio.ensure_future(_commit(pipe))
         ledger.written()
         if ledger is self.ledger:
             self.pending = 0
+        await asyncio.sleep(0)  # the transaction packed and on its way before the collection
         settle()
+
+    async def tend(self) -> None:
+        """Give the transaction in flight a turn of the event loop (its bytes written, its
+        reply read) between two messages; once answered, its outcome (an error raised)."""
+        assert self.inflight is not None
+        if self.inflight.done():
+            await self.landed()
+        else:
+            await asyncio.sleep(0)
+
+    async def landed(self) -> None:
+        """Wait for the transaction in flight, if any: its reply, or its error raised."""
+        inflight, self.inflight = self.inflight, None
+        if inflight is not None:
+            await inflight
+
+
+async def _commit(pipe: Any) -> None:
+    """Send a chunk's MULTI/EXEC and read its reply (a failure drops the connection: a
+    half-sent transaction is discarded by the server)."""
+    async with pipe:
+        await pipe.execute()
 
 
 def settle() -> None:
     """Collect the chunk's garbage cycles, then freeze what is left, the resident state,
     out of the cyclic collector's way: its full passes over 200,000 records otherwise cost a
     third of a load's CPU (D115). Each collection scans only what came since the last
-    freeze; freezing without it would keep the cycles for good."""
+    freeze; freezing without it would keep the cycles for good. `rating-service load` runs
+    with the collector off (D140), so this is the only collection: a cycle lives at most
+    until its chunk is written."""
     gc.collect()
     gc.freeze()
 

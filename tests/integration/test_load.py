@@ -90,3 +90,41 @@ async def test_a_load_killed_mid_way_and_run_again_equals_a_clean_load(
     await load(client, clean, path, m.start, done.base, 500)
     want = await dump(client, StreamKeys(clean.input_streams[0]))
     assert differences(want, await dump(client, keys)) == []
+
+
+async def test_a_chunk_that_fails_in_flight_stops_the_load_and_a_second_run_resumes_before_it(
+    client, redis_url, key_prefix, tmp_path, monkeypatch
+):
+    """D141: a chunk's transaction is in flight while the next is rated; its failure is
+    raised when the loader next waits for it, the store holds the chunks before it (the
+    last checkpoint written), and a second run goes on from there to a clean load's store."""
+    from service.runtime import onboard
+
+    m = mixed(seed=4, cases=("fide-close", "cfc"), events=40, extra=20)
+    path = write_history(tmp_path / "history.jsonl", m.messages)
+    base = time.time_ns() // 1_000_000
+    failing = settings_for(redis_url, key_prefix + "f")
+    keys = StreamKeys(failing.input_streams[0])
+    sent = []
+    commit = onboard._commit
+
+    async def third_fails(pipe):
+        sent.append(len(pipe.command_stack))
+        if len(sent) == 3:
+            await pipe.reset()
+            raise ConnectionError("the third chunk's transaction is lost")
+        await commit(pipe)
+
+    monkeypatch.setattr(onboard, "_commit", third_fails)
+    with pytest.raises(ConnectionError, match="third chunk"):
+        await load(client, failing, path, m.start, base, 5)
+    at = await read_checkpoint(client, keys)
+    assert at is not None and at.chunks == 2 and not at.finished  # the two chunks before it
+    monkeypatch.setattr(onboard, "_commit", commit)
+    done = await load(client, failing, path, m.start, base, 5)
+    assert done.finished and done.messages == len(m.messages)
+
+    clean = settings_for(redis_url, key_prefix + "g")
+    await load(client, clean, path, m.start, base, 5)
+    want = await dump(client, StreamKeys(clean.input_streams[0]))
+    assert differences(want, await dump(client, keys)) == []
