@@ -93,14 +93,16 @@ from service.runtime.store import DATA_FIELD
 BATCH_SIZE = Settings().batch_size  # the service's RATING_BATCH_SIZE default, for the ceiling
 
 # The product's performance goals: (name, group, key, comparison, bound, unit); comparison
-# "": a figure shown beside the goals without one (issue 35 sets no Glicko-2 speed).
+# "": a figure shown beside the goals without one (issue 35 sets no Glicko-2 speed; issue 32
+# withdrew the two-player event through apply under 10 µs and service / ceiling >= 0.5: no
+# native extension, D1).
 TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
     ("CFC engine", "engines.cfc", "games_per_second", ">=", 200_000, "rated games/s"),
     ("FIDE engine", "engines.fide", "games_per_second", ">=", 200_000, "rated games/s"),
     ("Glicko-2 engine", "engines.glicko2", "games_per_second", "", 0, "rated games/s"),
     ("NASPA 300x31, 60 newcomers", "engines.naspa", "seconds", "<", 0.5, "s"),
     ("FIDE close, 20,000 players", "engines.fide_close", "seconds", "<", 2.0, "s"),
-    ("two-player event through apply", "engines.apply", "us_per_event", "<", 10, "µs"),
+    ("two-player event through apply", "engines.apply", "us_per_event", "", 0, "µs"),
     (
         "service (a) two-player events",
         "service.two_player",
@@ -109,7 +111,7 @@ TARGETS: tuple[tuple[str, str, str, str, float, str], ...] = (
         5_000,
         "events/s",
     ),
-    ("service (a) / ceiling", "ceiling", "ratio", ">=", 0.5, ""),
+    ("service (a) / ceiling", "ceiling", "ratio", "", 0, ""),
     ("service (a) p99 at half load", "service.two_player", "p99_ms", "<", 50, "ms"),
     ("service (b) 64x7 events", "service.swiss_64x7", "events_per_second", ">=", 300, "events/s"),
     ("Redis per player record", "memory", "redis_bytes_per_record", "<=", 300, "bytes"),
