@@ -79,25 +79,34 @@ for k = 1, #KEYS do
   local new = {}
   for j = 1, added do new[j] = ARGV[at]; at = at + 1 end
   local size = redis.call('STRLEN', KEYS[k])
+  local stored = nil  -- the value, read whole where it is small (one call, not two ranges)
+  if size <= APPEND_FROM then stored = redis.call('GET', KEYS[k]) or '' end
   local after_last = removed == 0
   if after_last and size > 0 and added > 0 then
-    local tail = redis.call('GETRANGE', KEYS[k], math.max(0, size - 3), size - 1)
-    local n, h = size_at(tail, #tail)
-    after_last = before(redis.call('GETRANGE', KEYS[k], size - h - n, size - h - 1), new[1])
+    local last
+    if stored then
+      local n, h = size_at(stored, size)
+      last = string.sub(stored, size - h - n + 1, size - h)
+    else
+      local tail = redis.call('GETRANGE', KEYS[k], size - 3, size - 1)
+      local n, h = size_at(tail, #tail)
+      last = redis.call('GETRANGE', KEYS[k], size - h - n, size - h - 1)
+    end
+    after_last = before(last, new[1])
   end
   if after_last then
     if added > 0 then
       local parts = {}
       for j = 1, added do parts[j] = new[j] .. trailer(#new[j]) end
       local more = table.concat(parts)
-      if size + #more <= APPEND_FROM then
-        redis.call('SET', KEYS[k], (redis.call('GET', KEYS[k]) or '') .. more)
+      if stored and size + #more <= APPEND_FROM then
+        redis.call('SET', KEYS[k], stored .. more)
       else
         redis.call('APPEND', KEYS[k], more)
       end
     end
   else
-    local stored = redis.call('GET', KEYS[k]) or ''
+    stored = stored or redis.call('GET', KEYS[k]) or ''
     local kept, pos = {}, #stored
     while pos > 0 do
       local n, h = size_at(stored, pos)
