@@ -12,7 +12,8 @@ keys share its hash tag, so this holds on a Redis Cluster too):
 - `MERGE`: per key, the members removed, then the members added, in member order (bytes, as a
   sorted set of one score orders them); adding a member already there changes nothing. Members
   that all come after the last one stored (every event rated in date order) are appended
-  without reading the others: with SET up to APPEND_FROM bytes, which allocates the value to
+  without parsing the others (a value past APPEND_FROM is not even read, only its last
+  member's bytes): with SET up to APPEND_FROM bytes, which allocates the value to
   its size (APPEND would leave up to as much again free for the next append), with APPEND
   past it, whose cost is what is added, not the history (a SET of 50 kB cost Redis 66 µs an
   append, against 2 µs for a ZADD). Any other change writes the value whole with SET.
