@@ -98,6 +98,8 @@ def _runs(games: list[InitialGame]) -> list[list]:
     """FIDE games as runs of one period, event and start day (D123): [month, event id, start
     day, [opponent's rating, half points, ...]] a run, in order."""
     runs: list[list] = []
+    if not games:
+        return runs
     last = None
     for g in games:
         at = (g.period, g.event_id, g.start_date)
