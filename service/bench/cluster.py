@@ -59,8 +59,12 @@ class PipelineCommits(Cluster):
         return self
 
 
-async def one_run(client: Any, url: str, events: int, players: int, seed: int) -> float:
-    """Apply a backlog of `events` on a fresh partition: events per second."""
+async def one_run(
+    client: Any, url: str, events: int, players: int, seed: int, importer: Any = None
+) -> float:
+    """Apply a backlog of `events` on a fresh partition: events per second. The list is
+    imported by `importer` (default `client`): an import sends its transactions on a
+    connection of the owner's pool (D130), which PipelineCommits, its own owner, has not."""
     prefix = f"bench-cl-{uuid.uuid4().hex[:8]}"
     settings = load_settings(
         {},
@@ -74,7 +78,7 @@ async def one_run(client: Any, url: str, events: int, players: int, seed: int) -
     )
     stream = settings.layout.route("cfc", "regular").input
     records = rated_list("cfc", players, prefix=f"{prefix}-p")
-    await import_records(client, StreamKeys(stream), records)
+    await import_records(importer or client, StreamKeys(stream), records)
     rng = random.Random(seed)
     last = ""
     for start in range(0, events, 500):
@@ -118,7 +122,10 @@ async def measure(
         )  # warm-up
         for run in range(runs):
             for way in WAYS:
-                rates[way].append(await one_run(clients[way], urls[way], events, players, run))
+                importer = clients["cluster"] if way == "cluster_pipeline" else None
+                rates[way].append(
+                    await one_run(clients[way], urls[way], events, players, run, importer)
+                )
     finally:
         for client in clients.values():
             await client.aclose()
