@@ -800,19 +800,29 @@ return #KEYS - 1
 )
 # rerated_played (D67): for each player ARGV[3i-2] of an event re-rated for another's change,
 # the event's day ARGV[3i-1] and whether they have rated games in it (ARGV[3i], "1" / "0"):
-# with, their last rated game (KEYS[1]) is that day if later (ZADD GT); without, it is
-# recounted from their history lines (KEYS[i+1]) only when it was that day.
+# with, their last rated game (KEYS[1]) is that day if later (ZADD GT, of a run of such
+# players in one call: it takes each pair in turn); without, it is recounted from their history
+# lines (KEYS[i+1]) only when it was that day.
 _PLAYED_REVISED = (
     _RECOUNT
     + """
+local raise = {}  -- the pairs of ZADD GT since the last recount check: one call, in order
+local function flush()
+  for at = 1, #raise, 2000 do
+    redis.call('ZADD', KEYS[1], 'GT', unpack(raise, at, math.min(at + 1999, #raise)))
+  end
+  raise = {}
+end
 for i = 2, #KEYS do
   local id, day = ARGV[3 * i - 5], ARGV[3 * i - 4]
-  if ARGV[3 * i - 3] == '1' then redis.call('ZADD', KEYS[1], 'GT', day, id)
+  if ARGV[3 * i - 3] == '1' then raise[#raise + 1] = day; raise[#raise + 1] = id
   else
+    flush()
     local at = redis.call('ZSCORE', KEYS[1], id)
     if at and tonumber(at) == tonumber(day) then recount(KEYS[i], KEYS[1], id) end
   end
 end
+flush()
 return #KEYS - 1
 """
 )
@@ -839,27 +849,43 @@ if closed == 0 then
   ref = last[2] and tonumber(last[2]) or 0
   new_first = ref > 0 and ref - ACTIVE_DAYS + 1 or 0
 end
-local function put(id)
-  local score = redis.call('ZSCORE', KEYS[4], id)
-  if score then redis.call('ZADD', KEYS[3], score, id) end
+-- The players `ids` into the active ranking with their ranking scores (none: not ranked), and
+-- out of it: a call for a thousand (ZMSCORE, ZADD, ZREM of many), where a call each took three.
+local function put(ids)
+  for at = 1, #ids, 1000 do
+    local slice = {unpack(ids, at, math.min(at + 999, #ids))}
+    local scores = redis.call('ZMSCORE', KEYS[4], unpack(slice))
+    local args = {}
+    for j, id in ipairs(slice) do
+      if scores[j] then args[#args + 1] = scores[j]; args[#args + 1] = id end
+    end
+    if #args > 0 then redis.call('ZADD', KEYS[3], unpack(args)) end
+  end
+end
+local function drop(ids)
+  for at = 1, #ids, 1000 do
+    redis.call('ZREM', KEYS[3], unpack(ids, at, math.min(at + 999, #ids)))
+  end
 end
 if first == nil then
   redis.call('DEL', KEYS[3])
-  if ref > 0 then
-    for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], new_first, '+inf')) do put(id) end
-  end
+  if ref > 0 then put(redis.call('ZRANGEBYSCORE', KEYS[2], new_first, '+inf')) end
 elseif new_first > first then
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], first, '(' .. new_first)) do
-    redis.call('ZREM', KEYS[3], id)
-  end
+  drop(redis.call('ZRANGEBYSCORE', KEYS[2], first, '(' .. new_first))
 elseif new_first < first then
-  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], new_first, '(' .. first)) do put(id) end
+  put(redis.call('ZRANGEBYSCORE', KEYS[2], new_first, '(' .. first))
 end
-for i = 2, #ARGV do
-  local day = redis.call('ZSCORE', KEYS[2], ARGV[i])
-  if ref > 0 and day and tonumber(day) >= new_first then put(ARGV[i])
-  else redis.call('ZREM', KEYS[3], ARGV[i]) end
+local active, gone = {}, {}
+for at = 2, #ARGV, 1000 do
+  local slice = {unpack(ARGV, at, math.min(at + 999, #ARGV))}
+  local days = redis.call('ZMSCORE', KEYS[2], unpack(slice))
+  for j, id in ipairs(slice) do
+    if ref > 0 and days[j] and tonumber(days[j]) >= new_first then active[#active + 1] = id
+    else gone[#gone + 1] = id end
+  end
 end
+put(active)
+drop(gone)
 redis.call('SET', KEYS[1], string.format('%d %d %d %d', ref, new_first, closed, closed_first))
 return ref
 """.replace("ACTIVE_DAYS", str(ACTIVE_DAYS))
