@@ -137,8 +137,16 @@ def is_connection_race(exc: BaseException) -> bool:
     return last is not None and "/redis/" in last.tb_frame.f_code.co_filename.replace("\\", "/")
 
 
+def is_cluster_away(exc: BaseException) -> bool:
+    """Whether `exc` is redis-py's cluster client finding no node to ask for the slot map
+    (a RedisClusterException caused by a connection error: "Redis Cluster cannot be connected",
+    a client whose only known node, the URL's, is down or failing over): Redis is away."""
+    return isinstance(exc, RedisClusterException) and isinstance(exc.__cause__, AWAY)
+
+
 class _Race:
-    """Turns a connection race (is_connection_race) into the ConnectionError it stands for."""
+    """Turns a connection race (is_connection_race), or a cluster none of whose known nodes
+    answers (is_cluster_away), into the ConnectionError it stands for."""
 
     def __enter__(self) -> None:
         return None
@@ -146,6 +154,8 @@ class _Race:
     def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
         if exc is not None and is_connection_race(exc):
             raise RedisConnectionError(f"connection closed under the command: {exc}") from exc
+        if exc is not None and is_cluster_away(exc):
+            raise RedisConnectionError(str(exc)) from exc
 
 
 class _Pipeline(ClusterPipeline):
@@ -174,6 +184,11 @@ class Cluster(RedisCluster):
             raise ConnectionRefused(
                 f"{exc} (a Redis Cluster has database 0 only: end the URL with /0)"
             ) from None
+
+    async def initialize(self, *args: Any, **kwargs: Any) -> Cluster:
+        with _Race():
+            await super().initialize(*args, **kwargs)
+        return self
 
     async def owner(self, key: str) -> aioredis.Redis:
         """A plain client on the master that owns `key`'s slot (as the slot map says now)."""
