@@ -31,6 +31,7 @@ from typing import Any
 
 from service.rating.ledger import Changes
 from service.runtime.keys import StreamKeys, glob_escape
+from service.runtime.lua import compact_lua
 from service.runtime.replies import text
 from service.timeline import split_history
 
@@ -42,17 +43,31 @@ local function size_at(s, pos)
   if b < 128 then return b, 1 end
   return (b - 128) * 65536 + string.byte(s, pos - 1) * 256 + string.byte(s, pos - 2), 3
 end
+local function before(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+"""
+
+# a's n bytes from i against b's from j: -1, 0 or 1, six bytes at a time as one number (exact
+# in a double): two calls where a byte at a time took twelve, and order keys share their first
+# five or six bytes (the system's prefix, the end date's high bytes). FROM compares a member
+# with the key at each step of its walk; MERGE's few comparisons keep the shorter `before`
+# (its text is sent with every commit: service/runtime/lua.py).
+_COMPARE = """
 local byte = string.byte
--- a's n bytes from i against b's from j: -1, 0 or 1. Six bytes at a time as one number (exact
--- in a double): two calls where a byte at a time took twelve, and order keys share their
--- first five or six bytes (the system's prefix, the end date's high bytes).
+local function word(s, i)
+  local a, b, c, d, e, f = byte(s, i, i + 5)
+  return ((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f
+end
 local function compare(a, i, b, j, n)
   local k = 0
   while k + 6 <= n do
-    local a1, a2, a3, a4, a5, a6 = byte(a, i + k, i + k + 5)
-    local b1, b2, b3, b4, b5, b6 = byte(b, j + k, j + k + 5)
-    local x = ((((a1 * 256 + a2) * 256 + a3) * 256 + a4) * 256 + a5) * 256 + a6
-    local y = ((((b1 * 256 + b2) * 256 + b3) * 256 + b4) * 256 + b5) * 256 + b6
+    local x, y = word(a, i + k), word(b, j + k)
     if x ~= y then return x < y and -1 or 1 end
     k = k + 6
   end
@@ -62,11 +77,6 @@ local function compare(a, i, b, j, n)
     k = k + 1
   end
   return 0
-end
-local function before(a, b)
-  local c = compare(a, 1, b, 1, math.min(#a, #b))
-  if c ~= 0 then return c < 0 end
-  return #a < #b
 end
 """
 
@@ -85,7 +95,7 @@ APPEND_FROM = 16_384
 
 # KEYS: the histories; ARGV, for each key in turn: the number of members removed, the number
 # added, the removed, then the added in member order.
-MERGE = (
+MERGE = compact_lua(
     _COMMON
     + _TRAILER
     + """
@@ -153,8 +163,9 @@ return #KEYS
 
 # KEYS: the histories; ARGV[1]: an order key. Per key, the stored bytes from the first member
 # whose order key is at or after it ("" for none).
-FROM = (
+FROM = compact_lua(
     _COMMON
+    + _COMPARE
     + """
 local start = ARGV[1]
 local out = {}
@@ -225,7 +236,7 @@ def members_from(replies: Iterator[list[bytes]], count: int) -> list[list[bytes]
 
 # KEYS: histories; each one still a sorted set becomes the string of its members (ZRANGE's
 # order: bytes, all scores 0). Returns how many were.
-CONVERT = (
+CONVERT = compact_lua(
     _TRAILER
     + """
 local n = 0

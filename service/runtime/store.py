@@ -41,6 +41,7 @@ from service.readmodel import (
 )
 from service.runtime.histories import FROM_KEYS, history_writes, members_from, queue_from
 from service.runtime.keys import StreamKeys, glob_escape
+from service.runtime.lua import compact_lua
 from service.runtime.replies import text
 from service.timeline import KEY_LEN, Archived, decode_archived, encode_archived, order_key
 
@@ -391,7 +392,7 @@ def _hset(key: str, fields: list[Any], per: int = WRITE_CHUNK) -> Iterator[Comma
 # - 1>` unless that is kept already (the first result, or a revision published before the hash
 # was kept). Two revisions of one event in one commit pass through `results` in turn, so each
 # is kept (ARGV: event id, packed message, its revision or "" for a first result, ...).
-_KEEP_RESULTS = """
+_KEEP_RESULTS = compact_lua("""
 for i = 1, #ARGV, 3 do
   local e, new, revision = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   if revision then
@@ -404,7 +405,7 @@ for i = 1, #ARGV, 3 do
   redis.call('HSET', KEYS[1], e, new)
 end
 return #ARGV / 3
-"""
+""")
 
 
 def revision_field(event_id: str, revision: int) -> str:
@@ -791,7 +792,7 @@ local function recount(lines, played, id)
   else redis.call('ZREM', played, id) end
 end
 """.replace("KEY_LEN", str(KEY_LEN))
-_PLAYED = (
+_PLAYED = compact_lua(
     _RECOUNT
     + """
 for i = 2, #KEYS do recount(KEYS[i], KEYS[1], ARGV[i - 1]) end
@@ -803,7 +804,7 @@ return #KEYS - 1
 # with, their last rated game (KEYS[1]) is that day if later (ZADD GT, of a run of such
 # players in one call: it takes each pair in turn); without, it is recounted from their history
 # lines (KEYS[i+1]) only when it was that day.
-_PLAYED_REVISED = (
+_PLAYED_REVISED = compact_lua(
     _RECOUNT
     + """
 local raise = {}  -- the pairs of ZADD GT since the last recount check: one call, in order
@@ -831,8 +832,11 @@ return #KEYS - 1
 # stored one), else the latest event's end day (KEYS[5]); the active players are those whose
 # last rated game (KEYS[2]) is on the first active day or later, with their ranking (KEYS[4])
 # scores. When the first active day moves, the players between the two days go or come; the
-# players ARGV[2..] are looked at again; with no list date yet, the whole set is built.
-_ACTIVE = """
+# players ARGV[2..] are looked at again; with no list date yet, the whole set is built. The
+# players go in and out of the active ranking a thousand a call (ZMSCORE, ZADD and ZREM of
+# many, where a call each took three).
+_ACTIVE = compact_lua(
+    """
 local state = redis.call('GET', KEYS[1])
 local first, closed, closed_first = nil, 0, 0
 if state then
@@ -849,24 +853,19 @@ if closed == 0 then
   ref = last[2] and tonumber(last[2]) or 0
   new_first = ref > 0 and ref - ACTIVE_DAYS + 1 or 0
 end
--- The players `ids` into the active ranking with their ranking scores (none: not ranked), and
--- out of it: a call for a thousand (ZMSCORE, ZADD, ZREM of many), where a call each took three.
+local function each(ids, from, f)
+  for at = from, #ids, 1000 do f({unpack(ids, at, math.min(at + 999, #ids))}) end
+end
 local function put(ids)
-  for at = 1, #ids, 1000 do
-    local slice = {unpack(ids, at, math.min(at + 999, #ids))}
-    local scores = redis.call('ZMSCORE', KEYS[4], unpack(slice))
-    local args = {}
-    for j, id in ipairs(slice) do
+  each(ids, 1, function(s)
+    local scores, args = redis.call('ZMSCORE', KEYS[4], unpack(s)), {}
+    for j, id in ipairs(s) do
       if scores[j] then args[#args + 1] = scores[j]; args[#args + 1] = id end
     end
     if #args > 0 then redis.call('ZADD', KEYS[3], unpack(args)) end
-  end
+  end)
 end
-local function drop(ids)
-  for at = 1, #ids, 1000 do
-    redis.call('ZREM', KEYS[3], unpack(ids, at, math.min(at + 999, #ids)))
-  end
-end
+local function drop(ids) each(ids, 1, function(s) redis.call('ZREM', KEYS[3], unpack(s)) end) end
 if first == nil then
   redis.call('DEL', KEYS[3])
   if ref > 0 then put(redis.call('ZRANGEBYSCORE', KEYS[2], new_first, '+inf')) end
@@ -876,23 +875,23 @@ elseif new_first < first then
   put(redis.call('ZRANGEBYSCORE', KEYS[2], new_first, '(' .. first))
 end
 local active, gone = {}, {}
-for at = 2, #ARGV, 1000 do
-  local slice = {unpack(ARGV, at, math.min(at + 999, #ARGV))}
-  local days = redis.call('ZMSCORE', KEYS[2], unpack(slice))
-  for j, id in ipairs(slice) do
+each(ARGV, 2, function(s)
+  local days = redis.call('ZMSCORE', KEYS[2], unpack(s))
+  for j, id in ipairs(s) do
     if ref > 0 and days[j] and tonumber(days[j]) >= new_first then active[#active + 1] = id
     else gone[#gone + 1] = id end
   end
-end
+end)
 put(active)
 drop(gone)
 redis.call('SET', KEYS[1], string.format('%d %d %d %d', ref, new_first, closed, closed_first))
 return ref
 """.replace("ACTIVE_DAYS", str(ACTIVE_DAYS))
+)
 
 
 # HSET KEYS[i] ARGV[2i-1] ARGV[2i] for every i (one command for a commit's history lines).
-_HSET_EACH = (
+_HSET_EACH = compact_lua(
     "for i = 1, #KEYS do redis.call('HSET', KEYS[i], ARGV[2*i-1], ARGV[2*i]) end return #KEYS"
 )
 
