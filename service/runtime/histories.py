@@ -57,7 +57,7 @@ end
 # in a double): two calls where a byte at a time took twelve, and order keys share their first
 # five or six bytes (the system's prefix, the end date's high bytes). FROM compares a member
 # with the key at each step of its walk; MERGE's few comparisons keep the shorter `before`
-# (its text is sent with every commit: service/runtime/lua.py).
+# (its text is sent with every commit: service/runtime/lua.py). D143.
 _COMPARE = """
 local byte = string.byte
 local function word(s, i)

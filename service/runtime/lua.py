@@ -5,7 +5,7 @@ A commit's scripts go as EVAL, with their text, inside its MULTI/EXEC: an EVALSH
 fail alone with NOSCRIPT after a restart or a fail-over emptied the server's script cache, and
 the rest of the transaction would still be applied. So each commit sends every script it runs
 in full, and a script's comments are bytes of every commit (`RATING_MAX_COMMIT_BYTES` counts
-them). The comments stay in the Python source beside each script.
+them). The comments stay in the Python source beside each script (D143).
 """
 
 from __future__ import annotations

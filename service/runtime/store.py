@@ -834,7 +834,7 @@ return #KEYS - 1
 # scores. When the first active day moves, the players between the two days go or come; the
 # players ARGV[2..] are looked at again; with no list date yet, the whole set is built. The
 # players go in and out of the active ranking a thousand a call (ZMSCORE, ZADD and ZREM of
-# many, where a call each took three).
+# many, where a call each took three; D143).
 _ACTIVE = compact_lua(
     """
 local state = redis.call('GET', KEYS[1])
