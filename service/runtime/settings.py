@@ -46,7 +46,8 @@ SETTINGS: tuple[Setting, ...] = (
         ("RATING_REDIS_URL", "REDIS_URL"),
         DEFAULT_REDIS_URL,
         "Redis to consume from and store into; when none is set and none answers there, serve starts an "
-        "embedded server",
+        "embedded server. On a Redis Cluster, one node, from which the client learns the others: a "
+        "replica that starts while that node is down waits for it (`waiting for redis` in the log)",
     ),
     Setting(
         "data_dir",
