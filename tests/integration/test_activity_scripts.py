@@ -86,6 +86,22 @@ def _list_day(closed, latest) -> tuple[int, int]:
     closed=st.tuples(_closed, _closed),
     extra=st.sets(st.sampled_from(PLAYERS), max_size=10),
 )
+@example(  # the first active day moves back: a player who did not change comes in
+    before={"p1": DAY0 - 400},
+    moves={},
+    ranking={"p1": 7},
+    latest=(DAY0, DAY0 - 100),
+    closed=(None, None),
+    extra=set(),
+)
+@example(  # the first active day moves on: a player who did not change goes
+    before={"p1": DAY0 - 400},
+    moves={},
+    ranking={"p1": 7},
+    latest=(DAY0 - 100, DAY0),
+    closed=(None, None),
+    extra=set(),
+)
 @example(  # a last rated game on the first active day itself: active
     before={},
     moves={"p1": DAY0 - ACTIVE_DAYS + 1},
@@ -106,30 +122,28 @@ def test_the_active_ranking_follows_the_players_and_the_list_date(
     played_key, dated = keys.played(SYSTEM, POOL), keys.dated(SYSTEM, POOL)
     try:
         after = {p: d for p, d in {**before, **moves}.items() if d is not None}
-        stored_close = None
+        stored_close = None  # the close the list date keeps: the last one given
         steps = []
         for played, last, close in zip((before, after), latest, closed):
             stored_close = close if close is not None else stored_close
             # a pool without a list date has no rated game either (its events are its dates)
-            steps.append((played if last or stored_close else {}, last, close))
-        (before, _, _), (after, _, _) = steps
-        stored_close = None
-        for step, (played, last, close) in enumerate(steps):
+            played = played if last or stored_close else {}
+            steps.append((played, last, close, _list_day(stored_close, last)))
+        (before, *_), (after, *_) = steps
+        for step, (played, last, close, (ref, first)) in enumerate(steps):
             client.delete(played_key, dated)
             if played:
-                client.zadd(played_key, {p: d for p, d in played.items()})
+                client.zadd(played_key, played)
             if last:
                 client.zadd(dated, {"e-latest": last})
             if step == 0:
                 if ranking:
-                    client.zadd(keys.ranking(SYSTEM, POOL), {p: s for p, s in ranking.items()})
+                    client.zadd(keys.ranking(SYSTEM, POOL), ranking)
                 changed: set[str] = set()
             else:
                 changed = {p for p in PLAYERS if before.get(p) != after.get(p)} | extra
-            stored_close = close if close is not None else stored_close
             arg = "-" if close is None else f"{close[0]} {close[1]}"
             _run(client, active_writes(keys, SYSTEM, POOL, arg, sorted(changed)))
-            ref, first = _list_day(stored_close, last)
             got = dict(client.zrange(keys.active(SYSTEM, POOL), 0, -1, withscores=True))
             assert {k.decode(): v for k, v in got.items()} == _expected_active(
                 played, ranking, ref, first
@@ -172,6 +186,9 @@ _lines = st.lists(
 
 @_settings()
 @given(start=st.dictionaries(st.sampled_from(PLAYERS[:6]), st.integers(0, 5)), lines=_lines)
+@example(  # a raise, then a check of the day it raised to: the raise is in before the check
+    start={"p0": 1}, lines=[("p0", 3, True), ("p0", 3, False)]
+)
 def test_the_last_rated_game_of_re_rated_players_is_kept_in_order(
     redis_url, key_prefix, start, lines
 ):
