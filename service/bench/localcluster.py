@@ -79,7 +79,7 @@ class LocalCluster:
             node.dir.mkdir()
             self._launch(node)
         for node in self.nodes:
-            self._wait_answers(node, timeout)
+            self.wait_started(node, timeout, attempts=3)
             node.id = node.client().execute_command("CLUSTER", "MYID")
         masters = self.nodes[: self.masters_count]
         share = SLOTS // len(masters)
@@ -112,7 +112,11 @@ class LocalCluster:
         return self
 
     def _launch(self, node: Node) -> None:
-        node.process = subprocess.Popen(
+        with open(node.dir / "log", "ab") as output:  # what it prints before its log is open
+            node.process = self._popen(node, output)
+
+    def _popen(self, node: Node, output) -> subprocess.Popen:
+        return subprocess.Popen(
             [
                 self.binary,
                 "--port",
@@ -137,20 +141,51 @@ class LocalCluster:
                 str(node.dir / "log"),
                 *self.extra,
             ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
         )
 
-    def _wait_answers(self, node: Node, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
+    def wait_started(self, node: Node, timeout: float = 20.0, attempts: int = 1) -> None:
+        """Until the node answers PING. A node that exits because its port or bus port was
+        taken between `_ports` and its launch (another process's connection, say) is
+        launched again on new ports if `attempts` allows (a new node only: `start` gives 3;
+        a member launched again on its data keeps its port), as the embedded server does;
+        `url` then names the new port. Any other exit, or no answer within `timeout`, fails
+        with its log's last line."""
+        for attempt in range(attempts):
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if node.process is not None and node.process.poll() is not None:
+                    break
+                try:
+                    if node.client().ping():
+                        return
+                except redis.RedisError:
+                    pass
+                time.sleep(0.05)
+            said = self._log(node)
+            if node.process is not None and node.process.poll() is None:
+                problem = f"no answer in {timeout:g} s"
+            else:
+                problem = f"exit code {node.process.returncode if node.process else '?'}"
+            if "in use" in said and attempt + 1 < attempts:
+                taken = {n.port for n in self.nodes}
+                node.port = next(p for p in _ports(len(taken) + 1) if p not in taken)
+                shutil.rmtree(node.dir, ignore_errors=True)
+                node.dir.mkdir()
+                self._launch(node)
+                continue
+            last = said.strip().splitlines()[-1:] or [""]
+            raise AssertionError(
+                f"the cluster node on port {node.port} did not start ({problem}): {last[0]}"
+            )
 
-        def answers() -> bool:
-            try:
-                return bool(node.client().ping())
-            except redis.ConnectionError:
-                return False
-
-        self._wait(answers, deadline, f"the cluster node on port {node.port} did not start")
+    @staticmethod
+    def _log(node: Node) -> str:
+        try:
+            return (node.dir / "log").read_text(errors="replace")
+        except OSError:
+            return ""
 
     def wait_ok(self, timeout: float = 20.0) -> None:
         """Until every live node says cluster_state:ok and agrees on who owns every slot."""

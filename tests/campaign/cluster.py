@@ -176,7 +176,7 @@ def rejoin(cluster: ClusterUnderTest, node, timeout: float = 60.0) -> None:
     """Start a killed node again on its data and wait until it is an in-sync replica."""
     cluster._launch(node)
     deadline = time.monotonic() + timeout
-    cluster._wait_answers(node, timeout)
+    cluster.wait_started(node, timeout)
     cluster._wait(
         lambda: node.client().info("replication").get("master_link_status") == "up",
         deadline,
