@@ -48,10 +48,18 @@ class Health:
         self.stores: Callable[[], str | None] = lambda: None  # storegate.StoreGate.problem
 
     async def redis_answers(self) -> str | None:
-        """None when Redis answers a PING within a second, else why not."""
+        """None when Redis answers a PING within a second, else why not. The PING runs in
+        the caller's task (asyncio.timeout, not wait_for): on Python 3.11 a wait_for cancelled
+        from outside (a shutdown) cancels its inner task and leaves the error that task ends
+        with (the connection closed under it) unretrieved, logged as "Task exception was never
+        retrieved" with a traceback."""
         try:
-            await asyncio.wait_for(self.client.ping(), timeout=PING_TIMEOUT)
+            async with asyncio.timeout(PING_TIMEOUT):
+                await self.client.ping()
         except Exception as exc:  # any failure means not ready; say which
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():  # stopped: the error is the stop's
+                raise asyncio.CancelledError from exc
             self.metrics.redis_up.set(0)
             text = redact_error(exc, self.redis_url)
             return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -563,6 +563,9 @@ async def apply_reading(
                     await packing.while_reading(*ledger.partial.made(), reading)
                 except BaseException:  # cancelled (a stop): the read is not waited for
                     reading.cancel()
+                    # its error, if it ends with one (its connection closed), is the stop's:
+                    # retrieved, not logged as "Task exception was never retrieved"
+                    reading.add_done_callback(lambda t: t.cancelled() or t.exception())
                     raise
                 found = await reading
             if not found:
