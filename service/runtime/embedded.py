@@ -252,13 +252,19 @@ def _command_line(pid: int) -> str:
 
 
 def _alive(pid: int) -> bool:
+    """Whether `pid` runs: not gone, and not a zombie (ended, its exit status not yet
+    collected by its parent, which may be this process)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (macOS): signal 0 is all there is
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def _end(pid: int, timeout: float) -> None:
@@ -498,8 +504,17 @@ class EmbeddedServer:
 
         assert self.process is not None
         deadline = time.monotonic() + self.start_timeout
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        # No retries of its own: a PING that times out (another process's socket listens on
+        # the port and never answers) is tried again by this loop, which sees the server exit.
         client = redis.Redis(
-            host="127.0.0.1", port=self.port, socket_connect_timeout=1, socket_timeout=1
+            host="127.0.0.1",
+            port=self.port,
+            socket_connect_timeout=1,
+            socket_timeout=1,
+            retry=Retry(NoBackoff(), 0),
         )
         try:
             while time.monotonic() < deadline and self.process.poll() is None:
