@@ -216,6 +216,7 @@ class Service:
                 settings, self.guessed_kind, processors, self.checks, self.gate
             ),
             settings,
+            self.refusing,
         )
         await advertise(self.client, settings.layout)
         for processor in processors:
@@ -631,10 +632,15 @@ async def _start_on_redis(
         await processor.ensure_group()
 
 
-async def _until_redis_answers(work: Callable[[], Awaitable[T]], settings: Settings) -> T:
+async def _until_redis_answers(
+    work: Callable[[], Awaitable[T]], settings: Settings, refusing: OutageLog | None = None
+) -> T:
     """`work()` (ask what the server is, create the consumer groups), waiting (with backoff)
     until Redis answers. Says why once, again when the reason changes or every
-    RATING_OUTAGE_LOG_MS, and when Redis answers."""
+    RATING_OUTAGE_LOG_MS, and when Redis answers. With `refusing`, a Redis that answers but
+    refuses writes (full under noeviction, a replica: D34) is waited out here too, said
+    there ("redis refuses writes" once): the HTTP side stays up and the checks are not said
+    again, as they were when the whole start-up began again for each try."""
     loop = asyncio.get_running_loop()
     delay = BACKOFF_FIRST
     since = said = 0.0
@@ -644,8 +650,17 @@ async def _until_redis_answers(work: Callable[[], Awaitable[T]], settings: Setti
             done = await work()
             if said_kind is not None:
                 log.warning("redis answers", waited_seconds=round(loop.time() - since, 1))
+            if refusing is not None:
+                refusing.reachable()
             return done
-        except REDIS_AWAY as exc:
+        except (*REDIS_AWAY, ResponseError) as exc:
+            if refusing is not None and refuses_writes(exc):
+                refusing.unreachable(_reason(exc, settings))
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, BACKOFF_MAX)
+                continue
+            if not isinstance(exc, REDIS_AWAY):
+                raise
             now, kind = loop.time(), type(exc).__name__
             where = {"redis": redact(settings.redis_url), "error": _reason(exc, settings)}
             if said_kind is None:

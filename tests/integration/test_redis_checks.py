@@ -362,6 +362,46 @@ async def test_commits_refused_out_of_memory_or_by_a_replica_are_counted_by_reas
         await on_replica.aclose()
 
 
+async def test_a_replica_starting_on_a_full_redis_waits_in_place_and_says_it_once(private):
+    """Redis full (noeviction) before the replica starts: its start-up's first write (the store
+    record, the consumer group) is refused OOM. It waits where it is, with backoff: one "redis
+    refuses writes", the checks' lines once, its HTTP side up all along (no uvicorn "Shutting
+    down", no "start-up interrupted" per try, as when each try began the start-up again); once
+    Redis has room it is ready and rates (D34)."""
+    server = await private()
+    client = aioredis.Redis.from_url(server.url)
+    await client.config_set("maxmemory", 1)
+    settings = settings_for(server.url, "fullstart")
+    services = Services(settings, command=("-m", "service", "serve"))
+    port = free_port()
+    services.env.update(
+        RATING_LOG_LEVEL="INFO", RATING_HTTP_PORT=str(port), RATING_HTTP_HOST="127.0.0.1"
+    )
+    try:
+        process = services.start()
+        await log_containing(services, process, '"redis refuses writes"')
+        # Several tries (backoff 0.1, 0.2, 0.4, 0.8 s ...), the HTTP side answering through them.
+        for _ in range(6):
+            assert (await http_get(port, "/health/live"))[0] == 200
+            await asyncio.sleep(0.5)
+        await client.config_set("maxmemory", 0)
+        log = await log_containing(services, process, '"event": "ready"')
+        await load_club(client, settings)
+        events = random_events(2, 7)
+        await publish(client, settings, *events)
+        while len(await outputs(client, settings)) < 2:
+            await asyncio.sleep(0.1)
+        said = [json.loads(line).get("event") for line in log.splitlines() if line.startswith("{")]
+        assert said.count("redis refuses writes") == 1, log
+        assert said.count("redis takes writes again") == 1, log
+        assert said.count("redis memory nearly full: commits fail (OOM) when it is") == 1, log
+        assert "start-up interrupted, starting again" not in said, log
+        assert "Shutting down" not in said and "Traceback" not in log, log
+    finally:
+        services.stop_all()
+        await client.aclose()
+
+
 async def test_a_full_redis_under_a_running_replica_is_said_once_and_waited_out(private, tmp_path):
     """Redis full under noeviction (maxmemory reached) just after an entry is appended: the
     replica's commits are refused OOM; it says so once ("redis refuses writes", no traceback,

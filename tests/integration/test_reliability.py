@@ -391,10 +391,17 @@ async def test_a_lost_consumer_group_is_created_again_and_nothing_is_rated_twice
         assert "Traceback" not in log, log
         said = [e for e in log_events(log) if e.startswith("consumer group lost")]
         assert len(said) == 1, log  # one replica created it; the other found it there
+        # After a wipe the group is created again at the start of the stream, unless the new
+        # owner's catch-up (leases.py: up to the stream's last entry when the group is missing)
+        # applied the entries published since before the groups' watcher looked (every 2 s):
+        # then at the cursor that catch-up wrote. Either way nothing twice, nothing skipped
+        # (check_final_state above); seen both ways on a loaded machine.
         where = (
-            "at the applied cursor" if loss == "xgroup-destroy" else "at the start of the stream"
+            ("at the applied cursor",)
+            if loss == "xgroup-destroy"
+            else ("at the start of the stream", "at the applied cursor")
         )
-        assert f"created again {where}" in said[0], said
+        assert any(f"created again {w}" in said[0] for w in where), said
     finally:
         services.stop_all()
         await client.aclose()
