@@ -37,18 +37,6 @@ hypothesis_settings.load_profile(
 )
 
 
-# `-n auto` (the README's test command, pytest-xdist): one worker per core this process may
-# run on, at most MAX_WORKERS. Each worker's tests start servers and services of their own
-# (subprocesses that want a core too), so more workers than that only queue for the CPU.
-MAX_WORKERS = 4
-
-
-@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's: unknown without it
-def pytest_xdist_auto_num_workers(config) -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, min(cores or 1, MAX_WORKERS))
-
-
 def needs(tool: str, install_hint: str) -> NoReturn:
     """Skip this test for want of `tool`, saying how to get it (`install_hint`); with
     RATING_TESTS_REQUIRE_ALL=1 a failure instead, so that a run meant to have every tool

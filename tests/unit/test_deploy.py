@@ -138,7 +138,7 @@ def test_the_readme_two_commands_come_first_and_are_what_ci_runs():
         " serve"
     )
     assert commands["test"].startswith("python3 -m venv .venv && ") and commands["test"].endswith(
-        " -m pytest -n auto --dist loadfile"
+        " -m pytest"
     )
     assert "'.[test]'" in commands["test"]
     assert all(
