@@ -123,10 +123,16 @@ class Guarded:
     ):
         self.reads, self.outage, self.timeout, self.reason = reads, outage, timeout, reason
 
-    async def _read(self, read: Awaitable[T]) -> T:
+    async def _read(self, read: Callable[[], Awaitable[T]]) -> T:
         try:
             async with asyncio.timeout(self.timeout):
-                found = await read
+                try:
+                    found = await read()
+                except RedisConnectionError:
+                    # Once more, within the same time: a pooled connection that an outage left
+                    # dead fails its first use after Redis is back (the clients' connections
+                    # do not retry), and a read changes nothing when it is tried again.
+                    found = await read()
         except TimeoutError as exc:  # asyncio's, or a socket's
             said = self.reason(exc) if str(exc) else f"no answer within {self.timeout:g} s"
             self.outage.unreachable(said)
@@ -143,7 +149,7 @@ class Guarded:
         return found
 
     async def pools(self) -> PoolList:
-        return await self._read(self.reads.pools())
+        return await self._read(lambda: self.reads.pools())
 
     async def players(
         self,
@@ -159,7 +165,7 @@ class Guarded:
         title: str | None = None,
     ) -> PlayerList | None:
         return await self._read(
-            self.reads.players(
+            lambda: self.reads.players(
                 system,
                 pool,
                 limit=limit,
@@ -173,19 +179,19 @@ class Guarded:
         )
 
     async def player(self, system: str, pool: str, player_id: str) -> PlayerView | None:
-        return await self._read(self.reads.player(system, pool, player_id))
+        return await self._read(lambda: self.reads.player(system, pool, player_id))
 
     async def history(self, system: str, pool: str, player_id: str) -> PlayerHistory | None:
-        return await self._read(self.reads.history(system, pool, player_id))
+        return await self._read(lambda: self.reads.history(system, pool, player_id))
 
     async def event(self, event_id: str) -> RatingsUpdated | None:
-        return await self._read(self.reads.event(event_id))
+        return await self._read(lambda: self.reads.event(event_id))
 
     async def last_update(self, system: str, pool: str) -> dt.datetime | None:
-        return await self._read(self.reads.last_update(system, pool))
+        return await self._read(lambda: self.reads.last_update(system, pool))
 
     async def active_rank(self, system: str, pool: str, player_id: str) -> int | None:
-        return await self._read(self.reads.active_rank(system, pool, player_id))
+        return await self._read(lambda: self.reads.active_rank(system, pool, player_id))
 
     async def events(
         self,
@@ -195,19 +201,19 @@ class Guarded:
         limit: int = 50,
         offset: int = 0,
     ) -> EventList | None:
-        return await self._read(self.reads.events(system, pool, limit=limit, offset=offset))
+        return await self._read(lambda: self.reads.events(system, pool, limit=limit, offset=offset))
 
     async def changes(self, system: str, pool: str, *, limit: int = 20) -> PoolChanges | None:
-        return await self._read(self.reads.changes(system, pool, limit=limit))
+        return await self._read(lambda: self.reads.changes(system, pool, limit=limit))
 
     async def profile(self, system: str, player_id: str) -> PlayerProfile | None:
-        return await self._read(self.reads.profile(system, player_id))
+        return await self._read(lambda: self.reads.profile(system, player_id))
 
     async def crosstable(self, event_id: str) -> Crosstable | None:
-        return await self._read(self.reads.crosstable(event_id))
+        return await self._read(lambda: self.reads.crosstable(event_id))
 
     async def revisions(self, event_id: str) -> EventRevisions | None:
-        return await self._read(self.reads.revisions(event_id))
+        return await self._read(lambda: self.reads.revisions(event_id))
 
     async def revision_message(self, event_id: str, revision: int) -> RatingsUpdated | None:
-        return await self._read(self.reads.revision_message(event_id, revision))
+        return await self._read(lambda: self.reads.revision_message(event_id, revision))

@@ -242,9 +242,10 @@ def test_redis_away_is_503_with_retry_after_said_once_then_200_again(site):
     wait_for(lambda: "redis reachable again" in site.log()[before:], "the recovery line")
     said = events_of(site.log()[before:])
     # One line when Redis went away, for all the requests and the consumer (one OutageLog
-    # per process); one when it is back; no traceback, no line per request. A pooled
-    # connection the cut left dead may fail once after the recovery (seen in CI under load:
-    # a second pair of lines, never one per request): at most that one flap.
+    # per process); one when it is back; no traceback, no line per request. A read on a
+    # pooled connection the cut left dead is tried once more (source.Guarded: before, one
+    # request in five failed so here with both cores busy); the consumer's own connections
+    # may still fail once after the recovery: at most that one flap.
     outage = [e for e in said if e in ("redis unreachable", "redis reachable again")]
     assert outage[:2] == ["redis unreachable", "redis reachable again"], said
     assert len(outage) <= 4, said
@@ -257,8 +258,8 @@ def test_redis_away_is_503_with_retry_after_said_once_then_200_again(site):
 
 
 def test_head_headers_and_metrics_as_a_client_sees_them(site):
-    # After the outage test (same site), a read may meet a pooled connection the cut left
-    # dead: a 503 with Retry-After, as a client would retry; here, until reads answer.
+    # After the outage test (same site): until reads answer (a read on a pooled connection
+    # the cut left dead is tried once more, source.Guarded; a 503 with Retry-After otherwise).
     for _ in range(3):
         wait_for(lambda: site.get("/v1/pools").status_code == 200, "the reads answer again")
     before = len(site.log())
