@@ -113,37 +113,34 @@ class LocalCluster:
 
     def _launch(self, node: Node) -> None:
         with open(node.dir / "log", "ab") as output:  # what it prints before its log is open
-            node.process = self._popen(node, output)
-
-    def _popen(self, node: Node, output) -> subprocess.Popen:
-        return subprocess.Popen(
-            [
-                self.binary,
-                "--port",
-                str(node.port),
-                "--bind",
-                "127.0.0.1",
-                "--dir",
-                str(node.dir),
-                "--cluster-enabled",
-                "yes",
-                "--cluster-config-file",
-                "nodes.conf",
-                "--cluster-node-timeout",
-                str(NODE_TIMEOUT_MS),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--cluster-replica-validity-factor",
-                "0",
-                "--logfile",
-                str(node.dir / "log"),
-                *self.extra,
-            ],
-            stdout=output,
-            stderr=output,
-        )
+            node.process = subprocess.Popen(
+                [
+                    self.binary,
+                    "--port",
+                    str(node.port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--dir",
+                    str(node.dir),
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    str(NODE_TIMEOUT_MS),
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--cluster-replica-validity-factor",
+                    "0",
+                    "--logfile",
+                    str(node.dir / "log"),
+                    *self.extra,
+                ],
+                stdout=output,
+                stderr=output,
+            )
 
     def wait_started(self, node: Node, timeout: float = 20.0, attempts: int = 1) -> None:
         """Until the node answers PING. A node that exits because its port or bus port was

@@ -656,22 +656,20 @@ async def _until_redis_answers(
         except (*REDIS_AWAY, ResponseError) as exc:
             if refusing is not None and refuses_writes(exc):
                 refusing.unreachable(_reason(exc, settings))
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, BACKOFF_MAX)
-                continue
-            if not isinstance(exc, REDIS_AWAY):
+            elif isinstance(exc, REDIS_AWAY):
+                now, kind = loop.time(), type(exc).__name__
+                where = {"redis": redact(settings.redis_url), "error": _reason(exc, settings)}
+                if said_kind is None:
+                    since = said = now
+                    log.warning("waiting for redis", **where)
+                elif kind != said_kind or now - said >= settings.outage_log_ms / 1000:
+                    said = now
+                    log.warning(
+                        "still waiting for redis", waited_seconds=round(now - since, 1), **where
+                    )
+                said_kind = kind
+            else:
                 raise
-            now, kind = loop.time(), type(exc).__name__
-            where = {"redis": redact(settings.redis_url), "error": _reason(exc, settings)}
-            if said_kind is None:
-                since = said = now
-                log.warning("waiting for redis", **where)
-            elif kind != said_kind or now - said >= settings.outage_log_ms / 1000:
-                said = now
-                log.warning(
-                    "still waiting for redis", waited_seconds=round(now - since, 1), **where
-                )
-            said_kind = kind
             await asyncio.sleep(delay)
             delay = min(delay * 2, BACKOFF_MAX)
 

@@ -149,7 +149,7 @@ class Guarded:
         return found
 
     async def pools(self) -> PoolList:
-        return await self._read(lambda: self.reads.pools())
+        return await self._read(self.reads.pools)
 
     async def players(
         self,
